@@ -1,0 +1,28 @@
+# driverd: `make test` and `make demo` work on a fresh Debian 12 machine with Swift; both install what they need.
+SWIFT ?= swift
+BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
+
+.PHONY: all deps build test demo bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+# Builds everything (the integration tests run the real binaries), then runs every test.
+test: deps
+	$(SWIFT) build --build-tests
+	DRIVERD_BIN_DIR="$(BIN_DIR)" $(SWIFT) test --skip-build
+
+demo: build
+	scripts/demo.sh "$(BIN_DIR)"
+
+bench: deps
+	$(SWIFT) build -c release
+	scripts/bench.sh "$$($(SWIFT) build -c release --show-bin-path)"
+
+clean:
+	rm -rf .build .demo

@@ -1,0 +1,88 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "driverd",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "driverd", targets: ["driverd"]),
+        .executable(name: "driverctl", targets: ["driverctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        // The local API contract: Codable types, method names, error codes, API version. No I/O.
+        .target(name: "DriverAPI"),
+        // JSON-RPC 2.0: JSON values, framing, dispatch, the NIO Unix-socket server and a blocking client.
+        .target(
+            name: "JSONRPC",
+            dependencies: [
+                "DriverAPI",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The pure domain: configuration model and validation, status summaries. No I/O.
+        .target(name: "DriverDomain", dependencies: ["DriverAPI"]),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        // The only Swift target that imports CSystemd.
+        .target(name: "SystemdKit", dependencies: ["CSystemd"]),
+        // The daemon: services, handlers, config loading, logging.
+        .target(
+            name: "DriverDaemon",
+            dependencies: [
+                "DriverAPI", "JSONRPC", "DriverDomain", "SystemdKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]
+        ),
+        .executableTarget(
+            name: "driverd",
+            dependencies: [
+                "DriverDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The CLI sees only the contract and the transport.
+        .executableTarget(
+            name: "driverctl",
+            dependencies: [
+                "DriverAPI", "JSONRPC",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "driverd-bench",
+            dependencies: [
+                "DriverAPI", "JSONRPC",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "DriverAPITests", dependencies: ["DriverAPI"], resources: [.copy("Golden")]),
+        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "DriverAPI"]),
+        .testTarget(name: "DriverDomainTests", dependencies: ["DriverDomain"]),
+        .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
+        .testTarget(name: "DriverDaemonTests", dependencies: ["DriverDaemon", "DriverDomain"]),
+        // Runs the real binaries (built by `swift build`) over real sockets.
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["DriverAPI", "JSONRPC"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,35 @@
+/// Result of `agent.describe`.
+public struct AgentDescription: Codable, Sendable, Equatable {
+    public var apiMajor: Int
+    public var apiMinor: Int
+    public var daemonVersion: String
+
+    public init(apiMajor: Int, apiMinor: Int, daemonVersion: String) {
+        self.apiMajor = apiMajor
+        self.apiMinor = apiMinor
+        self.daemonVersion = daemonVersion
+    }
+}
+
+/// Params of `agent.setLogLevel`.
+public struct SetLogLevelParams: Codable, Sendable, Equatable {
+    public var level: LogLevel
+
+    public init(level: LogLevel) { self.level = level }
+}
+
+/// Result of `agent.setLogLevel`.
+public struct SetLogLevelResult: Codable, Sendable, Equatable {
+    public var previous: LogLevel
+    public var current: LogLevel
+
+    public init(previous: LogLevel, current: LogLevel) {
+        self.previous = previous
+        self.current = current
+    }
+}
+
+/// Log levels, as swift-log and syslog know them.
+public enum LogLevel: String, Codable, Sendable, CaseIterable {
+    case trace, debug, info, notice, warning, error, critical
+}

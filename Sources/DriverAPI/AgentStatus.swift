@@ -1,0 +1,64 @@
+/// Result of `agent.status`: a summary of the daemon, one section per subsystem.
+///
+/// A subsystem that this build does not have yet reports `available: false` with a reason rather than
+/// inventing values; later releases fill the sections in (a minor API version bump each).
+public struct AgentStatus: Codable, Sendable, Equatable {
+    public var daemonVersion: String
+    public var apiMajor: Int
+    public var apiMinor: Int
+    public var uptimeSeconds: Double
+    public var rpc: RPCSection
+    public var gps: SectionAvailability
+    public var sampling: SectionAvailability
+    public var outbox: SectionAvailability
+    public var link: SectionAvailability
+    public var shift: SectionAvailability
+
+    public init(
+        daemonVersion: String, apiMajor: Int, apiMinor: Int, uptimeSeconds: Double, rpc: RPCSection,
+        gps: SectionAvailability, sampling: SectionAvailability, outbox: SectionAvailability,
+        link: SectionAvailability, shift: SectionAvailability
+    ) {
+        self.daemonVersion = daemonVersion
+        self.apiMajor = apiMajor
+        self.apiMinor = apiMinor
+        self.uptimeSeconds = uptimeSeconds
+        self.rpc = rpc
+        self.gps = gps
+        self.sampling = sampling
+        self.outbox = outbox
+        self.link = link
+        self.shift = shift
+    }
+}
+
+/// The local API socket as the daemon sees it.
+public struct RPCSection: Codable, Sendable, Equatable {
+    public var socketPath: String
+    /// True when systemd passed the listening socket (socket activation).
+    public var socketActivated: Bool
+    public var openConnections: Int
+    public var requestsServed: Int
+
+    public init(socketPath: String, socketActivated: Bool, openConnections: Int, requestsServed: Int) {
+        self.socketPath = socketPath
+        self.socketActivated = socketActivated
+        self.openConnections = openConnections
+        self.requestsServed = requestsServed
+    }
+}
+
+/// A subsystem section that says honestly whether it has anything to report.
+public struct SectionAvailability: Codable, Sendable, Equatable {
+    public var available: Bool
+    public var reason: String?
+
+    public init(available: Bool, reason: String? = nil) {
+        self.available = available
+        self.reason = reason
+    }
+
+    public static func notInThisBuild(_ what: String) -> SectionAvailability {
+        SectionAvailability(available: false, reason: "\(what) is not part of this build yet")
+    }
+}

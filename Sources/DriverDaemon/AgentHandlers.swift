@@ -1,0 +1,52 @@
+import DriverAPI
+import JSONRPC
+import Logging
+
+/// What the `agent.*` methods report on, fixed at start-up.
+public struct AgentRuntime: Sendable {
+    public let started: ContinuousClock.Instant
+    public let socketPath: String
+    public let socketActivated: Bool
+    public let counters: RPCCounters
+    public let logLevel: LogLevelControl
+}
+
+/// The `agent.*` methods.
+enum AgentHandlers {
+    static func register(in router: inout RPCRouter, runtime: AgentRuntime, logger: Logger) {
+        router.register(Methods.agentDescribe) { _, _ in
+            AgentDescription(apiMajor: APIVersion.major, apiMinor: APIVersion.minor, daemonVersion: DaemonVersion.current)
+        }
+        router.register(Methods.agentStatus) { _, _ in
+            status(runtime)
+        }
+        router.register(Methods.agentSetLogLevel) { params, connection in
+            let previous = runtime.logLevel.set(Logger.Level(params.level))
+            logger.notice(
+                "log level changed",
+                metadata: [
+                    DaemonLogHandler.messageIDKey: "\(MessageID.logLevelChanged.rawValue)",
+                    "from": "\(previous)", "to": "\(params.level.rawValue)", "peer_uid": "\(connection.peer.uid)",
+                ])
+            return SetLogLevelResult(previous: previous.apiLevel, current: params.level)
+        }
+    }
+
+    static func status(_ runtime: AgentRuntime) -> AgentStatus {
+        let uptime = ContinuousClock.now - runtime.started
+        let (seconds, attoseconds) = uptime.components
+        return AgentStatus(
+            daemonVersion: DaemonVersion.current,
+            apiMajor: APIVersion.major,
+            apiMinor: APIVersion.minor,
+            uptimeSeconds: Double(seconds) + Double(attoseconds) / 1e18,
+            rpc: RPCSection(
+                socketPath: runtime.socketPath, socketActivated: runtime.socketActivated,
+                openConnections: runtime.counters.openConnections, requestsServed: runtime.counters.requestsServed),
+            gps: .notInThisBuild("GPS"),
+            sampling: .notInThisBuild("adaptive sampling"),
+            outbox: .notInThisBuild("the outbox"),
+            link: .notInThisBuild("the backend link"),
+            shift: .notInThisBuild("shift tracking"))
+    }
+}

@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DriverDomain
+import TOMLKit
+
+/// Reads the TOML configuration file into flattened `section.key` values for `DaemonConfig.parse`.
+public enum ConfigFile {
+    public struct Error: Swift.Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// nil when the file does not exist (an absent config means the defaults).
+    public static func load(path: String) throws(Error) -> [String: ConfigValue]? {
+        guard let text = readText(path) else {
+            if errno == ENOENT { return nil }
+            throw Error(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        return try parse(text, path: path)
+    }
+
+    public static func parse(_ text: String, path: String = "<config>") throws(Error) -> [String: ConfigValue] {
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw Error(description: "\(path):\(error.source.begin.line):\(error.source.begin.column): \(error.description)")
+        } catch {
+            throw Error(description: "\(path): \(error)")
+        }
+        var values: [String: ConfigValue] = [:]
+        flatten(table, prefix: "", into: &values)
+        return values
+    }
+
+    private static func flatten(_ table: TOMLTable, prefix: String, into values: inout [String: ConfigValue]) {
+        for key in table.keys {
+            guard let value = table[key] else { continue }
+            let name = prefix + key
+            switch value.type {
+            case .table:
+                if let nested = value.table { flatten(nested, prefix: name + ".", into: &values) }
+            case .string: values[name] = .string(value.string ?? "")
+            case .int: values[name] = .integer(value.int ?? 0)
+            case .double: values[name] = .double(value.double ?? 0)
+            case .bool: values[name] = .bool(value.bool ?? false)
+            default: values[name] = .other("a TOML \(value.type)")
+            }
+        }
+    }
+
+    private static func readText(_ path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count <= 0 { break }
+            bytes.append(contentsOf: chunk[..<count])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

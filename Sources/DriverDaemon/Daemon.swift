@@ -1,0 +1,112 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DriverAPI
+import DriverDomain
+import JSONRPC
+import Logging
+import ServiceLifecycle
+import SystemdKit
+
+/// Builds the daemon from its configuration and runs it until SIGTERM or SIGINT.
+public enum Daemon {
+    public struct StartupError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Runs the daemon. Returns after a graceful stop; throws when it cannot start.
+    public static func run(config: DaemonConfig, configWarnings: [ConfigIssue] = []) async throws {
+        let levelControl = LogLevelControl(Logger.Level(config.logLevel))
+        let sink = logSink(for: config.logTarget)
+        LoggingSystem.bootstrap { label in DaemonLogHandler(label: label, sink: sink, control: levelControl) }
+        let logger = Logger(label: "driverd")
+        for warning in configWarnings {
+            logger.warning(
+                "config: \(warning)",
+                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.configWarning.rawValue)", "key": "\(warning.key)"])
+        }
+
+        try prepareStateDirectory(config.stateDirectory)
+        let (listener, activated) = try makeListener(config)
+        let counters = RPCCounters()
+        let runtime = AgentRuntime(
+            started: .now, socketPath: config.socketPath, socketActivated: activated, counters: counters,
+            logLevel: levelControl)
+
+        var router = RPCRouter()
+        AgentHandlers.register(in: &router, runtime: runtime, logger: logger)
+        let dispatcher = RPCDispatcher(router: router, counters: counters, logger: Logger(label: "rpc"))
+        let policy = PeerAccessPolicy.resolving(groupName: config.rpcGroup)
+        if policy.groupID == nil {
+            logger.warning("group '\(config.rpcGroup)' does not exist: only root may call mutating methods")
+        }
+        let server = RPCServer(
+            dispatcher: dispatcher, policy: policy, counters: counters,
+            configuration: RPCServerConfiguration(maxLineBytes: config.maxLineBytes), logger: Logger(label: "rpc"))
+        let readiness = Readiness()
+        let rpcService = RPCService(server: server, listener: listener, readiness: readiness)
+        let notifierService = NotifierService(
+            notifier: ServiceNotifier(), readiness: readiness, counters: counters, logger: logger)
+
+        logger.info(
+            "driverd \(DaemonVersion.current) starting",
+            metadata: [
+                DaemonLogHandler.messageIDKey: "\(MessageID.started.rawValue)",
+                "socket": "\(config.socketPath)", "socket_activated": "\(activated)",
+                "state_dir": "\(config.stateDirectory)",
+            ])
+        Task {
+            await readiness.waitUntilListening()
+            logger.info(
+                "listening on \(config.socketPath)",
+                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.listening.rawValue)", "socket": "\(config.socketPath)"])
+        }
+
+        // Graceful shutdown runs in reverse order: the notifier says STOPPING=1 first, then the server drains.
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: rpcService),
+                    .init(service: notifierService),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: Logger(label: "lifecycle")))
+        try await group.run()
+        logger.info("driverd stopped", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.stopped.rawValue)"])
+    }
+
+    static func logSink(for target: LogTarget) -> DaemonLogHandler.Sink {
+        switch target {
+        case .journal: .journal
+        case .stderr: .stderr
+        case .auto: Journal.stderrIsJournalStream ? .journal : .stderr
+        }
+    }
+
+    /// Socket activation when systemd passed a socket, otherwise a socket of our own at the configured path.
+    static func makeListener(_ config: DaemonConfig) throws -> (RPCListener, activated: Bool) {
+        let passed = try SocketActivation.takeListeningSockets()
+        if let socket = passed.first {
+            guard SocketActivation.isListeningUnixStream(socket.descriptor) else {
+                throw StartupError(description: "the socket passed by systemd (\(socket.name)) is not a listening Unix stream socket")
+            }
+            return (.inherited(descriptor: socket.descriptor), true)
+        }
+        let groupID = PeerAccessPolicy.resolving(groupName: config.rpcGroup).groupID
+        // Only root can hand the socket to another group; otherwise keep the daemon user's group.
+        return (.path(config.socketPath, mode: 0o660, groupID: geteuid() == 0 ? groupID : nil), false)
+    }
+
+    static func prepareStateDirectory(_ path: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                throw StartupError(description: "state directory \(path) is not a directory")
+            }
+            return
+        }
+        guard errno == ENOENT, mkdir(path, 0o750) == 0 else {
+            throw StartupError(description: "cannot create state directory \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+}

@@ -1,0 +1,10 @@
+/// journald `MESSAGE_ID`s for the daemon's key events. Stable forever: operators filter on them
+/// (`journalctl MESSAGE_ID=...`), and the message catalog explains each one.
+public enum MessageID: String, Sendable, CaseIterable {
+    case started = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f70"
+    case listening = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f71"
+    case stopping = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f72"
+    case stopped = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f73"
+    case configWarning = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f74"
+    case logLevelChanged = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f75"
+}

@@ -1,0 +1,59 @@
+import DriverDomain
+import JSONRPC
+import Logging
+import ServiceLifecycle
+import SystemdKit
+
+/// Talks to systemd: `READY=1` once the socket is bound, `STATUS=` kept current, `WATCHDOG=1` at half the
+/// watchdog interval, `STOPPING=1` the moment a graceful shutdown begins.
+///
+/// Not under systemd, it does nothing and never wakes up.
+struct NotifierService: Service {
+    let notifier: ServiceNotifier
+    let readiness: Readiness
+    let counters: RPCCounters
+    let logger: Logger
+    /// How often the status line is refreshed when no watchdog sets the pace.
+    var statusRefresh: Duration = .seconds(30)
+
+    func run() async throws {
+        guard notifier.isSupervised else {
+            try? await gracefulShutdown()
+            return
+        }
+        await withGracefulShutdownHandler {
+            try? await cancelWhenGracefulShutdown { try await supervise() }
+        } onGracefulShutdown: {
+            send(.stopping)
+        }
+    }
+
+    private func supervise() async throws {
+        await readiness.waitUntilListening()
+        var lastStatus = currentStatus()
+        send(.ready, .status(lastStatus))
+        let watchdog = (try? notifier.watchdogInterval()) ?? nil
+        let tick = watchdog.map { $0 / 2 } ?? statusRefresh
+        while true {
+            try await Task.sleep(for: tick)
+            if watchdog != nil { send(.watchdog) }
+            let status = currentStatus()
+            if status != lastStatus {
+                send(.status(status))
+                lastStatus = status
+            }
+        }
+    }
+
+    private func currentStatus() -> String {
+        StatusLine(clients: counters.openConnections, requests: counters.requestsServed).text
+    }
+
+    private func send(_ states: ServiceNotifier.State...) {
+        do {
+            for state in states { try notifier.notify(state) }
+        } catch {
+            logger.warning("sd_notify failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

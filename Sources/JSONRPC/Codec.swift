@@ -1,0 +1,24 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import DriverAPI
+
+/// The one JSON encoding of API types: sorted keys, so output is stable for golden files and diffs.
+public enum Codec {
+    public static func encode(_ value: some Encodable) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(value))
+    }
+
+    public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try JSONDecoder().decode(type, from: Data(bytes))
+    }
+
+    /// Decodes a value that arrived inside a larger JSON text.
+    public static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
+        try decode(type, from: JSONWriter.bytes(value))
+    }
+}

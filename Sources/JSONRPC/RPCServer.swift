@@ -1,0 +1,163 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DriverAPI
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// Where the server listens.
+public enum RPCListener: Sendable {
+    /// Bind a socket file at this path (a stale file is replaced; a live socket is never stolen).
+    case path(String, mode: mode_t, groupID: UInt32?)
+    /// Use a socket that is already bound and listening (systemd socket activation).
+    case inherited(descriptor: Int32)
+}
+
+public struct RPCServerConfiguration: Sendable {
+    /// Longest accepted line; a longer one is answered with an error and the connection closed.
+    public var maxLineBytes: Int
+    /// Connections beyond this are answered with an error and closed at once.
+    public var maxConnections: Int
+
+    public init(maxLineBytes: Int = 1 << 20, maxConnections: Int = 1024) {
+        self.maxLineBytes = maxLineBytes
+        self.maxConnections = maxConnections
+    }
+}
+
+/// The JSON-RPC 2.0 server on a Unix socket: one task per connection, lines handled in order per connection,
+/// so one stalled or slow client never holds up another.
+public final class RPCServer: Sendable {
+    private let dispatcher: RPCDispatcher
+    private let policy: PeerAccessPolicy
+    private let configuration: RPCServerConfiguration
+    private let logger: Logger
+    private let group: any EventLoopGroup
+    private let counters: RPCCounters
+    private let nextConnectionID = Atomic<UInt64>(1)
+
+    public init(
+        dispatcher: RPCDispatcher, policy: PeerAccessPolicy, counters: RPCCounters,
+        configuration: RPCServerConfiguration = .init(), logger: Logger,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) {
+        self.dispatcher = dispatcher
+        self.policy = policy
+        self.counters = counters
+        self.configuration = configuration
+        self.logger = logger
+        self.group = group
+    }
+
+    private typealias Connection = (channel: NIOAsyncChannel<LineFrame, ByteBuffer>, peer: PeerCredentials)
+
+    /// Listens until the calling task is cancelled. `onListening` runs once the socket accepts connections.
+    public func run(listener: RPCListener, onListening: @Sendable () -> Void = {}) async throws {
+        let serverChannel = try await bind(listener)
+        if case .path(let path, let mode, let groupID) = listener {
+            try UnixSocketPath.applyPermissions(path: path, mode: mode, groupID: groupID)
+        }
+        onListening()
+        defer {
+            if case .path(let path, _, _) = listener { UnixSocketPath.remove(path) }
+        }
+        try await withThrowingDiscardingTaskGroup { tasks in
+            try await serverChannel.executeThenClose { inbound in
+                for try await connection in inbound {
+                    tasks.addTask { await self.serve(connection) }
+                }
+            }
+        }
+    }
+
+    private func bind(_ listener: RPCListener) async throws -> NIOAsyncChannel<Connection, Never> {
+        let maxLine = configuration.maxLineBytes
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<Connection> = { channel in
+            Self.peerCredentials(of: channel).flatMapThrowing { peer in
+                try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLength: maxLine)))
+                let asyncChannel = try NIOAsyncChannel<LineFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
+                return (asyncChannel, peer)
+            }
+        }
+        switch listener {
+        case .path(let path, _, _):
+            try UnixSocketPath.prepare(path)
+            return try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
+        case .inherited(let descriptor):
+            return try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
+        }
+    }
+
+    private static func peerCredentials(of channel: any Channel) -> EventLoopFuture<PeerCredentials> {
+        guard let provider = channel as? any SocketOptionProvider else {
+            return channel.eventLoop.makeSucceededFuture(PeerCredentials(pid: 0, uid: .max, gid: .max, supplementaryGroups: []))
+        }
+        let future: EventLoopFuture<SendableUcred> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        return future.map { cred in
+            PeerCredentials(
+                pid: cred.value.pid, uid: cred.value.uid, gid: cred.value.gid,
+                supplementaryGroups: PeerCredentials.supplementaryGroups(ofProcess: cred.value.pid))
+        }
+    }
+
+    private func serve(_ connection: Connection) async {
+        let id = nextConnectionID.add(1, ordering: .relaxed).oldValue
+        let count = counters.connectionOpened()
+        let handle = RPCConnection(id: id, peer: connection.peer, mayMutate: policy.mayMutate(connection.peer))
+        defer {
+            counters.connectionClosed()
+            handle.closed()
+        }
+        do {
+            try await connection.channel.executeThenClose { inbound, outbound in
+                if count > configuration.maxConnections {
+                    let error = WireError(.unavailable, "too many connections (limit \(configuration.maxConnections))")
+                    try await outbound.write(Self.line(Envelope.error(id: .null, error)))
+                    return
+                }
+                for try await frame in inbound {
+                    switch frame {
+                    case .line(let buffer):
+                        if buffer.readableBytesView.allSatisfy(Self.isWhitespace) { continue }
+                        let parsed = buffer.withUnsafeReadableBytes { RPCDispatcher.parse(line: $0) }
+                        let reply = await dispatcher.handle(parsed: parsed, connection: handle)
+                        if let reply { try await outbound.write(Self.line(reply)) }
+                    case .oversized(let limit):
+                        let error = WireError(.invalidRequest, "invalid request: line longer than \(limit) bytes; closing")
+                        try await outbound.write(Self.line(Envelope.error(id: .null, error)))
+                        logger.warning("closed a connection that sent an oversized line", metadata: ["peer": "\(connection.peer)"])
+                        return
+                    }
+                }
+            }
+        } catch {
+            logger.debug("connection ended", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D }
+
+    private static func line(_ bytes: [UInt8]) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(bytes.count + 1)
+        buffer.writeBytes(bytes)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        return buffer
+    }
+}
+
+/// `struct ucred` from <sys/socket.h> (Glibc hides it behind _GNU_SOURCE), laid out the same.
+private struct SendableUcred: Sendable {
+    struct Value: Sendable {
+        var pid: Int32 = 0
+        var uid: UInt32 = 0
+        var gid: UInt32 = 0
+    }
+    var value = Value()
+}

@@ -1,0 +1,48 @@
+import DriverAPI
+import JSONRPC
+
+/// Human text for people, JSON for scripts.
+struct Output {
+    let json: Bool
+
+    init(_ options: GlobalOptions) { json = options.json }
+
+    func emit<Value: Encodable>(_ value: Value, text: () -> String) throws {
+        if json {
+            print(String(decoding: try Codec.encode(value), as: UTF8.self))
+        } else {
+            print(text())
+        }
+    }
+}
+
+enum StatusFormatter {
+    static func text(_ status: AgentStatus) -> String {
+        var lines = ["driverd \(status.daemonVersion) (API \(status.apiMajor).\(status.apiMinor)), up \(duration(status.uptimeSeconds))"]
+        let rpc = status.rpc
+        let activation = rpc.socketActivated ? ", socket-activated" : ""
+        lines.append(row("rpc", "\(rpc.socketPath)\(activation); \(plural(rpc.openConnections, "client")), \(plural(rpc.requestsServed, "request")) served"))
+        for (name, section) in [
+            ("gps", status.gps), ("sampling", status.sampling), ("outbox", status.outbox), ("link", status.link),
+            ("shift", status.shift),
+        ] {
+            lines.append(row(name, section.available ? "available" : "not available: \(section.reason ?? "no reason given")"))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func row(_ name: String, _ value: String) -> String {
+        name + String(repeating: " ", count: max(1, 10 - name.count)) + value
+    }
+
+    static func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(seconds)
+        let (days, hours, minutes, secs) = (total / 86400, total / 3600 % 24, total / 60 % 60, total % 60)
+        if days > 0 { return "\(days)d \(hours)h \(minutes)m" }
+        if hours > 0 { return "\(hours)h \(minutes)m" }
+        if minutes > 0 { return "\(minutes)m \(secs)s" }
+        return "\(secs)s"
+    }
+}

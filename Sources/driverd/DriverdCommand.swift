@@ -1,0 +1,67 @@
+import ArgumentParser
+import DriverAPI
+import DriverDaemon
+import DriverDomain
+
+@main
+struct DriverdCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "driverd",
+        abstract: "The in-vehicle agent of a delivery fleet: GPS, delivery workflow and a durable uplink.",
+        discussion: "Serves a JSON-RPC 2.0 API on a Unix socket for driverctl and other front ends. "
+            + "Flags override the configuration file.",
+        version: DaemonVersion.current)
+
+    @Option(name: .long, help: ArgumentHelp("Configuration file (TOML); an absent file means the defaults.", valueName: "path"))
+    var config = "/etc/driverd/driverd.toml"
+
+    @Option(name: .long, help: ArgumentHelp("Unix socket of the local API (default /run/driverd/driverd.sock).", valueName: "path"))
+    var socket: String?
+
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp("State directory (default /var/lib/driverd).", valueName: "dir"))
+    var stateDirectory: String?
+
+    @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical."))
+    var logLevel: LogLevel?
+
+    @Option(name: .customLong("log-target"), help: ArgumentHelp("auto, journal or stderr."))
+    var logTarget: LogTarget?
+
+    @Flag(name: .customLong("check-config"), help: "Validate the configuration, print the result and exit.")
+    var checkConfig = false
+
+    mutating func run() async throws {
+        var parsed: DaemonConfig.Parsed
+        do {
+            parsed = DaemonConfig.parse(try ConfigFile.load(path: config) ?? [:])
+        } catch {
+            printError("driverd: \(error)")
+            throw ExitCode(2)
+        }
+        if let socket { parsed.config.socketPath = socket }
+        if let stateDirectory { parsed.config.stateDirectory = stateDirectory }
+        if let logLevel { parsed.config.logLevel = logLevel }
+        if let logTarget { parsed.config.logTarget = logTarget }
+
+        if checkConfig {
+            for warning in parsed.warnings { printError("warning: \(config): \(warning)") }
+            for error in parsed.errors { printError("error: \(config): \(error)") }
+            guard parsed.errors.isEmpty else { throw ExitCode(2) }
+            print("\(config): OK")
+            return
+        }
+        guard parsed.errors.isEmpty else {
+            for error in parsed.errors { printError("driverd: \(config): \(error)") }
+            throw ExitCode(2)
+        }
+        do {
+            try await Daemon.run(config: parsed.config, configWarnings: parsed.warnings)
+        } catch {
+            printError("driverd: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+extension LogLevel: ExpressibleByArgument {}
+extension LogTarget: ExpressibleByArgument {}
