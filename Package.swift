@@ -74,7 +74,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "DriverAPITests", dependencies: ["DriverAPI"], resources: [.copy("Golden")]),
-        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "DriverAPI"]),
+        .testTarget(
+            name: "JSONRPCTests",
+            dependencies: ["JSONRPC", "DriverAPI", .product(name: "NIOEmbedded", package: "swift-nio")]
+        ),
         .testTarget(name: "DriverDomainTests", dependencies: ["DriverDomain"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
         .testTarget(name: "DriverDaemonTests", dependencies: ["DriverDaemon", "DriverDomain"]),

@@ -51,7 +51,7 @@ struct NotifierService: Service {
 
     private func send(_ states: ServiceNotifier.State...) {
         do {
-            for state in states { try notifier.notify(state) }
+            try notifier.notify(states)
         } catch {
             logger.warning("sd_notify failed", metadata: ["error": "\(error)"])
         }

@@ -60,6 +60,7 @@ public struct PeerAccessPolicy: Sendable {
     public func mayMutate(_ peer: PeerCredentials) -> Bool {
         if peer.uid == 0 || peer.uid == daemonUID { return true }
         guard let groupID else { return false }
-        return peer.gid == groupID || peer.supplementaryGroups.contains(groupID)
+        // Supplementary gid 0 cannot be told from padding (see RPCServer), so group 0 counts only as primary.
+        return peer.gid == groupID || (groupID != 0 && peer.supplementaryGroups.contains(groupID))
     }
 }

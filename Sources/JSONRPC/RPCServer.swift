@@ -93,16 +93,23 @@ public final class RPCServer: Sendable {
         }
     }
 
+    /// `SO_PEERCRED` for who connected, `SO_PEERGROUPS` for their supplementary groups (the hardened unit hides
+    /// other users' /proc entries, so the socket is the only reliable source).
     private static func peerCredentials(of channel: any Channel) -> EventLoopFuture<PeerCredentials> {
         guard let provider = channel as? any SocketOptionProvider else {
             return channel.eventLoop.makeSucceededFuture(PeerCredentials(pid: 0, uid: .max, gid: .max, supplementaryGroups: []))
         }
-        let future: EventLoopFuture<SendableUcred> = provider.unsafeGetSocketOption(
+        let credentials: EventLoopFuture<PeerCred> = provider.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-        return future.map { cred in
-            PeerCredentials(
-                pid: cred.value.pid, uid: cred.value.uid, gid: cred.value.gid,
-                supplementaryGroups: PeerCredentials.supplementaryGroups(ofProcess: cred.value.pid))
+        return credentials.flatMap { cred in
+            let groups: EventLoopFuture<PeerGroups> = provider.unsafeGetSocketOption(
+                level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(PeerGroups.option))
+            return groups.map { $0.list }.recover { _ in
+                // More groups than fit: read them from /proc instead.
+                PeerCredentials.supplementaryGroups(ofProcess: cred.pid)
+            }.map { list in
+                PeerCredentials(pid: cred.pid, uid: cred.uid, gid: cred.gid, supplementaryGroups: list)
+            }
         }
     }
 
@@ -153,11 +160,24 @@ public final class RPCServer: Sendable {
 }
 
 /// `struct ucred` from <sys/socket.h> (Glibc hides it behind _GNU_SOURCE), laid out the same.
-private struct SendableUcred: Sendable {
-    struct Value: Sendable {
-        var pid: Int32 = 0
-        var uid: UInt32 = 0
-        var gid: UInt32 = 0
+private struct PeerCred: Sendable {
+    var pid: Int32 = 0
+    var uid: UInt32 = 0
+    var gid: UInt32 = 0
+}
+
+/// Room for 64 supplementary groups, the buffer `SO_PEERGROUPS` fills.
+private struct PeerGroups: Sendable {
+    static let option: Int32 = 59  // SO_PEERGROUPS, Linux 4.13+
+    var storage: (
+        UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+        UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+        UInt64, UInt64, UInt64, UInt64
+    ) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+
+    /// NIO zero-fills the buffer and does not report the length written, so trailing zeros are padding. A real
+    /// gid 0 is lost with them; the access policy never relies on supplementary gid 0.
+    var list: [UInt32] {
+        withUnsafeBytes(of: storage) { Array($0.bindMemory(to: UInt32.self)) }.filter { $0 != 0 }
     }
-    var value = Value()
 }

@@ -34,7 +34,10 @@ public struct ServiceNotifier: Sendable {
 
     /// Sends the states in one datagram. Returns false when nobody listens.
     @discardableResult
-    public func notify(_ states: State...) throws(SystemdError) -> Bool {
+    public func notify(_ states: State...) throws(SystemdError) -> Bool { try notify(states) }
+
+    @discardableResult
+    public func notify(_ states: [State]) throws(SystemdError) -> Bool {
         let message = states.map(\.assignment).joined(separator: "\n")
         return try SystemdError.check("sd_notify", sd_notify(0, message)) > 0
     }

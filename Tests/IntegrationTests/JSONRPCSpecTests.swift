@@ -9,7 +9,7 @@ struct JSONRPCSpecTests {
 
     init() throws { daemon = try DaemonProcess() }
 
-    private func error(_ reply: Any?) -> (code: Int, id: Any?)? {
+    private func wireError(_ reply: Any?) -> (code: Int, id: Any?)? {
         guard let object = reply as? [String: Any], object["jsonrpc"] as? String == "2.0",
               let error = object["error"] as? [String: Any], let code = error["code"] as? Int,
               error["message"] is String
@@ -21,7 +21,7 @@ struct JSONRPCSpecTests {
     func methodNotFound() throws {
         let connection = try RawConnection(daemon.socketPath)
         let reply = try connection.exchange(#"{"jsonrpc": "2.0", "method": "foobar", "id": "1"}"#)
-        let error = try #require(error(reply))
+        let error = try #require(wireError(reply))
         #expect(error.code == -32601)
         #expect(error.id as? String == "1")
     }
@@ -30,7 +30,7 @@ struct JSONRPCSpecTests {
     func invalidJSON() throws {
         let connection = try RawConnection(daemon.socketPath)
         let reply = try connection.exchange(#"{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]"#)
-        let error = try #require(error(reply))
+        let error = try #require(wireError(reply))
         #expect(error.code == -32700)
         #expect(error.id is NSNull)
     }
@@ -39,7 +39,7 @@ struct JSONRPCSpecTests {
     func invalidRequestObject() throws {
         let connection = try RawConnection(daemon.socketPath)
         let reply = try connection.exchange(#"{"jsonrpc": "2.0", "method": 1, "params": "bar"}"#)
-        let error = try #require(error(reply))
+        let error = try #require(wireError(reply))
         #expect(error.code == -32600)
         #expect(error.id is NSNull)
     }
@@ -49,7 +49,7 @@ struct JSONRPCSpecTests {
         let connection = try RawConnection(daemon.socketPath)
         let reply = try connection.exchange(
             #"[{"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},{"jsonrpc": "2.0", "method"]"#)
-        let error = try #require(error(reply))
+        let error = try #require(wireError(reply))
         #expect(error.code == -32700)
         #expect(error.id is NSNull)
     }
@@ -57,7 +57,7 @@ struct JSONRPCSpecTests {
     @Test("rpc call with an empty Array")
     func emptyBatch() throws {
         let connection = try RawConnection(daemon.socketPath)
-        let error = try #require(error(try connection.exchange("[]")))
+        let error = try #require(wireError(try connection.exchange("[]")))
         #expect(error.code == -32600)
         #expect(error.id is NSNull)
     }
@@ -67,8 +67,8 @@ struct JSONRPCSpecTests {
         let connection = try RawConnection(daemon.socketPath)
         let replies = try #require(try connection.exchange("[1]") as? [Any])
         #expect(replies.count == 1)
-        #expect(error(replies[0])?.code == -32600)
-        #expect(error(replies[0])?.id is NSNull)
+        #expect(wireError(replies[0])?.code == -32600)
+        #expect(wireError(replies[0])?.id is NSNull)
     }
 
     @Test("rpc call with invalid Batch")
@@ -76,7 +76,7 @@ struct JSONRPCSpecTests {
         let connection = try RawConnection(daemon.socketPath)
         let replies = try #require(try connection.exchange("[1,2,3]") as? [Any])
         #expect(replies.count == 3)
-        #expect(replies.allSatisfy { error($0)?.code == -32600 })
+        #expect(replies.allSatisfy { wireError($0)?.code == -32600 })
     }
 
     @Test("rpc call Batch: results, an invalid request, an unknown method, and a notification left unanswered")
@@ -96,8 +96,8 @@ struct JSONRPCSpecTests {
         #expect((byID["1"]?.first?["result"] as? [String: Any])?["apiMajor"] as? Int == 1)
         #expect((byID["2"]?.first?["result"] as? [String: Any])?["uptimeSeconds"] is Double)
         #expect(byID["9"]?.first?["result"] != nil)
-        #expect(error(byID["5"]?.first)?.code == -32601)
-        #expect(error(byID["null"]?.first)?.code == -32600)
+        #expect(wireError(byID["5"]?.first)?.code == -32601)
+        #expect(wireError(byID["null"]?.first)?.code == -32600)
     }
 
     @Test("rpc call Batch (all notifications) and a notification get no reply")
@@ -136,7 +136,7 @@ struct JSONRPCSpecTests {
             (#""just a string""#, -32600),
         ]
         for (request, code) in cases {
-            #expect(error(try connection.exchange(request))?.code == code, "\(request)")
+            #expect(wireError(try connection.exchange(request))?.code == code, "\(request)")
         }
         let ok = try connection.exchange(#"{"jsonrpc":"2.0","method":"agent.status","params":{},"id":7}"#)
         #expect((ok as? [String: Any])?["result"] != nil)

@@ -100,7 +100,7 @@ final class DaemonProcess {
             env[key] = nil
         }
         process.environment = env.merging(environment) { $1 }
-        FileManager.default.createFile(atPath: stderrFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrFile, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: stderrFile)
         process.standardOutput = FileHandle.nullDevice
         try process.run()

@@ -1,0 +1,67 @@
+import DriverAPI
+import Foundation
+import Testing
+
+/// The wire shape of every API type, pinned by golden files: a change here is a change of the contract.
+@Suite("API contract golden JSON")
+struct ContractGoldenTests {
+    static func golden(_ name: String) throws -> Data {
+        let url = try #require(Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Golden"))
+        var data = try Data(contentsOf: url)
+        while data.last == UInt8(ascii: "\n") { data.removeLast() }
+        return data
+    }
+
+    static func check<T: Codable & Equatable>(_ value: T, _ name: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let expected = try golden(name)
+        #expect(String(decoding: try encoder.encode(value), as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+        #expect(try JSONDecoder().decode(T.self, from: expected) == value)
+    }
+
+    @Test func describeResult() throws {
+        try Self.check(AgentDescription(apiMajor: 1, apiMinor: 0, daemonVersion: "0.1.0"), "agent.describe.result")
+    }
+
+    @Test func statusResult() throws {
+        let status = AgentStatus(
+            daemonVersion: "0.1.0", apiMajor: 1, apiMinor: 0, uptimeSeconds: 12.5,
+            rpc: RPCSection(socketPath: "/run/driverd/driverd.sock", socketActivated: true, openConnections: 3, requestsServed: 42),
+            gps: .notInThisBuild("GPS"), sampling: .notInThisBuild("adaptive sampling"),
+            outbox: .notInThisBuild("the outbox"), link: .notInThisBuild("the backend link"),
+            shift: .notInThisBuild("shift tracking"))
+        try Self.check(status, "agent.status.result")
+    }
+
+    @Test func setLogLevel() throws {
+        try Self.check(SetLogLevelParams(level: .debug), "agent.setLogLevel.params")
+        try Self.check(SetLogLevelResult(previous: .info, current: .debug), "agent.setLogLevel.result")
+    }
+
+    @Test("wire error codes are the documented ones and round-trip")
+    func errorCodes() {
+        let expected: [(APIError.Kind, Int)] = [
+            (.parseError, -32700), (.invalidRequest, -32600), (.methodNotFound, -32601), (.invalidParams, -32602),
+            (.internalError, -32603), (.permissionDenied, 1001), (.unavailable, 1002),
+        ]
+        for (kind, code) in expected {
+            #expect(kind.wireCode == code)
+            #expect(APIError.Kind(wireCode: code) == kind)
+        }
+        #expect(APIError.Kind(wireCode: 4242).wireCode == 4242)
+        #expect(APIError.Kind(wireCode: 4242) != .unavailable)
+    }
+
+    @Test("every method is documented in docs/API.md")
+    func methodsDocumented() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let doc = try String(contentsOf: root.appendingPathComponent("docs/API.md"), encoding: .utf8)
+        for name in Methods.allNames {
+            #expect(doc.contains("### `\(name)`"), "docs/API.md lacks a section for \(name)")
+        }
+        for code in [-32700, -32600, -32601, -32602, -32603, 1001, 1002] {
+            #expect(doc.contains("`\(code)`"), "docs/API.md lacks error code \(code)")
+        }
+    }
+}

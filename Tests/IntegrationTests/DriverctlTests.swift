@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+
+/// driverctl against a real daemon, and without one.
+@Suite("driverctl")
+struct DriverctlTests {
+    let ctl = Binaries.path("driverctl")
+
+    @Test("without a daemon it says so in one line and exits non-zero")
+    func daemonNotRunning() throws {
+        let directory = TemporaryDirectory()
+        let outcome = try runProgram(ctl, ["--socket", directory.file("absent.sock"), "status"])
+        #expect(outcome.status == 1)
+        #expect(outcome.stdout.isEmpty)
+        #expect(outcome.stderr == "driverctl: driverd is not running (no socket at \(directory.file("absent.sock")))\n")
+    }
+
+    @Test("a socket file nobody listens on reads as 'not running' too")
+    func staleSocket() throws {
+        let daemon = try DaemonProcess()
+        try daemon.stop(signal: SIGKILL)
+        let outcome = try runProgram(ctl, ["--socket", daemon.socketPath, "status"])
+        #expect(outcome.status == 1)
+        #expect(outcome.stderr.hasPrefix("driverctl: driverd is not running"))
+        #expect(outcome.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test("status for people names every section and says what is not available")
+    func humanStatus() throws {
+        let daemon = try DaemonProcess()
+        let outcome = try runProgram(ctl, ["status"], environment: ["DRIVERD_SOCKET": daemon.socketPath])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        for section in ["rpc", "gps", "sampling", "outbox", "link", "shift"] {
+            #expect(outcome.stdout.contains("\n\(section) "), "missing \(section) in:\n\(outcome.stdout)")
+        }
+        #expect(outcome.stdout.contains("not available"))
+        #expect(outcome.stdout.hasPrefix("driverd 0."))
+    }
+
+    @Test("--json gives the daemon's answer for scripts")
+    func jsonStatus() throws {
+        let daemon = try DaemonProcess()
+        let outcome = try runProgram(ctl, ["--socket", daemon.socketPath, "--json", "status"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any])
+        #expect(object["apiMajor"] as? Int == 1)
+        #expect((object["gps"] as? [String: Any])?["available"] as? Bool == false)
+        #expect((object["rpc"] as? [String: Any])?["socketPath"] as? String == daemon.socketPath)
+
+        let describe = try runProgram(ctl, ["describe", "--json", "--socket", daemon.socketPath])
+        let description = try #require(try JSONSerialization.jsonObject(with: Data(describe.stdout.utf8)) as? [String: Any])
+        #expect(Set(description.keys) == ["apiMajor", "apiMinor", "daemonVersion"])
+    }
+
+    @Test("log-level changes the daemon's level at run time")
+    func logLevel() throws {
+        let daemon = try DaemonProcess()
+        let outcome = try runProgram(ctl, ["--socket", daemon.socketPath, "log-level", "debug"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout == "log level: info -> debug\n")
+        let bad = try runProgram(ctl, ["--socket", daemon.socketPath, "log-level", "loud"])
+        #expect(bad.status != 0)
+    }
+}
+
+/// driverd's own command line: version, config checking, flags over the file.
+@Suite("driverd command line")
+struct DriverdCommandLineTests {
+    let driverd = Binaries.path("driverd")
+
+    @Test("--version prints the version")
+    func version() throws {
+        let outcome = try runProgram(driverd, ["--version"])
+        #expect(outcome.status == 0)
+        #expect(outcome.stdout.hasPrefix("0."))
+    }
+
+    @Test("--check-config names the key, the bad value and what is allowed; unknown keys are warnings")
+    func checkConfig() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("driverd.toml")
+        try "[rpc]\nmax_line_bytes = 12\n[daemon]\nlog_level = \"loud\"\ncolour = true\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let bad = try runProgram(driverd, ["--config", path, "--check-config"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("rpc.max_line_bytes: 12 is invalid: expected an integer from 1024 to 16777216"))
+        #expect(bad.stderr.contains("daemon.log_level: \"loud\" is invalid: expected one of trace"))
+        #expect(bad.stderr.contains("warning: \(path): daemon.colour: unknown key"))
+
+        try "[rpc]\nsocket = \"/run/x.sock\"\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let good = try runProgram(driverd, ["--config", path, "--check-config"])
+        #expect(good.status == 0)
+        #expect(good.stdout == "\(path): OK\n")
+
+        try "[rpc\nsocket = ".write(toFile: path, atomically: true, encoding: .utf8)
+        let broken = try runProgram(driverd, ["--config", path, "--check-config"])
+        #expect(broken.status == 2)
+        #expect(broken.stderr.contains("\(path):1:"))
+    }
+
+    @Test("an absent config file means the defaults")
+    func absentConfig() throws {
+        let outcome = try runProgram(driverd, ["--config", "/nonexistent/driverd.toml", "--check-config"])
+        #expect(outcome.status == 0)
+    }
+
+    @Test("a flag beats the config file")
+    func flagBeatsFile() throws {
+        let directory = TemporaryDirectory()
+        let fileSocket = directory.file("from-file.sock")
+        let daemon = try DaemonProcess(config: "[rpc]\nsocket = \"\(fileSocket)\"\n", directory: directory)
+        // DaemonProcess passes --socket, which must win.
+        #expect(FileManager.default.fileExists(atPath: daemon.socketPath))
+        #expect(!FileManager.default.fileExists(atPath: fileSocket))
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// The unit files pass systemd's own checker.
+@Suite("systemd units")
+struct SystemdUnitTests {
+    static let systemdDirectory: URL = {
+        // Tests/IntegrationTests/SystemdUnitTests.swift -> repository root
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("systemd")
+    }()
+
+    @Test("systemd-analyze verify accepts driverd.service and driverd.socket")
+    func verify() throws {
+        let analyze = "/usr/bin/systemd-analyze"
+        try #require(FileManager.default.isExecutableFile(atPath: analyze), "systemd-analyze is missing")
+        // Verify copies whose ExecStart points at the binary just built, as the package would install it.
+        let directory = TemporaryDirectory()
+        for name in ["driverd.service", "driverd.socket"] {
+            var text = try String(contentsOf: Self.systemdDirectory.appendingPathComponent(name), encoding: .utf8)
+            text = text.replacingOccurrences(of: "/usr/bin/driverd", with: Binaries.path("driverd"))
+            try text.write(toFile: directory.file(name), atomically: true, encoding: .utf8)
+        }
+        let outcome = try runProgram(analyze, ["verify", "--man=no", directory.file("driverd.service"), directory.file("driverd.socket")])
+        let complaints = (outcome.stdout + outcome.stderr).split(separator: "\n").filter {
+            // Without systemd as PID 1 some generic notes appear; anything naming our units is a real finding.
+            $0.contains("driverd")
+        }
+        #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
+        #expect(complaints.isEmpty, "\(complaints.joined(separator: "\n"))")
+    }
+
+    @Test("sysusers and tmpfiles declarations parse")
+    func sysusersAndTmpfiles() throws {
+        let sysusers = try String(contentsOf: Self.systemdDirectory.appendingPathComponent("driverd.sysusers"), encoding: .utf8)
+        #expect(sysusers.contains("u driverd"))
+        #expect(sysusers.contains("g driver"))
+        let tool = "/usr/bin/systemd-sysusers"
+        if FileManager.default.isExecutableFile(atPath: tool) {
+            // Apply it to an empty root: the user, the group and the membership must appear.
+            let root = TemporaryDirectory()
+            try FileManager.default.createDirectory(atPath: root.file("etc"), withIntermediateDirectories: true)
+            for name in ["passwd", "group", "shadow", "gshadow"] {
+                _ = FileManager.default.createFile(atPath: root.file("etc/\(name)"), contents: nil)
+            }
+            let outcome = try runProgram(tool, ["--root", root.path, "-"], stdin: sysusers)
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            let passwd = try String(contentsOfFile: root.file("etc/passwd"), encoding: .utf8)
+            let groups = try String(contentsOfFile: root.file("etc/group"), encoding: .utf8)
+            #expect(passwd.contains("driverd:x:"))
+            #expect(groups.split(separator: "\n").contains { $0.hasPrefix("driver:x:") && $0.hasSuffix(":driverd") })
+        }
+        let tmpfiles = "/usr/bin/systemd-tmpfiles"
+        if FileManager.default.isExecutableFile(atPath: tmpfiles) {
+            let outcome = try runProgram(tmpfiles, ["--dry-run", "--create", Self.systemdDirectory.appendingPathComponent("driverd.tmpfiles").path])
+            #expect(!outcome.stderr.contains("Failed to parse"), "\(outcome.stderr)")
+        }
+    }
+}
