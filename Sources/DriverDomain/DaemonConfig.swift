@@ -70,7 +70,8 @@ public struct DaemonConfig: Sendable, Equatable {
         },
         "rpc.socket": { config, value in
             guard let path = absolutePath(value) else { return "expected an absolute path" }
-            guard path.utf8.count < 108 else { return "a Unix socket path must be shorter than 108 bytes" }
+            // The daemon binds `PATH.new` first, then renames it into place.
+            guard path.utf8.count < 104 else { return "a Unix socket path must be shorter than 104 bytes" }
             config.socketPath = path
             return nil
         },

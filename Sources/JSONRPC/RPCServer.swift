@@ -56,9 +56,6 @@ public final class RPCServer: Sendable {
     /// Listens until the calling task is cancelled. `onListening` runs once the socket accepts connections.
     public func run(listener: RPCListener, onListening: @Sendable () -> Void = {}) async throws {
         let serverChannel = try await bind(listener)
-        if case .path(let path, let mode, let groupID) = listener {
-            try UnixSocketPath.applyPermissions(path: path, mode: mode, groupID: groupID)
-        }
         onListening()
         defer {
             if case .path(let path, _, _) = listener { UnixSocketPath.remove(path) }
@@ -85,9 +82,22 @@ public final class RPCServer: Sendable {
             }
         }
         switch listener {
-        case .path(let path, _, _):
+        case .path(let path, let mode, let groupID):
+            // Bind under a scratch name, set mode and group, then rename into place: no client ever sees the
+            // socket with the default permissions.
             try UnixSocketPath.prepare(path)
-            return try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
+            let scratch = path + ".new"
+            UnixSocketPath.remove(scratch)
+            let channel = try await bootstrap.bind(unixDomainSocketPath: scratch, childChannelInitializer: initializer)
+            do {
+                try UnixSocketPath.applyPermissions(path: scratch, mode: mode, groupID: groupID)
+                try UnixSocketPath.rename(scratch, to: path)
+            } catch {
+                try? await channel.channel.close()
+                UnixSocketPath.remove(scratch)
+                throw error
+            }
+            return channel
         case .inherited(let descriptor):
             return try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
         }

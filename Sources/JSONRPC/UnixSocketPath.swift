@@ -37,5 +37,11 @@ public enum UnixSocketPath {
         }
     }
 
+    public static func rename(_ from: String, to path: String) throws {
+        guard Glibc.rename(from, path) == 0 else {
+            throw Error(description: "cannot move socket into place at \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
     public static func remove(_ path: String) { unlink(path) }
 }
