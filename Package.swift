@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // The local API contract: Codable types, method names, error codes, API version. No I/O.
@@ -37,11 +38,29 @@ let package = Package(
         ),
         // The only Swift target that imports CSystemd.
         .target(name: "SystemdKit", dependencies: ["CSystemd"]),
+        .systemLibrary(
+            name: "CGPS",
+            pkgConfig: "libgps",
+            providers: [.apt(["libgps-dev"])]
+        ),
+        // The only Swift target that imports CGPS: a gpsd reader on its own thread, publishing fixes and link states.
+        .target(name: "GPSKit", dependencies: ["CGPS", "DriverDomain"]),
+        // The SQLite store (GRDB): frozen SQL migrations, one record per table, the ping recorder.
+        .target(
+            name: "DriverStore",
+            dependencies: ["DriverDomain", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // NMEA 0183 synthesis from waypoints (pure), used by the demo and tests.
+        .target(name: "NMEASynth", dependencies: ["DriverDomain"]),
+        .executableTarget(
+            name: "nmea-synth",
+            dependencies: ["NMEASynth", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         // The daemon: services, handlers, config loading, logging.
         .target(
             name: "DriverDaemon",
             dependencies: [
-                "DriverAPI", "JSONRPC", "DriverDomain", "SystemdKit",
+                "DriverAPI", "JSONRPC", "DriverDomain", "SystemdKit", "GPSKit", "DriverStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -67,7 +86,7 @@ let package = Package(
         .executableTarget(
             name: "driverd-bench",
             dependencies: [
-                "DriverAPI", "JSONRPC",
+                "DriverAPI", "JSONRPC", "NMEASynth",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -81,10 +100,13 @@ let package = Package(
         .testTarget(name: "DriverDomainTests", dependencies: ["DriverDomain"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
         .testTarget(name: "DriverDaemonTests", dependencies: ["DriverDaemon", "DriverDomain"]),
+        .testTarget(name: "GPSKitTests", dependencies: ["GPSKit", "NMEASynth"]),
+        .testTarget(name: "DriverStoreTests", dependencies: ["DriverStore", "DriverDomain"]),
+        .testTarget(name: "NMEASynthTests", dependencies: ["NMEASynth", "DriverDomain"]),
         // Runs the real binaries (built by `swift build`) over real sockets.
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["DriverAPI", "JSONRPC"]
+            dependencies: ["DriverAPI", "JSONRPC", "NMEASynth", "DriverDomain"]
         ),
     ],
     swiftLanguageModes: [.v6]

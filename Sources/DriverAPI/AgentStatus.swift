@@ -8,15 +8,15 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     public var apiMinor: Int
     public var uptimeSeconds: Double
     public var rpc: RPCSection
-    public var gps: SectionAvailability
-    public var sampling: SectionAvailability
+    public var gps: GPSStatus
+    public var sampling: SamplingStatus
     public var outbox: SectionAvailability
     public var link: SectionAvailability
     public var shift: SectionAvailability
 
     public init(
         daemonVersion: String, apiMajor: Int, apiMinor: Int, uptimeSeconds: Double, rpc: RPCSection,
-        gps: SectionAvailability, sampling: SectionAvailability, outbox: SectionAvailability,
+        gps: GPSStatus, sampling: SamplingStatus, outbox: SectionAvailability,
         link: SectionAvailability, shift: SectionAvailability
     ) {
         self.daemonVersion = daemonVersion

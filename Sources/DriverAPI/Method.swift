@@ -24,6 +24,15 @@ public enum Methods {
     public static let agentSetLogLevel = Method<SetLogLevelParams, SetLogLevelResult>(
         "agent.setLogLevel", mutating: true)
 
+    public static let gpsStatus = Method<NoParams, GPSStatus>("gps.status", mutating: false)
+    /// The latest fix; `unavailable` (1002) before the first.
+    public static let gpsFix = Method<NoParams, Fix>("gps.fix", mutating: false)
+    public static let gpsRequestRate = Method<RequestRateParams, RequestRateResult>("gps.requestRate", mutating: true)
+    public static let eventsSubscribe = Method<SubscribeParams, SubscribeResult>("events.subscribe", mutating: false)
+
     /// Every name, for documentation checks and `method not found` hints.
-    public static let allNames: [String] = [agentDescribe.name, agentStatus.name, agentSetLogLevel.name]
+    public static let allNames: [String] = [
+        agentDescribe.name, agentStatus.name, agentSetLogLevel.name, gpsStatus.name, gpsFix.name,
+        gpsRequestRate.name, eventsSubscribe.name,
+    ]
 }

@@ -3,12 +3,13 @@ import JSONRPC
 import Logging
 
 /// What the `agent.*` methods report on, fixed at start-up.
-public struct AgentRuntime: Sendable {
-    public let started: ContinuousClock.Instant
-    public let socketPath: String
-    public let socketActivated: Bool
-    public let counters: RPCCounters
-    public let logLevel: LogLevelControl
+struct AgentRuntime: Sendable {
+    let started: ContinuousClock.Instant
+    let socketPath: String
+    let socketActivated: Bool
+    let counters: RPCCounters
+    let logLevel: LogLevelControl
+    let tracking: TrackingRuntime
 }
 
 /// The `agent.*` methods.
@@ -43,8 +44,8 @@ enum AgentHandlers {
             rpc: RPCSection(
                 socketPath: runtime.socketPath, socketActivated: runtime.socketActivated,
                 openConnections: runtime.counters.openConnections, requestsServed: runtime.counters.requestsServed),
-            gps: .notInThisBuild("GPS"),
-            sampling: .notInThisBuild("adaptive sampling"),
+            gps: runtime.tracking.gpsStatus(),
+            sampling: runtime.tracking.tracker.samplingStatus(),
             outbox: .notInThisBuild("the outbox"),
             link: .notInThisBuild("the backend link"),
             shift: .notInThisBuild("shift tracking"))

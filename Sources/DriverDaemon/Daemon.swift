@@ -3,6 +3,8 @@ import Glibc
 #endif
 import DriverAPI
 import DriverDomain
+import DriverStore
+import GPSKit
 import JSONRPC
 import Logging
 import ServiceLifecycle
@@ -27,14 +29,35 @@ public enum Daemon {
         }
 
         try prepareStateDirectory(config.stateDirectory)
+        let store: Store
+        do {
+            store = try Store(directory: config.stateDirectory)
+        } catch {
+            throw StartupError(description: "cannot open the store in \(config.stateDirectory): \(error)")
+        }
+        guard let endpoint = GPSDEndpoint(parsing: config.gpsd) else {
+            throw StartupError(description: "gps.gpsd: \(config.gpsd) is not HOST:PORT")
+        }
         let (listener, activated) = try makeListener(config)
         let counters = RPCCounters()
+
+        let tracker = Tracker(rates: config.rates)
+        let reader = GPSDReader(endpoint: endpoint)
+        let recorder = config.trackingEnabled ? PingRecorder(store: store) : nil
+        let hub = EventHub()
+        let trackingService = TrackingService(
+            reader: reader, tracker: tracker, recorder: recorder, hub: hub,
+            power: PowerInputs(powerSupplyDirectory: config.powerSupplyDirectory, ignitionPath: config.ignitionPath),
+            saverThresholdPercent: config.saverThresholdPercent, watchMode: config.gpsWatch,
+            logger: Logger(label: "gps"), powerPollInterval: .seconds(config.powerPollSeconds))
+        let tracking = TrackingRuntime(tracker: tracker, recorder: recorder, reader: reader, hub: hub, service: trackingService)
         let runtime = AgentRuntime(
             started: .now, socketPath: config.socketPath, socketActivated: activated, counters: counters,
-            logLevel: levelControl)
+            logLevel: levelControl, tracking: tracking)
 
         var router = RPCRouter()
         AgentHandlers.register(in: &router, runtime: runtime, logger: logger)
+        GPSHandlers.register(in: &router, runtime: tracking, logger: Logger(label: "gps"))
         let dispatcher = RPCDispatcher(router: router, counters: counters, logger: Logger(label: "rpc"))
         let policy = PeerAccessPolicy.resolving(groupName: config.rpcGroup)
         if policy.groupID == nil {
@@ -45,15 +68,20 @@ public enum Daemon {
             configuration: RPCServerConfiguration(maxLineBytes: config.maxLineBytes), logger: Logger(label: "rpc"))
         let readiness = Readiness()
         let rpcService = RPCService(server: server, listener: listener, readiness: readiness)
-        let notifierService = NotifierService(
-            notifier: ServiceNotifier(), readiness: readiness, counters: counters, logger: logger)
+        let notifierService = NotifierService(notifier: ServiceNotifier(), readiness: readiness, logger: logger) {
+            let (link, motion, hz) = tracker.summary
+            return StatusLine(
+                clients: counters.openConnections, link: link, motion: motion, samplingHz: hz,
+                pings: recorder?.committed ?? 0
+            ).text
+        }
 
         logger.info(
             "driverd \(DaemonVersion.current) starting",
             metadata: [
                 DaemonLogHandler.messageIDKey: "\(MessageID.started.rawValue)",
                 "socket": "\(config.socketPath)", "socket_activated": "\(activated)",
-                "state_dir": "\(config.stateDirectory)",
+                "state_dir": "\(config.stateDirectory)", "gpsd": "\(config.gpsd)",
             ])
         Task {
             await readiness.waitUntilListening()
@@ -62,10 +90,12 @@ public enum Daemon {
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.listening.rawValue)", "socket": "\(config.socketPath)"])
         }
 
-        // Graceful shutdown runs in reverse order: the notifier says STOPPING=1 first, then the server drains.
+        // Graceful shutdown runs in reverse order: the notifier says STOPPING=1 first, then the server drains,
+        // then tracking stops reading gpsd and commits its last pings.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
+                    .init(service: trackingService),
                     .init(service: rpcService),
                     .init(service: notifierService),
                 ],

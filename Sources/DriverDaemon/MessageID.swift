@@ -7,4 +7,9 @@ public enum MessageID: String, Sendable, CaseIterable {
     case stopped = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f73"
     case configWarning = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f74"
     case logLevelChanged = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f75"
+    case gpsLink = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f76"
+    case motionChanged = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f77"
+    case powerMode = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f78"
+    case rateRequest = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f79"
+    case fixGap = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f7a"
 }

@@ -1,5 +1,3 @@
-import DriverDomain
-import JSONRPC
 import Logging
 import ServiceLifecycle
 import SystemdKit
@@ -11,8 +9,9 @@ import SystemdKit
 struct NotifierService: Service {
     let notifier: ServiceNotifier
     let readiness: Readiness
-    let counters: RPCCounters
     let logger: Logger
+    /// The one-line summary for `STATUS=`.
+    let statusText: @Sendable () -> String
     /// How often the status line is refreshed when no watchdog sets the pace.
     var statusRefresh: Duration = .seconds(30)
 
@@ -45,9 +44,7 @@ struct NotifierService: Service {
         }
     }
 
-    private func currentStatus() -> String {
-        StatusLine(clients: counters.openConnections, requests: counters.requestsServed).text
-    }
+    private func currentStatus() -> String { statusText() }
 
     private func send(_ states: ServiceNotifier.State...) {
         do {

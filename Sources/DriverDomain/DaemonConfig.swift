@@ -8,6 +8,19 @@ public enum LogTarget: String, Sendable, CaseIterable {
     case stderr
 }
 
+/// How the daemon watches gpsd.
+public enum GPSWatchMode: String, Sendable, CaseIterable {
+    case adaptive, continuous
+}
+
+/// Whether `text` is `HOST:PORT` (or `[V6]:PORT`) with a port from 1 to 65535.
+public func isHostPort(_ text: String) -> Bool {
+    guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+          (1...65535).contains(port)
+    else { return false }
+    return colon > text.startIndex
+}
+
 /// The daemon's settings, with the documented defaults. Built from the config file's flattened keys
 /// (`section.key`), then command-line flags override single fields.
 public struct DaemonConfig: Sendable, Equatable {
@@ -18,6 +31,19 @@ public struct DaemonConfig: Sendable, Equatable {
     public var maxLineBytes = 1 << 20
     public var logLevel = LogLevel.info
     public var logTarget = LogTarget.auto
+    /// gpsd's address, `HOST:PORT`.
+    public var gpsd = "127.0.0.1:2947"
+    /// adaptive: quiet between samples at slow rates; continuous: stream every fix (replays faster than
+    /// real time need it, since they compress wall time).
+    public var gpsWatch = GPSWatchMode.adaptive
+    /// Record sampled fixes as pings (a later release ties this to shifts).
+    public var trackingEnabled = true
+    /// A file whose content is 0 or 1 (a GPIO or vehicle-bus bridge); empty: no ignition input.
+    public var ignitionPath = ""
+    public var powerSupplyDirectory = "/sys/class/power_supply"
+    public var saverThresholdPercent = 20
+    public var powerPollSeconds = 60
+    public var rates = SamplingRates()
 
     public init() {}
 
@@ -82,6 +108,47 @@ public struct DaemonConfig: Sendable, Equatable {
             config.rpcGroup = name
             return nil
         },
+        "gps.gpsd": { config, value in
+            guard case .string(let text) = value, isHostPort(text) else { return "expected HOST:PORT, e.g. 127.0.0.1:2947" }
+            config.gpsd = text
+            return nil
+        },
+        "gps.watch": { config, value in
+            guard case .string(let text) = value, let mode = GPSWatchMode(rawValue: text) else {
+                return "expected adaptive or continuous"
+            }
+            config.gpsWatch = mode
+            return nil
+        },
+        "tracking.enabled": { config, value in
+            guard case .bool(let flag) = value else { return "expected true or false" }
+            config.trackingEnabled = flag
+            return nil
+        },
+        "ignition.path": { config, value in
+            guard case .string(let path) = value, path.isEmpty || path.hasPrefix("/") else {
+                return "expected an absolute path, or \"\" for none"
+            }
+            config.ignitionPath = path
+            return nil
+        },
+        "battery.power_supply_dir": { config, value in
+            absolutePath(value).map { config.powerSupplyDirectory = $0; return nil } ?? "expected an absolute path"
+        },
+        "battery.saver_threshold_percent": { config, value in
+            guard case .integer(let percent) = value, (0...100).contains(percent) else { return "expected an integer from 0 to 100" }
+            config.saverThresholdPercent = percent
+            return nil
+        },
+        "battery.poll_seconds": { config, value in
+            guard case .integer(let seconds) = value, (1...3600).contains(seconds) else { return "expected an integer from 1 to 3600" }
+            config.powerPollSeconds = seconds
+            return nil
+        },
+        "sampling.moving_hz": rate { $0.rates.moving = $1 },
+        "sampling.stationary_hz": rate { $0.rates.stationary = $1 },
+        "sampling.saver_moving_hz": rate { $0.rates.saverMoving = $1 },
+        "sampling.saver_stationary_hz": rate { $0.rates.saverStationary = $1 },
         "rpc.max_line_bytes": { config, value in
             guard case .integer(let bytes) = value, (1024...(16 << 20)).contains(bytes) else {
                 return "expected an integer from 1024 to 16777216"
@@ -90,6 +157,20 @@ public struct DaemonConfig: Sendable, Equatable {
             return nil
         },
     ]
+
+    private static func rate(_ set: @escaping @Sendable (inout DaemonConfig, Double) -> Void) -> Apply {
+        { config, value in
+            let hz: Double
+            switch value {
+            case .double(let number): hz = number
+            case .integer(let number): hz = Double(number)
+            default: return "expected a rate in hertz from 0.001 to 10"
+            }
+            guard (0.001...10).contains(hz) else { return "expected a rate in hertz from 0.001 to 10" }
+            set(&config, hz)
+            return nil
+        }
+    }
 
     private static func absolutePath(_ value: ConfigValue) -> String? {
         guard case .string(let path) = value, path.hasPrefix("/") else { return nil }

@@ -8,6 +8,7 @@ public final class RPCConnection: Sendable {
     public let peer: PeerCredentials
     public let mayMutate: Bool
     private let closeHandlers = Mutex<[@Sendable () -> Void]?>([])
+    private let notifications = Mutex<AsyncStream<[UInt8]>.Continuation?>(nil)
 
     public init(id: UInt64, peer: PeerCredentials, mayMutate: Bool) {
         self.id = id
@@ -25,8 +26,23 @@ public final class RPCConnection: Sendable {
         if runNow { handler() }
     }
 
+    /// Queues a server-to-client notification (`Envelope.notification`). A client that does not read keeps
+    /// only the newest ones: a slow front end never makes the daemon buffer without bound.
+    public func notify(_ line: [UInt8]) {
+        _ = notifications.withLock { $0?.yield(line) }
+    }
+
+    /// Called by the server: where notifications go.
+    func attach(_ continuation: AsyncStream<[UInt8]>.Continuation) {
+        notifications.withLock { $0 = continuation }
+    }
+
     /// Called by the server when the connection ends.
     public func closed() {
+        notifications.withLock { continuation in
+            continuation?.finish()
+            continuation = nil
+        }
         let handlers = closeHandlers.withLock { handlers in
             defer { handlers = nil }
             return handlers ?? []

@@ -131,6 +131,8 @@ public final class RPCServer: Sendable {
             counters.connectionClosed()
             handle.closed()
         }
+        let (notifications, sink) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(256))
+        handle.attach(sink)
         do {
             try await connection.channel.executeThenClose { inbound, outbound in
                 if count > configuration.maxConnections {
@@ -138,18 +140,25 @@ public final class RPCServer: Sendable {
                     try await outbound.write(Self.line(Envelope.error(id: .null, error)))
                     return
                 }
-                for try await frame in inbound {
-                    switch frame {
-                    case .line(let buffer):
-                        if buffer.readableBytesView.allSatisfy(Self.isWhitespace) { continue }
-                        let parsed = buffer.withUnsafeReadableBytes { RPCDispatcher.parse(line: $0) }
-                        let reply = await dispatcher.handle(parsed: parsed, connection: handle)
-                        if let reply { try await outbound.write(Self.line(reply)) }
-                    case .oversized(let limit):
-                        let error = WireError(.invalidRequest, "invalid request: line longer than \(limit) bytes; closing")
-                        try await outbound.write(Self.line(Envelope.error(id: .null, error)))
-                        logger.warning("closed a connection that sent an oversized line", metadata: ["peer": "\(connection.peer)"])
-                        return
+                try await withThrowingTaskGroup(of: Void.self) { tasks in
+                    // Notifications (subscriptions) go out beside the replies, whole lines each.
+                    tasks.addTask {
+                        for await note in notifications { try await outbound.write(Self.line(note)) }
+                    }
+                    defer { tasks.cancelAll() }
+                    for try await frame in inbound {
+                        switch frame {
+                        case .line(let buffer):
+                            if buffer.readableBytesView.allSatisfy(Self.isWhitespace) { continue }
+                            let parsed = buffer.withUnsafeReadableBytes { RPCDispatcher.parse(line: $0) }
+                            let reply = await dispatcher.handle(parsed: parsed, connection: handle)
+                            if let reply { try await outbound.write(Self.line(reply)) }
+                        case .oversized(let limit):
+                            let error = WireError(.invalidRequest, "invalid request: line longer than \(limit) bytes; closing")
+                            try await outbound.write(Self.line(Envelope.error(id: .null, error)))
+                            logger.warning("closed a connection that sent an oversized line", metadata: ["peer": "\(connection.peer)"])
+                            return
+                        }
                     }
                 }
             }

@@ -22,10 +22,9 @@ enum StatusFormatter {
         let rpc = status.rpc
         let activation = rpc.socketActivated ? ", socket-activated" : ""
         lines.append(row("rpc", "\(rpc.socketPath)\(activation); \(plural(rpc.openConnections, "client")), \(plural(rpc.requestsServed, "request")) served"))
-        for (name, section) in [
-            ("gps", status.gps), ("sampling", status.sampling), ("outbox", status.outbox), ("link", status.link),
-            ("shift", status.shift),
-        ] {
+        lines.append(row("gps", GPSFormatter.summary(status.gps)))
+        lines.append(row("sampling", GPSFormatter.sampling(status.sampling, motion: status.gps.motion)))
+        for (name, section) in [("outbox", status.outbox), ("link", status.link), ("shift", status.shift)] {
             lines.append(row(name, section.available ? "available" : "not available: \(section.reason ?? "no reason given")"))
         }
         return lines.joined(separator: "\n")

@@ -9,9 +9,9 @@ import JSONRPC
 struct Session {
     let client: RPCClient
 
-    init(_ options: GlobalOptions) throws {
+    init(_ options: GlobalOptions, timeout: Duration? = .seconds(10)) throws {
         do {
-            client = try RPCClient(socketPath: options.socketPath)
+            client = try RPCClient(socketPath: options.socketPath, timeout: timeout)
         } catch {
             throw Self.fail(error)
         }
@@ -35,6 +35,18 @@ struct Session {
     func callUnchecked<P, R>(_ method: Method<P, R>, _ params: P) throws -> R {
         do {
             return try client.call(method, params)
+        } catch {
+            throw Self.fail(error)
+        }
+    }
+
+    /// Reads notifications until the daemon closes the connection.
+    func follow(_ handle: (String, JSONValue?) -> Void) throws {
+        do {
+            while true {
+                let message = try client.readReply()
+                if case .string(let method) = message["method"] { handle(method, message["params"]) }
+            }
         } catch {
             throw Self.fail(error)
         }

@@ -124,10 +124,12 @@ func makeTemporaryDirectory() throws -> String {
     return String(cString: path)
 }
 
-func spawn(_ path: String, _ arguments: [String]) throws -> Process {
+func spawn(_ path: String, _ arguments: [String], environment: [String: String] = [:], quiet: Bool = false) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    if quiet { process.standardOutput = FileHandle.nullDevice }
     try process.run()
     return process
 }

@@ -21,6 +21,9 @@ struct DriverdCommand: AsyncParsableCommand {
     @Option(name: .customLong("state-dir"), help: ArgumentHelp("State directory (default /var/lib/driverd).", valueName: "dir"))
     var stateDirectory: String?
 
+    @Option(name: .long, help: ArgumentHelp("gpsd's address (default 127.0.0.1:2947).", valueName: "host:port"))
+    var gpsd: String?
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical."))
     var logLevel: LogLevel?
 
@@ -42,6 +45,13 @@ struct DriverdCommand: AsyncParsableCommand {
         if let stateDirectory { parsed.config.stateDirectory = stateDirectory }
         if let logLevel { parsed.config.logLevel = logLevel }
         if let logTarget { parsed.config.logTarget = logTarget }
+        if let gpsd {
+            guard isHostPort(gpsd) else {
+                printError("driverd: --gpsd \(gpsd): expected HOST:PORT, e.g. 127.0.0.1:2947")
+                throw ExitCode(2)
+            }
+            parsed.config.gpsd = gpsd
+        }
 
         if checkConfig {
             for warning in parsed.warnings { printError("warning: \(config): \(warning)") }

@@ -24,14 +24,36 @@ struct ContractGoldenTests {
         try Self.check(AgentDescription(apiMajor: 1, apiMinor: 0, daemonVersion: "0.1.0"), "agent.describe.result")
     }
 
+    static let fix = Fix(
+        time: 1795852800.5, latitude: 49.0189, longitude: 12.0927, altitude: 350, speed: 8.25, track: 87.5,
+        climb: 0, horizontalError: 4, verticalError: 6, mode: 3, satellitesUsed: 9)
+
+    static let gps = GPSStatus(
+        gpsd: "127.0.0.1:2947", link: "connected", tracking: true, fixesSeen: 1200, pingsRecorded: 130,
+        pingsByMotion: ["moving": 10, "stationary": 120], pingsPending: 2, lastFix: fix, lastFixAge: 0.5,
+        motion: "stationary", lastError: nil)
+
+    static let sampling = SamplingStatus(
+        samplingHz: 1, policyHz: 0.1, batteryMode: "normal", watch: "continuous", ignition: nil,
+        requests: [RateRequest(connection: 7, pid: 4242, uid: 1000, hz: 1)])
+
     @Test func statusResult() throws {
         let status = AgentStatus(
-            daemonVersion: "0.1.0", apiMajor: 1, apiMinor: 0, uptimeSeconds: 12.5,
+            daemonVersion: "0.1.0", apiMajor: 1, apiMinor: 1, uptimeSeconds: 12.5,
             rpc: RPCSection(socketPath: "/run/driverd/driverd.sock", socketActivated: true, openConnections: 3, requestsServed: 42),
-            gps: .notInThisBuild("GPS"), sampling: .notInThisBuild("adaptive sampling"),
+            gps: Self.gps, sampling: Self.sampling,
             outbox: .notInThisBuild("the outbox"), link: .notInThisBuild("the backend link"),
             shift: .notInThisBuild("shift tracking"))
         try Self.check(status, "agent.status.result")
+    }
+
+    @Test func gpsMethods() throws {
+        try Self.check(Self.gps, "gps.status.result")
+        try Self.check(Self.fix, "gps.fix.result")
+        try Self.check(RequestRateParams(hz: 1), "gps.requestRate.params")
+        try Self.check(RequestRateResult(requestedHz: 1, effectiveHz: 1), "gps.requestRate.result")
+        try Self.check(SubscribeParams(topics: ["gps.fix"]), "events.subscribe.params")
+        try Self.check(SubscribeResult(topics: ["gps.fix"]), "events.subscribe.result")
     }
 
     @Test func setLogLevel() throws {
@@ -59,6 +81,9 @@ struct ContractGoldenTests {
         let doc = try String(contentsOf: root.appendingPathComponent("docs/API.md"), encoding: .utf8)
         for name in Methods.allNames {
             #expect(doc.contains("### `\(name)`"), "docs/API.md lacks a section for \(name)")
+        }
+        for topic in EventTopic.all {
+            #expect(doc.contains("`\(topic)`"), "docs/API.md lacks topic \(topic)")
         }
         for code in [-32700, -32600, -32601, -32602, -32603, 1001, 1002] {
             #expect(doc.contains("`\(code)`"), "docs/API.md lacks error code \(code)")

@@ -56,9 +56,4 @@ struct DaemonConfigTests {
         #expect(parsed.errors.isEmpty)
         #expect(parsed.warnings == [ConfigIssue(key: "rpc.colour", message: "unknown key, ignored")])
     }
-
-    @Test func statusLine() {
-        #expect(StatusLine(clients: 1, requests: 1).text == "rpc: 1 client, 1 request served")
-        #expect(StatusLine(clients: 0, requests: 12).text == "rpc: 0 clients, 12 requests served")
-    }
 }

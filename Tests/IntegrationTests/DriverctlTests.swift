@@ -44,7 +44,8 @@ struct DriverctlTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any])
         #expect(object["apiMajor"] as? Int == 1)
-        #expect((object["gps"] as? [String: Any])?["available"] as? Bool == false)
+        #expect((object["gps"] as? [String: Any])?["available"] as? Bool == true)
+        #expect((object["outbox"] as? [String: Any])?["available"] as? Bool == false)
         #expect((object["rpc"] as? [String: Any])?["socketPath"] as? String == daemon.socketPath)
 
         let describe = try runProgram(ctl, ["describe", "--json", "--socket", daemon.socketPath])

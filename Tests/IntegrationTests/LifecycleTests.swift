@@ -45,7 +45,7 @@ struct LifecycleTests {
             environment: ["NOTIFY_SOCKET": notifyPath, "WATCHDOG_USEC": "400000"], directory: directory)
         let startup = try receiver.receive(until: { $0.contains("WATCHDOG=1") }, timeout: .seconds(10))
         let ready = try #require(startup.firstIndex { $0.contains("READY=1") })
-        #expect(startup[ready].contains("STATUS=rpc: "))
+        #expect(startup[ready].contains("STATUS=gps "))
         // READY=1 means the socket answers.
         #expect(UnixSocketConnector.probe(daemon.socketPath) == .live)
         #expect(startup.last!.contains("WATCHDOG=1"))

@@ -1,3 +1,4 @@
+import DriverAPI
 /// Whether the vehicle moves, as the detector judges it.
 public enum Motion: String, Sendable, Codable, Equatable {
     case unknown, moving, stationary

@@ -1,3 +1,4 @@
+import DriverAPI
 /// Recording rates, in hertz (the design brief's defaults).
 public struct SamplingRates: Sendable, Equatable {
     public var moving = 1.0

@@ -93,8 +93,14 @@ final class DaemonProcess {
         let configPath = directory.file("driverd.toml")
         if let config { try config.write(toFile: configPath, atomically: true, encoding: .utf8) }
         arguments += ["--config", configPath]
-        process.executableURL = URL(fileURLWithPath: Binaries.path("driverd"))
-        process.arguments = arguments + extra
+        // setpriv --pdeathsig: the daemon dies with the test process even if that crashes.
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--pdeathsig", "KILL", Binaries.path("driverd")] + arguments + extra
+        } else {
+            process.executableURL = URL(fileURLWithPath: Binaries.path("driverd"))
+            process.arguments = arguments + extra
+        }
         var env = ProcessInfo.processInfo.environment
         for key in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "JOURNAL_STREAM"] {
             env[key] = nil

@@ -1,0 +1,125 @@
+/// Result of `gps.status`, and the `gps` section of `agent.status`.
+public struct GPSStatus: Codable, Sendable, Equatable {
+    public var available: Bool
+    /// gpsd's address, `HOST:PORT`.
+    public var gpsd: String
+    /// connecting, connected, noFix or lost.
+    public var link: String
+    /// Whether sampled fixes are recorded as pings.
+    public var tracking: Bool
+    /// Fixes received from gpsd since start.
+    public var fixesSeen: Int
+    /// Pings committed to the store since start, and per motion mode.
+    public var pingsRecorded: Int
+    public var pingsByMotion: [String: Int]
+    /// Pings waiting for the next group commit.
+    public var pingsPending: Int
+    public var lastFix: Fix?
+    /// Seconds since the last fix arrived (wall clock), nil before the first.
+    public var lastFixAge: Double?
+    /// unknown, moving or stationary.
+    public var motion: String
+    /// Times the fix stream broke off (a tunnel, a receiver that lost the sky) and came back.
+    public var fixLosses: Int
+    /// The last error writing pings, if the last write failed.
+    public var lastError: String?
+
+    public init(
+        available: Bool = true, gpsd: String, link: String, tracking: Bool, fixesSeen: Int, pingsRecorded: Int,
+        pingsByMotion: [String: Int], pingsPending: Int, lastFix: Fix?, lastFixAge: Double?, motion: String,
+        fixLosses: Int = 0, lastError: String?
+    ) {
+        self.fixLosses = fixLosses
+        self.available = available
+        self.gpsd = gpsd
+        self.link = link
+        self.tracking = tracking
+        self.fixesSeen = fixesSeen
+        self.pingsRecorded = pingsRecorded
+        self.pingsByMotion = pingsByMotion
+        self.pingsPending = pingsPending
+        self.lastFix = lastFix
+        self.lastFixAge = lastFixAge
+        self.motion = motion
+        self.lastError = lastError
+    }
+}
+
+/// The `sampling` section of `agent.status`.
+public struct SamplingStatus: Codable, Sendable, Equatable {
+    public var available: Bool
+    /// The rate in force: the policy's, raised by live requests.
+    public var samplingHz: Double
+    /// The policy's own rate for the motion and battery mode.
+    public var policyHz: Double
+    /// normal or saver.
+    public var batteryMode: String
+    /// How gpsd is watched: continuous, periodic (quiet between samples) or released (receiver may sleep).
+    public var watch: String
+    /// on, off, or nil without an ignition input.
+    public var ignition: String?
+    public var requests: [RateRequest]
+
+    public init(
+        available: Bool = true, samplingHz: Double, policyHz: Double, batteryMode: String, watch: String,
+        ignition: String?, requests: [RateRequest]
+    ) {
+        self.available = available
+        self.samplingHz = samplingHz
+        self.policyHz = policyHz
+        self.batteryMode = batteryMode
+        self.watch = watch
+        self.ignition = ignition
+        self.requests = requests
+    }
+}
+
+/// A live rate request: it lasts as long as the connection that made it.
+public struct RateRequest: Codable, Sendable, Equatable {
+    public var connection: UInt64
+    public var pid: Int32
+    public var uid: UInt32
+    public var hz: Double
+
+    public init(connection: UInt64, pid: Int32, uid: UInt32, hz: Double) {
+        self.connection = connection
+        self.pid = pid
+        self.uid = uid
+        self.hz = hz
+    }
+}
+
+/// Params of `gps.requestRate`. `hz` 0 withdraws the caller's request.
+public struct RequestRateParams: Codable, Sendable, Equatable {
+    public var hz: Double
+    public init(hz: Double) { self.hz = hz }
+}
+
+public struct RequestRateResult: Codable, Sendable, Equatable {
+    public var requestedHz: Double
+    public var effectiveHz: Double
+    public init(requestedHz: Double, effectiveHz: Double) {
+        self.requestedHz = requestedHz
+        self.effectiveHz = effectiveHz
+    }
+}
+
+/// Params of `events.subscribe`.
+public struct SubscribeParams: Codable, Sendable, Equatable {
+    public var topics: [String]
+    public init(topics: [String]) { self.topics = topics }
+}
+
+public struct SubscribeResult: Codable, Sendable, Equatable {
+    /// Every topic this connection now receives.
+    public var topics: [String]
+    public init(topics: [String]) { self.topics = topics }
+}
+
+/// Notification topics. A notification's `method` is its topic; its `params` the payload.
+public enum EventTopic {
+    /// Each recorded fix (so at most the effective sampling rate); params: a `Fix`.
+    public static let gpsFix = "gps.fix"
+
+    public static let all = [gpsFix]
+}

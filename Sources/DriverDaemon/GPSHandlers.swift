@@ -1,0 +1,66 @@
+import DriverAPI
+import DriverDomain
+import DriverStore
+import GPSKit
+import JSONRPC
+import Logging
+import Synchronization
+
+/// What the GPS and event methods work on.
+struct TrackingRuntime: Sendable {
+    let tracker: Tracker
+    let recorder: PingRecorder?
+    let reader: GPSDReader
+    let hub: EventHub
+    let service: TrackingService
+
+    func gpsStatus() -> GPSStatus {
+        tracker.gpsStatus(
+            endpoint: reader.endpoint.description, tracking: recorder != nil,
+            recorder: PingRecorderCounters(
+                committed: recorder?.committed ?? 0, byMotion: recorder?.committedByMotion ?? [:],
+                pending: recorder?.pendingCount ?? 0, lastError: recorder?.lastError))
+    }
+}
+
+/// `gps.*` and `events.subscribe`.
+enum GPSHandlers {
+    static let maxRequestHz = 10.0
+
+    static func register(in router: inout RPCRouter, runtime: TrackingRuntime, logger: Logger) {
+        router.register(Methods.gpsStatus) { _, _ in runtime.gpsStatus() }
+        router.register(Methods.gpsFix) { _, _ in
+            guard let fix = runtime.gpsStatus().lastFix else { throw APIError.unavailable("no fix yet") }
+            return fix
+        }
+        let watched = Mutex<Set<UInt64>>([])
+        router.register(Methods.gpsRequestRate) { params, connection in
+            guard params.hz.isFinite, (0...maxRequestHz).contains(params.hz) else {
+                throw APIError.invalidParams("hz must be from 0 (withdraw) to \(maxRequestHz)")
+            }
+            let request = RateRequest(connection: connection.id, pid: connection.peer.pid, uid: connection.peer.uid, hz: params.hz)
+            let effective = runtime.tracker.setRequest(request)
+            // The request dies with its connection.
+            let first = watched.withLock { $0.insert(connection.id).inserted }
+            if first {
+                connection.onClose {
+                    _ = watched.withLock { $0.remove(connection.id) }
+                    _ = runtime.tracker.setRequest(RateRequest(connection: connection.id, pid: 0, uid: 0, hz: 0))
+                    runtime.service.apply(runtime.tracker.plan, justSampled: false)
+                }
+            }
+            runtime.service.apply(runtime.tracker.plan, justSampled: false)
+            logger.info(
+                "rate request \(params.hz) Hz from pid \(connection.peer.pid); effective \(effective) Hz",
+                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.rateRequest.rawValue)"])
+            return RequestRateResult(requestedHz: params.hz, effectiveHz: effective)
+        }
+        router.register(Methods.eventsSubscribe) { params, connection in
+            let unknown = params.topics.filter { !EventTopic.all.contains($0) }
+            guard unknown.isEmpty, !params.topics.isEmpty else {
+                throw APIError.invalidParams("unknown topic \(unknown.first ?? "(none)"); topics: \(EventTopic.all.joined(separator: ", "))")
+            }
+            return SubscribeResult(topics: runtime.hub.subscribe(connection, to: params.topics))
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import DriverAPI
+import DriverDomain
+import GRDB
+
+/// A row of `ping`: one sampled fix waiting to be sent.
+public struct PingRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "ping"
+
+    public var id: Int64?
+    public var fixTime: Double
+    public var latitude: Double
+    public var longitude: Double
+    public var altitude: Double?
+    public var speed: Double?
+    public var track: Double?
+    public var climb: Double?
+    public var horizontalError: Double?
+    public var verticalError: Double?
+    public var fixMode: Int
+    public var satellites: Int?
+    public var motion: String
+    public var reason: String
+    /// Wall-clock seconds since 1970 when the daemon recorded it.
+    public var recordedAt: Double
+
+    enum CodingKeys: String, CodingKey {
+        case id, latitude, longitude, altitude, speed, track, climb, satellites, motion, reason
+        case fixTime = "fix_time", horizontalError = "horizontal_error", verticalError = "vertical_error"
+        case fixMode = "fix_mode", recordedAt = "recorded_at"
+    }
+
+    public init(fix: Fix, motion: Motion, reason: SamplingPolicy.Reason, recordedAt: Double) {
+        fixTime = fix.time
+        latitude = fix.latitude
+        longitude = fix.longitude
+        altitude = fix.altitude
+        speed = fix.speed
+        track = fix.track
+        climb = fix.climb
+        horizontalError = fix.horizontalError
+        verticalError = fix.verticalError
+        fixMode = fix.mode
+        satellites = fix.satellitesUsed
+        self.motion = motion.rawValue
+        self.reason = reason.rawValue
+        self.recordedAt = recordedAt
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}

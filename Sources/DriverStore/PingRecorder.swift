@@ -1,0 +1,90 @@
+import DriverDomain
+import GRDB
+import Synchronization
+
+/// Group commit of pings: buffered in memory, written in one transaction at least every `maxDelay` seconds.
+///
+/// The caller says when the next sample is due; when that is later than the commit deadline the batch is
+/// written at once, so a slow (stationary) rate costs no extra wake-up for a timer.
+public final class PingRecorder: Sendable {
+    private struct State {
+        var pending: [PingRecord] = []
+        var oldestPendingAt: Double?
+        var committed = 0
+        var committedByMotion: [String: Int] = [:]
+        var lastError: String?
+    }
+
+    private let store: Store
+    public let maxDelay: Double
+    private let state = Mutex(State())
+
+    public init(store: Store, maxDelay: Double = 5) {
+        self.store = store
+        self.maxDelay = maxDelay
+    }
+
+    /// Pings committed since start.
+    public var committed: Int { state.withLock { $0.committed } }
+    public var committedByMotion: [String: Int] { state.withLock { $0.committedByMotion } }
+    public var pendingCount: Int { state.withLock { $0.pending.count } }
+    public var lastError: String? { state.withLock { $0.lastError } }
+
+    /// What `append` left for the caller to do.
+    public enum AppendOutcome: Equatable, Sendable {
+        /// Committed at once: the next sample is further away than the commit deadline.
+        case committed
+        /// The first pending ping: commit by this wall-clock deadline (seconds since 1970).
+        case commitBy(Double)
+        /// Joined a batch whose deadline is already set.
+        case batched
+    }
+
+    /// Buffers `ping`. When the next sample is due after the commit deadline, commits at once (so a slow,
+    /// stationary rate costs no extra wake-up); otherwise the caller commits by the returned deadline.
+    public func append(_ ping: PingRecord, now: Double, nextSampleIn: Double) -> AppendOutcome {
+        let outcome = state.withLock { state -> AppendOutcome in
+            state.pending.append(ping)
+            if nextSampleIn >= maxDelay { return .committed }
+            if state.oldestPendingAt == nil {
+                state.oldestPendingAt = now
+                return .commitBy(now + maxDelay)
+            }
+            return .batched
+        }
+        if outcome == .committed { flush() }
+        return outcome
+    }
+
+    /// Commits everything pending (also on link loss and shutdown). On failure the rows stay pending.
+    ///
+    /// Synchronous on purpose: a WAL commit at `synchronous=NORMAL` takes well under a millisecond, and hopping
+    /// to another thread would cost more wake-ups than the write itself.
+    public func flush() {
+        let batch = state.withLock { state -> [PingRecord] in
+            defer {
+                state.pending = []
+                state.oldestPendingAt = nil
+            }
+            return state.pending
+        }
+        guard !batch.isEmpty else { return }
+        do {
+            try store.pool.write { db in
+                for var ping in batch { try ping.insert(db) }
+            }
+            state.withLock { state in
+                state.committed += batch.count
+                for ping in batch { state.committedByMotion[ping.motion, default: 0] += 1 }
+                state.lastError = nil
+            }
+        } catch {
+            // Keep them for the next attempt (a full disk recovers when space returns).
+            state.withLock { state in
+                state.pending = batch + state.pending
+                state.oldestPendingAt = state.oldestPendingAt ?? 0
+                state.lastError = "\(error)"
+            }
+        }
+    }
+}

@@ -1,0 +1,27 @@
+import GRDB
+
+/// The daemon's SQLite database, opened once (GRDB `DatabasePool`, WAL), migrated with frozen SQL.
+public final class Store: Sendable {
+    public let pool: DatabasePool
+    public let path: String
+
+    /// Opens (creating when absent) `driverd.sqlite` in `directory` and applies pending migrations.
+    /// An older database is upgraded in place; nothing is ever erased on a schema change.
+    public init(directory: String) throws {
+        path = directory + "/driverd.sqlite"
+        var configuration = Configuration()
+        configuration.label = "driverd"
+        configuration.prepareDatabase { db in
+            // Pings tolerate NORMAL: in WAL mode a crash of the process loses nothing committed; transitions
+            // and proof of delivery raise it to FULL for their own transactions.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try Migrations.migrator.migrate(pool)
+    }
+
+    /// Schema version names applied so far, oldest first.
+    public func appliedMigrations() throws -> [String] {
+        try pool.read { db in try Migrations.migrator.appliedMigrations(db) }
+    }
+}

@@ -1,0 +1,86 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DriverAPI
+import DriverDomain
+
+/// Formats fixes as NMEA 0183 RMC, GGA and VTG sentences with correct checksums.
+public enum NMEAWriter {
+    /// The sentences of one epoch. `fix` nil means no fix at `time` (status V, quality 0).
+    public static func epoch(_ fix: Fix?, time: Double) -> [String] {
+        let (clock, date) = utc(time)
+        guard let fix else {
+            return [
+                sentence("GPRMC,\(clock),V,,,,,,,\(date),,,N"),
+                sentence("GPGGA,\(clock),,,,,0,00,99.9,,M,,M,,"),
+                sentence("GPVTG,,T,,M,,N,,K,N"),
+            ]
+        }
+        let lat = coordinate(fix.latitude, degreeDigits: 2, positive: "N", negative: "S")
+        let lon = coordinate(fix.longitude, degreeDigits: 3, positive: "E", negative: "W")
+        let knots = format((fix.speed ?? 0) * 3600 / 1852, 2)
+        let kmh = format((fix.speed ?? 0) * 3.6, 2)
+        let track = fix.track.map { format($0, 1) } ?? ""
+        let altitude = format(fix.altitude ?? 0, 1)
+        let satellites = String(format2: fix.satellitesUsed ?? 8)
+        return [
+            sentence("GPRMC,\(clock),A,\(lat),\(lon),\(knots),\(track),\(date),,,A"),
+            sentence("GPGGA,\(clock),\(lat),\(lon),1,\(satellites),0.9,\(altitude),M,47.0,M,,"),
+            sentence("GPVTG,\(track),T,,M,\(knots),N,\(kmh),K,A"),
+        ]
+    }
+
+    /// The whole log of a route, CRLF-terminated as receivers write it.
+    public static func log(_ route: SyntheticRoute) -> String {
+        var output = ""
+        for (second, fix) in route.samples().enumerated() {
+            for line in epoch(fix, time: route.startTime + Double(second)) { output += line + "\r\n" }
+        }
+        return output
+    }
+
+    /// `$BODY*CS` with the XOR checksum of BODY.
+    public static func sentence(_ body: String) -> String {
+        let checksum = body.utf8.reduce(UInt8(0)) { $0 ^ $1 }
+        let hex = Array("0123456789ABCDEF")
+        return "$\(body)*\(hex[Int(checksum >> 4)])\(hex[Int(checksum & 0x0F)])"
+    }
+
+    static func coordinate(_ value: Double, degreeDigits: Int, positive: String, negative: String) -> String {
+        let absolute = abs(value)
+        var degrees = Int(absolute)
+        var minutes = (absolute - Double(degrees)) * 60
+        if (minutes * 10000).rounded() >= 600_000 {
+            degrees += 1
+            minutes = 0
+        }
+        let degreeText = String(repeating: "0", count: max(0, degreeDigits - String(degrees).count)) + String(degrees)
+        var minuteText = format(minutes, 4)
+        if minutes < 10 { minuteText = "0" + minuteText }
+        return "\(degreeText)\(minuteText),\(value < 0 ? negative : positive)"
+    }
+
+    static func format(_ value: Double, _ decimals: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        let scaled = Int64((abs(value) * scale).rounded())
+        let whole = scaled / Int64(scale)
+        var fraction = String(scaled % Int64(scale))
+        fraction = String(repeating: "0", count: max(0, decimals - fraction.count)) + fraction
+        return (value < 0 && scaled != 0 ? "-" : "") + "\(whole)" + (decimals > 0 ? ".\(fraction)" : "")
+    }
+
+    static func utc(_ time: Double) -> (clock: String, date: String) {
+        var seconds = time_t(time.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let clock = String(format2: Int(parts.tm_hour)) + String(format2: Int(parts.tm_min)) + String(format2: Int(parts.tm_sec)) + ".00"
+        let date = String(format2: Int(parts.tm_mday)) + String(format2: Int(parts.tm_mon) + 1) + String(format2: Int(parts.tm_year) % 100)
+        return (clock, date)
+    }
+}
+
+extension String {
+    /// Two digits, zero-padded.
+    init(format2 value: Int) { self = value < 10 ? "0\(value)" : "\(value)" }
+}

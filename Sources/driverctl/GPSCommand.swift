@@ -1,0 +1,35 @@
+import ArgumentParser
+import DriverAPI
+import JSONRPC
+
+struct GPSCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gps", abstract: "Show the GPS link, the last fix and the recording counters.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Flag(name: .long, help: "Keep printing each recorded fix as it arrives (Ctrl-C to stop).")
+    var follow = false
+
+    @Option(name: .long, help: "With --follow: ask the daemon for at least this rate while following (hz).")
+    var rate: Double?
+
+    func run() throws {
+        let session = try Session(options, timeout: follow ? nil : .seconds(10))
+        guard follow else {
+            let status = try session.call(Methods.gpsStatus, NoParams())
+            try Output(options).emit(status) { GPSFormatter.details(status) }
+            return
+        }
+        if let rate { _ = try session.callUnchecked(Methods.gpsRequestRate, RequestRateParams(hz: rate)) }
+        _ = try session.callUnchecked(Methods.eventsSubscribe, SubscribeParams(topics: [EventTopic.gpsFix]))
+        try session.follow { method, params in
+            guard method == EventTopic.gpsFix, let params, let fix = try? Codec.decode(Fix.self, from: params) else { return }
+            if options.json {
+                print(JSONWriter.string(params))
+            } else {
+                print("\(GPSFormatter.utc(fix.time))  \(GPSFormatter.fixLine(fix))")
+            }
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import DriverAPI
+import DriverDomain
+import DriverStore
+import Foundation
+import GRDB
+import Testing
+
+@Suite("Store and ping recorder")
+struct StoreTests {
+    static func temporaryDirectory() -> String {
+        var template = Array("/tmp/driverd-store-XXXXXX".utf8CString)
+        return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    }
+
+    static func ping(_ t: Double, motion: Motion = .moving) -> PingRecord {
+        PingRecord(fix: Fix(time: t, latitude: 52.5, longitude: 13.4, speed: 3), motion: motion, reason: .interval, recordedAt: t)
+    }
+
+    @Test("opening migrates; reopening keeps every row")
+    func reopen() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let store = try Store(directory: directory)
+            #expect(try store.appliedMigrations() == ["v1_pings"])
+            let recorder = PingRecorder(store: store)
+            for t in 0..<10 { _ = recorder.append(Self.ping(Double(t)), now: Double(t), nextSampleIn: 1) }
+            recorder.flush()
+            #expect(recorder.committed == 10)
+        }
+        let reopened = try Store(directory: directory)
+        #expect(try reopened.pool.read { try PingRecord.fetchCount($0) } == 10)
+        let journalMode = try reopened.pool.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
+        #expect(journalMode == "wal")
+    }
+
+    @Test("group commit: fast rates batch until the deadline; slow rates commit at once")
+    func groupCommit() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        let recorder = PingRecorder(store: store, maxDelay: 5)
+        #expect(recorder.append(Self.ping(0), now: 100, nextSampleIn: 1) == .commitBy(105))
+        #expect(recorder.append(Self.ping(1), now: 101, nextSampleIn: 1) == .batched)
+        #expect(recorder.committed == 0 && recorder.pendingCount == 2)
+        recorder.flush()
+        #expect(recorder.committed == 2 && recorder.pendingCount == 0)
+        #expect(recorder.append(Self.ping(10, motion: .stationary), now: 110, nextSampleIn: 10) == .committed)
+        #expect(recorder.committed == 3)
+        #expect(recorder.committedByMotion == ["moving": 2, "stationary": 1])
+    }
+
+    @Test("a failed write keeps the pings pending and reports the error")
+    func failedWrite() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        let recorder = PingRecorder(store: store)
+        try store.pool.write { try $0.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON ping BEGIN SELECT RAISE(ABORT, 'disk full'); END") }
+        _ = recorder.append(Self.ping(0), now: 0, nextSampleIn: 1)
+        recorder.flush()
+        #expect(recorder.committed == 0)
+        #expect(recorder.pendingCount == 1)
+        #expect(recorder.lastError?.contains("disk full") == true)
+        try store.pool.write { try $0.execute(sql: "DROP TRIGGER refuse") }
+        recorder.flush()
+        #expect(recorder.committed == 1 && recorder.pendingCount == 0 && recorder.lastError == nil)
+    }
+}

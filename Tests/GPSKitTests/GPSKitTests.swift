@@ -1,0 +1,88 @@
+import DriverAPI
+import Foundation
+import GPSKit
+import NMEASynth
+import Testing
+
+@Suite("GPSKit")
+struct GPSKitTests {
+    @Test("endpoints parse HOST:PORT and [V6]:PORT", arguments: [
+        ("127.0.0.1:2947", "127.0.0.1", "2947"), ("localhost:1", "localhost", "1"), ("[::1]:2947", "::1", "2947"),
+    ])
+    func endpoints(text: String, host: String, port: String) throws {
+        let endpoint = try #require(GPSDEndpoint(parsing: text))
+        #expect(endpoint.host == host && endpoint.port == port)
+        #expect(endpoint.description == text)
+    }
+
+    @Test("malformed endpoints are refused", arguments: ["", "2947", ":2947", "host:", "host:0", "host:70000", "[::1]2947", "h:x"])
+    func badEndpoints(text: String) {
+        #expect(GPSDEndpoint(parsing: text) == nil)
+    }
+
+    @Test("no gpsd: the reader reports connecting and lost, and keeps retrying")
+    func absentGPSD() async throws {
+        let reader = GPSDReader(endpoint: GPSDEndpoint(host: "127.0.0.1", port: "1"), backoff: .init(base: 0.05, cap: 0.1))
+        reader.start()
+        var states: [GPSLinkState] = []
+        for await event in reader.events {
+            if case .link(let state) = event { states.append(state) }
+            if states.count >= 6 { break }
+        }
+        reader.stop()
+        #expect(states == [.connecting, .lost, .connecting, .lost, .connecting, .lost])
+    }
+
+    @Test("a real gpsd (gpsfake) gives fixes with time, position, speed and track; pausing stops them")
+    func realGPSD() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/gpsfake"), "gpsfake is missing")
+        var template = Array("/tmp/gpskit-XXXXXX".utf8CString)
+        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try NMEAWriter.log(RoutePresets.driving(laps: 3)).write(toFile: directory + "/drive.nmea", atomically: true, encoding: .utf8)
+        let port = Int.random(in: 41000...48000)
+        let fake = Process()
+        fake.executableURL = URL(fileURLWithPath: "/usr/bin/gpsfake")
+        fake.arguments = ["-1", "-q", "-n", "-P", String(port), "-c", "0.02", directory + "/drive.nmea"]
+        fake.environment = ["TMPDIR": directory, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]
+        fake.standardOutput = FileHandle.nullDevice
+        fake.standardError = FileHandle.nullDevice
+        try fake.run()
+        defer {
+            kill(fake.processIdentifier, SIGKILL)
+            fake.waitUntilExit()
+            _ = try? Process.run(URL(fileURLWithPath: "/usr/bin/pkill"), arguments: ["-9", "-f", "gpsd .*-S \(port)"])
+        }
+        let reader = GPSDReader(endpoint: GPSDEndpoint(host: "127.0.0.1", port: String(port)), backoff: .init(base: 0.2, cap: 0.5))
+        reader.start()
+        defer { reader.stop() }
+        var fixes: [Fix] = []
+        var connected = false
+        for await event in reader.events {
+            switch event {
+            case .link(.connected): connected = true
+            case .fix(let fix): fixes.append(fix)
+            default: break
+            }
+            if fixes.count >= 20 { break }
+        }
+        #expect(connected)
+        let moving = fixes.filter { ($0.speed ?? 0) > 5 }
+        #expect(moving.count >= 10)
+        #expect(moving.allSatisfy { $0.track != nil && $0.latitude > 52.5 && $0.latitude < 52.53 && $0.time > 1_795_000_000 })
+        #expect(fixes.map(\.time) == fixes.map(\.time).sorted())
+        // Paused, gpsd goes quiet: nothing arrives for the pause.
+        reader.pause(for: 2, release: false)
+        try await Task.sleep(for: .milliseconds(200))
+        let quietStart = ContinuousClock.now
+        var afterPause: ContinuousClock.Instant? = nil
+        for await event in reader.events {
+            if case .fix = event, ContinuousClock.now - quietStart > .milliseconds(100) {
+                afterPause = .now
+                break
+            }
+        }
+        let quiet = try #require(afterPause) - quietStart
+        #expect(quiet > .milliseconds(1500), "a fix arrived \(quiet) into a 2 s pause")
+    }
+}
