@@ -1,5 +1,19 @@
 #!/usr/bin/env bash
 # make bench: every figure beside a baseline taken in the same run (this machine is noisy; ratios travel).
+# BENCH_GPS_SECONDS sets the measured window of each GPS scenario (default 120; real time).
 set -euo pipefail
 bin=${1:?usage: bench.sh RELEASE_BIN_DIR}
-"$bin/driverd-bench" rpc --bin "$bin" "${@:2}"
+shared="$(cd "$(dirname "$0")/../.." && pwd)/shared/testdata/nmea"
+
+echo "== RPC round trip"
+"$bin/driverd-bench" rpc --bin "$bin"
+echo
+echo "== GPS: CPU, wake-ups and RSS per minute"
+gps_args=(--bin "$bin" --seconds "${BENCH_GPS_SECONDS:-120}")
+if [[ -f "$shared/signalk-gps.log" && -f "$shared/20100411_Geko_Regensburg.txt" ]]; then
+    echo "(real receiver logs: signalk-gps.log stationary, 20100411_Geko_Regensburg.txt moving)"
+    gps_args+=(--stationary "$shared/signalk-gps.log" --moving "$shared/20100411_Geko_Regensburg.txt")
+else
+    echo "(../shared is absent: synthesised logs)"
+fi
+"$bin/driverd-bench" gps "${gps_args[@]}"

@@ -42,15 +42,17 @@ public enum Daemon {
         let counters = RPCCounters()
 
         let tracker = Tracker(rates: config.rates)
-        let reader = GPSDReader(endpoint: endpoint)
         let recorder = config.trackingEnabled ? PingRecorder(store: store) : nil
         let hub = EventHub()
-        let trackingService = TrackingService(
-            reader: reader, tracker: tracker, recorder: recorder, hub: hub,
+        let pipeline = TrackingPipeline(
+            tracker: tracker, recorder: recorder, hub: hub,
             power: PowerInputs(powerSupplyDirectory: config.powerSupplyDirectory, ignitionPath: config.ignitionPath),
-            saverThresholdPercent: config.saverThresholdPercent, watchMode: config.gpsWatch,
-            logger: Logger(label: "gps"), powerPollInterval: .seconds(config.powerPollSeconds))
-        let tracking = TrackingRuntime(tracker: tracker, recorder: recorder, reader: reader, hub: hub, service: trackingService)
+            saverThresholdPercent: config.saverThresholdPercent, watchMode: config.gpsWatch, logger: Logger(label: "gps"))
+        let reader = GPSDReader(endpoint: endpoint, handler: pipeline)
+        pipeline.attach(reader)
+        let trackingService = TrackingService(
+            reader: reader, pipeline: pipeline, powerPollInterval: .seconds(config.powerPollSeconds))
+        let tracking = TrackingRuntime(tracker: tracker, recorder: recorder, reader: reader, hub: hub, pipeline: pipeline)
         let runtime = AgentRuntime(
             started: .now, socketPath: config.socketPath, socketActivated: activated, counters: counters,
             logLevel: levelControl, tracking: tracking)

@@ -12,7 +12,7 @@ struct TrackingRuntime: Sendable {
     let recorder: PingRecorder?
     let reader: GPSDReader
     let hub: EventHub
-    let service: TrackingService
+    let pipeline: TrackingPipeline
 
     func gpsStatus() -> GPSStatus {
         tracker.gpsStatus(
@@ -46,10 +46,10 @@ enum GPSHandlers {
                 connection.onClose {
                     _ = watched.withLock { $0.remove(connection.id) }
                     _ = runtime.tracker.setRequest(RateRequest(connection: connection.id, pid: 0, uid: 0, hz: 0))
-                    runtime.service.apply(runtime.tracker.plan, justSampled: false)
+                    runtime.pipeline.planChanged()
                 }
             }
-            runtime.service.apply(runtime.tracker.plan, justSampled: false)
+            runtime.pipeline.planChanged()
             logger.info(
                 "rate request \(params.hz) Hz from pid \(connection.peer.pid); effective \(effective) Hz",
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.rateRequest.rawValue)"])

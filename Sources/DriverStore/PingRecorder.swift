@@ -30,30 +30,30 @@ public final class PingRecorder: Sendable {
     public var pendingCount: Int { state.withLock { $0.pending.count } }
     public var lastError: String? { state.withLock { $0.lastError } }
 
-    /// What `append` left for the caller to do.
-    public enum AppendOutcome: Equatable, Sendable {
-        /// Committed at once: the next sample is further away than the commit deadline.
-        case committed
-        /// The first pending ping: commit by this wall-clock deadline (seconds since 1970).
-        case commitBy(Double)
-        /// Joined a batch whose deadline is already set.
-        case batched
+    /// Buffers `ping` and commits the batch when the next sample would arrive past the deadline (so a slow,
+    /// stationary rate commits each ping at once, and 1 Hz commits every 5 s, both without a timer).
+    /// Returns whether it committed.
+    @discardableResult
+    public func append(_ ping: PingRecord, now: Double, nextSampleIn: Double) -> Bool {
+        let due = state.withLock { state -> Bool in
+            state.pending.append(ping)
+            if state.oldestPendingAt == nil { state.oldestPendingAt = now }
+            return now - state.oldestPendingAt! + nextSampleIn > maxDelay
+        }
+        if due { flush() }
+        return due
     }
 
-    /// Buffers `ping`. When the next sample is due after the commit deadline, commits at once (so a slow,
-    /// stationary rate costs no extra wake-up); otherwise the caller commits by the returned deadline.
-    public func append(_ ping: PingRecord, now: Double, nextSampleIn: Double) -> AppendOutcome {
-        let outcome = state.withLock { state -> AppendOutcome in
-            state.pending.append(ping)
-            if nextSampleIn >= maxDelay { return .committed }
-            if state.oldestPendingAt == nil {
-                state.oldestPendingAt = now
-                return .commitBy(now + maxDelay)
-            }
-            return .batched
+    /// Commits the pending batch if its deadline has passed. Returns the seconds left until the deadline of
+    /// what is still pending (nil: nothing pending).
+    public func commitIfDue(now: Double) -> Double? {
+        let remaining = state.withLock { state in state.oldestPendingAt.map { $0 + maxDelay - now } }
+        guard let remaining else { return nil }
+        guard remaining > 0 else {
+            flush()
+            return nil
         }
-        if outcome == .committed { flush() }
-        return outcome
+        return remaining
     }
 
     /// Commits everything pending (also on link loss and shutdown). On failure the rows stay pending.

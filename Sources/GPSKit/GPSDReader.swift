@@ -6,16 +6,25 @@ import DriverDomain
 import Synchronization
 
 /// Reads gpsd through libgps on a thread of its own (blocking C calls never touch the Swift concurrency
-/// pool) and publishes link states and fixes as an `AsyncStream`.
+/// pool) and publishes link states and fixes: as an `AsyncStream`, and to an optional handler that runs on
+/// the reader's thread and sets the pace.
 ///
 /// gpsd may be absent at start, die, restart or lose the fix: the reader reports each state and reconnects
-/// with jittered backoff, forever, until `stop()`. To save power a consumer can `pause` it between samples:
-/// gpsd then sends nothing (or releases the receiver), and this thread sleeps without waking.
+/// with jittered backoff, forever, until `stop()`.
+///
+/// Wake-ups are the battery's enemy, so the reader batches: while streaming it wakes at most once per
+/// `batchInterval` and reads everything gpsd sent meanwhile (an epoch is several reports); when the handler
+/// asks for a pause it makes gpsd quiet (or releases the receiver) and sleeps; to take a sample it wakes once,
+/// asks gpsd to stream, sleeps until a fresh epoch must have arrived, and reads it.
 public final class GPSDReader: Sendable {
     public let endpoint: GPSDEndpoint
     public let events: AsyncStream<GPSEvent>
     private let continuation: AsyncStream<GPSEvent>.Continuation
+    private let handler: (any GPSEventHandler)?
     private let backoff: Backoff
+    /// Longest wait between reads while streaming, and the time given to gpsd to deliver an epoch after a
+    /// quiet spell.
+    private let batchInterval: Double
     private let control = Mutex(Control())
     /// A pipe that wakes the thread when `control` changes.
     private let wakeRead: Int32
@@ -23,15 +32,20 @@ public final class GPSDReader: Sendable {
 
     private struct Control {
         var stopping = false
-        /// Wall-clock deadline (CLOCK_MONOTONIC seconds) until which to stay quiet, and whether to release.
+        /// CLOCK_MONOTONIC seconds until which to stay quiet.
         var pausedUntil: Double?
         var release = false
         var started = false
     }
 
-    public init(endpoint: GPSDEndpoint, backoff: Backoff = Backoff(base: 0.5, cap: 10)) {
+    public init(
+        endpoint: GPSDEndpoint, handler: (any GPSEventHandler)? = nil, backoff: Backoff = Backoff(base: 0.5, cap: 10),
+        batchInterval: Double = 1.0
+    ) {
         self.endpoint = endpoint
+        self.handler = handler
         self.backoff = backoff
+        self.batchInterval = batchInterval
         (events, continuation) = AsyncStream.makeStream(of: GPSEvent.self, bufferingPolicy: .bufferingNewest(256))
         var fds: [Int32] = [0, 0]
         pipe(&fds)
@@ -81,8 +95,11 @@ public final class GPSDReader: Sendable {
 
     /// Back to streaming at once (a rate request, a mode change).
     public func resume() {
-        control.withLock { $0.pausedUntil = nil }
-        wake()
+        let wasPaused = control.withLock { control -> Bool in
+            defer { control.pausedUntil = nil }
+            return control.pausedUntil != nil
+        }
+        if wasPaused { wake() }
     }
 
     private func wake() {
@@ -103,16 +120,16 @@ public final class GPSDReader: Sendable {
         var attempt = 0
         var generator = SystemRandomNumberGenerator()
         while !isStopping {
-            continuation.yield(.link(.connecting))
+            publish(.link(.connecting))
             let connection = GPSDConnection()
             do {
                 try connection.open(endpoint)
                 try connection.set(.streaming)
                 attempt = 0
-                continuation.yield(.link(.connected))
+                publish(.link(.connected))
                 try serve(connection)
             } catch {
-                continuation.yield(.link(.lost))
+                publish(.link(.lost))
             }
             connection.close()
             guard !isStopping else { break }
@@ -124,16 +141,26 @@ public final class GPSDReader: Sendable {
         continuation.finish()
     }
 
+    @discardableResult
+    private func publish(_ event: GPSEvent) -> GPSPace {
+        continuation.yield(event)
+        return handler?.handle(event) ?? .continue
+    }
+
+    private func apply(_ pace: GPSPace) {
+        guard case .pause(let seconds, let release) = pace else { return }
+        control.withLock {
+            $0.pausedUntil = Self.monotonicNow() + seconds
+            $0.release = release
+        }
+    }
+
     /// Reads reports until gpsd goes away or the reader stops.
     private func serve(_ connection: GPSDConnection) throws(GPSDError) {
         var lastLink = GPSLinkState.connected
         var watch = GPSDConnection.Watch.streaming
-        func publish(_ state: GPSLinkState) {
-            if state != lastLink {
-                lastLink = state
-                continuation.yield(.link(state))
-            }
-        }
+        /// Set after gpsd was asked to stream again: give it time to deliver a fresh epoch.
+        var justResumed = false
         while true {
             let (stopping, pausedUntil, release) = control.withLock { ($0.stopping, $0.pausedUntil, $0.release) }
             if stopping { return }
@@ -145,35 +172,60 @@ public final class GPSDReader: Sendable {
                     watch = quiet
                 }
                 sleepOrWake(seconds: pausedUntil - now)
-                // Whatever gpsd sent before it went quiet is stale now.
-                while connection.waiting(microseconds: 0) { _ = try connection.read() }
                 continue
             }
             if pausedUntil != nil { control.withLock { $0.pausedUntil = nil } }
             if watch != .streaming {
+                // Whatever gpsd sent before it went quiet is stale.
+                while connection.waiting(microseconds: 0) { _ = try connection.read() }
                 try connection.set(.streaming)
                 watch = .streaming
+                justResumed = true
             }
-            // Block on gpsd's socket and the wake pipe; no timeout, so an idle receiver costs no wakeups.
-            guard waitReadable(connection.descriptor) else { continue }
-            repeat {
+            if justResumed {
+                // One wake-up for the sample: long enough for gpsd to answer and send the next epoch
+                // (longer after a release, when gpsd must reopen the receiver).
+                sleepOrWake(seconds: release ? batchInterval * 3 : batchInterval * 1.3)
+                justResumed = false
+            } else {
+                let again = connection.waiting(microseconds: 0) ? nil : handler?.idle()
+                if !waitReadable(connection.descriptor, timeout: again) { continue }  // a control change or the idle deadline
+            }
+            // Everything gpsd sent meanwhile, in order; only the newest fix of an epoch counts.
+            var fixes: [Fix] = []
+            var sawNoFix = false
+            while connection.waiting(microseconds: 0) {
                 switch try connection.read() {
                 case .fix(let fix):
-                    publish(.connected)
-                    continuation.yield(.fix(fix))
+                    if let last = fixes.last, last.time == fix.time { fixes[fixes.count - 1] = fix } else { fixes.append(fix) }
+                    sawNoFix = false
                 case .noFix:
-                    publish(.noFix)
+                    sawNoFix = true
                 case .other:
                     break
                 }
-            } while connection.waiting(microseconds: 0)
+            }
+            if !fixes.isEmpty, lastLink != .connected {
+                lastLink = .connected
+                publish(.link(.connected))
+            }
+            for fix in fixes { apply(publish(.fix(fix))) }
+            if sawNoFix, lastLink != .noFix {
+                lastLink = .noFix
+                publish(.link(.noFix))
+            }
+            if !fixes.isEmpty, control.withLock({ $0.pausedUntil == nil }) {
+                // Streaming: let the next epoch's reports gather instead of waking for each.
+                sleepOrWake(seconds: batchInterval * 0.9)
+            }
         }
     }
 
-    /// Waits until `descriptor` is readable (true) or the wake pipe fires (false).
-    private func waitReadable(_ descriptor: Int32) -> Bool {
+    /// Waits until `descriptor` is readable (true), or the wake pipe fires or `timeout` passes (false).
+    private func waitReadable(_ descriptor: Int32, timeout: Double?) -> Bool {
         var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-        while poll(&fds, 2, -1) < 0 && errno == EINTR {}
+        let milliseconds = timeout.map { Int32(min(Double(Int32.max), max(0, $0 * 1000).rounded(.up))) } ?? -1
+        while poll(&fds, 2, milliseconds) < 0 && errno == EINTR {}
         if fds[1].revents != 0 { drainWake() }
         return fds[0].revents != 0
     }

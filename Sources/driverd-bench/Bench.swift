@@ -8,3 +8,9 @@ struct Bench: AsyncParsableCommand {
         abstract: "driverd's benchmarks. Every figure is printed beside a baseline measured in the same run.",
         subcommands: [RPCBench.self, GPSBench.self, EchoServer.self])
 }
+
+/// Writes a line straight to standard output (unbuffered, so long runs show rows as they come).
+func say(_ line: String) {
+    var bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeMutableBytes { write(1, $0.baseAddress, $0.count) }
+}

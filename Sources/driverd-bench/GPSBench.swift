@@ -21,9 +21,9 @@ struct GPSBench: ParsableCommand {
         let total = seconds + warmup + 10
         let stationaryLog = try stationary ?? synthesise(RoutePresets.parked(seconds: total), to: directory + "/parked.nmea")
         let movingLog = try moving ?? synthesise(RoutePresets.driving(laps: max(1, total / 200 + 1)), to: directory + "/drive.nmea")
-        print("GPS cost per minute, real-time replay, \(seconds) s measured after \(warmup) s warm-up")
-        print("baseline: gpspipe -w on the same gpsd in the same window; driverd with default settings (adaptive watch)")
-        print(pad("scenario", 12) + pad("process", 12) + pad("cpu s/min", 11) + pad("wakeups/min", 13) + pad("peak RSS MB", 13) + "pings")
+        say("GPS cost per minute, real-time replay, \(seconds) s measured after \(warmup) s warm-up")
+        say("baseline: gpspipe -w on the same gpsd in the same window; driverd with default settings (adaptive watch)")
+        say(pad("scenario", 12) + pad("process", 12) + pad("cpu s/min", 11) + pad("wakeups/min", 13) + pad("peak RSS MB", 13) + "pings")
         for (name, log) in [("stationary", stationaryLog), ("moving", movingLog)] {
             try measure(name: name, log: log, directory: directory)
         }
@@ -38,12 +38,17 @@ struct GPSBench: ParsableCommand {
         // gpsfake's -c is a delay per sentence: spread the sentences over the log's own duration.
         let text = try String(decoding: Data(contentsOf: URL(fileURLWithPath: log)), as: UTF8.self)
         let lines = text.split(whereSeparator: \.isNewline).filter { $0.contains("$") }
-        let epochs = Set(lines.compactMap { line -> Substring? in
+        // The log's own duration, from the first and last RMC clock (hhmmss).
+        let clocks = lines.compactMap { line -> Double? in
             let fields = line.split(separator: ",", omittingEmptySubsequences: false)
-            return fields.first?.hasSuffix("RMC") == true && fields.count > 1 ? fields[1] : nil
-        }).count
-        let epochSeconds = text.contains("Geko") || log.hasSuffix(".txt") ? 2.0 : 1.0
-        let delay = Double(epochs) * epochSeconds / Double(max(1, lines.count))
+            guard fields.first?.hasSuffix("RMC") == true, fields.count > 1, fields[1].count >= 6,
+                  let hh = Double(fields[1].prefix(2)), let mm = Double(fields[1].dropFirst(2).prefix(2)),
+                  let ss = Double(fields[1].dropFirst(4))
+            else { return nil }
+            return hh * 3600 + mm * 60 + ss
+        }
+        let duration = max(1, (clocks.last ?? 0) - (clocks.first ?? 0))
+        let delay = duration / Double(max(1, lines.count))
         let port = Int.random(in: 30000...39000)
         let scratch = directory + "/\(name)"
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
@@ -77,7 +82,7 @@ struct GPSBench: ParsableCommand {
         let minutes = Double(seconds) / 60
         for (label, a, b, pingText) in [("driverd", start.0, end.0, "\(pingsAfter - pingsBefore)"), ("gpspipe -w", start.1, end.1, "-")] {
             guard let a, let b else { continue }
-            print(pad(name, 12) + pad(label, 12)
+            say(pad(name, 12) + pad(label, 12)
                 + pad(String(format: "%.3f", (b.cpuSeconds - a.cpuSeconds) / minutes), 11)
                 + pad(String(format: "%.1f", Double(b.contextSwitches - a.contextSwitches) / minutes), 13)
                 + pad(String(format: "%.1f", Double(b.peakRSSKiB) / 1024), 13) + pingText)

@@ -31,9 +31,9 @@ struct RPCBench: ParsableCommand {
         try waitForSocket(daemonSocket)
         try waitForSocket(echoSocket)
 
-        print("RPC round trip: agent.status through driverd vs a raw NIO line echo (baseline), same run")
-        print("\(requests) requests per client per round, median of \(rounds) rounds; latencies in microseconds")
-        print(pad("clients", 8) + pad("target", 14) + pad("p50", 9) + pad("p99", 9) + pad("req/s", 10) + "p50 ratio")
+        say("RPC round trip: agent.status through driverd vs a raw NIO line echo (baseline), same run")
+        say("\(requests) requests per client per round, median of \(rounds) rounds; latencies in microseconds")
+        say(pad("clients", 8) + pad("target", 14) + pad("p50", 9) + pad("p99", 9) + pad("req/s", 10) + "p50 ratio")
         for concurrency in clients {
             var results: [String: [Measurement]] = [:]
             // Alternate the targets round by round, so drift on a noisy machine hits both alike.
@@ -46,7 +46,7 @@ struct RPCBench: ParsableCommand {
             let daemonMedian = Measurement.median(results["driverd"]!)
             for (name, measurement) in [("raw echo", echoMedian), ("agent.status", daemonMedian)] {
                 let ratio = name == "raw echo" ? "1.00" : String(format: "%.2f", measurement.p50 / echoMedian.p50)
-                print(pad("\(concurrency)", 8) + pad(name, 14) + pad(String(format: "%.0f", measurement.p50), 9)
+                say(pad("\(concurrency)", 8) + pad(name, 14) + pad(String(format: "%.0f", measurement.p50), 9)
                     + pad(String(format: "%.0f", measurement.p99), 9) + pad(String(format: "%.0f", measurement.throughput), 10) + ratio)
             }
         }

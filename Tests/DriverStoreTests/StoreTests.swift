@@ -24,7 +24,7 @@ struct StoreTests {
             let store = try Store(directory: directory)
             #expect(try store.appliedMigrations() == ["v1_pings"])
             let recorder = PingRecorder(store: store)
-            for t in 0..<10 { _ = recorder.append(Self.ping(Double(t)), now: Double(t), nextSampleIn: 1) }
+            for t in 0..<10 { recorder.append(Self.ping(Double(t)), now: 0, nextSampleIn: 0) }
             recorder.flush()
             #expect(recorder.committed == 10)
         }
@@ -40,14 +40,21 @@ struct StoreTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try Store(directory: directory)
         let recorder = PingRecorder(store: store, maxDelay: 5)
-        #expect(recorder.append(Self.ping(0), now: 100, nextSampleIn: 1) == .commitBy(105))
-        #expect(recorder.append(Self.ping(1), now: 101, nextSampleIn: 1) == .batched)
-        #expect(recorder.committed == 0 && recorder.pendingCount == 2)
-        recorder.flush()
-        #expect(recorder.committed == 2 && recorder.pendingCount == 0)
-        #expect(recorder.append(Self.ping(10, motion: .stationary), now: 110, nextSampleIn: 10) == .committed)
-        #expect(recorder.committed == 3)
-        #expect(recorder.committedByMotion == ["moving": 2, "stationary": 1])
+        // 1 Hz: the batch is committed when the next sample would be more than 5 s after the oldest.
+        for t in 0..<4 { #expect(!recorder.append(Self.ping(Double(t)), now: 100 + Double(t), nextSampleIn: 1)) }
+        #expect(recorder.committed == 0 && recorder.pendingCount == 4)
+        #expect(recorder.append(Self.ping(4), now: 104.2, nextSampleIn: 1))
+        #expect(recorder.committed == 5 && recorder.pendingCount == 0)
+        // A batch whose stream stopped is committed by its deadline.
+        #expect(recorder.commitIfDue(now: 200) == nil)
+        recorder.append(Self.ping(5), now: 200, nextSampleIn: 1)
+        #expect(recorder.commitIfDue(now: 203) == 2)
+        #expect(recorder.commitIfDue(now: 205.1) == nil)
+        #expect(recorder.committed == 6 && recorder.pendingCount == 0)
+        // 0.1 Hz: each ping at once.
+        #expect(recorder.append(Self.ping(10, motion: .stationary), now: 110, nextSampleIn: 10))
+        #expect(recorder.committed == 7)
+        #expect(recorder.committedByMotion == ["moving": 6, "stationary": 1])
     }
 
     @Test("a failed write keeps the pings pending and reports the error")
@@ -57,8 +64,7 @@ struct StoreTests {
         let store = try Store(directory: directory)
         let recorder = PingRecorder(store: store)
         try store.pool.write { try $0.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON ping BEGIN SELECT RAISE(ABORT, 'disk full'); END") }
-        _ = recorder.append(Self.ping(0), now: 0, nextSampleIn: 1)
-        recorder.flush()
+        recorder.append(Self.ping(0), now: 0, nextSampleIn: 10)
         #expect(recorder.committed == 0)
         #expect(recorder.pendingCount == 1)
         #expect(recorder.lastError?.contains("disk full") == true)

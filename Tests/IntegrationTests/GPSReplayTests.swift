@@ -129,7 +129,7 @@ struct GPSReplayTests {
         let fake = try GPSFake(log: directory.file("junk.nmea"), delay: 0.002)
         let daemon = try Self.daemon(gpsd: fake.endpoint)
         let status = try Self.settled(daemon, fake: fake, minimumFixes: 150)
-        #expect((status.pingsByMotion["moving"] ?? 0) > 100, "\(status)")
+        #expect((status.pingsByMotion["moving"] ?? 0) > 100, "\(status)\n\(daemon.log)")
     }
 
     @Test("gpsd absent at start, then started, then killed mid-replay and restarted: the daemon follows by itself")

@@ -1,0 +1,19 @@
+import DriverAPI
+
+/// How the reader should go on after an event.
+public enum GPSPace: Sendable, Equatable {
+    /// Keep reading at the usual cadence.
+    case `continue`
+    /// Quiet gpsd for `seconds` (wall time); `release` lets gpsd close the device and rest the receiver.
+    case pause(seconds: Double, release: Bool)
+}
+
+/// Receives the reader's events on the reader's own thread, in order, and decides the pace.
+///
+/// The hot path: it runs for every fix, so implementations are lock-guarded classes that return quickly.
+public protocol GPSEventHandler: Sendable {
+    func handle(_ event: GPSEvent) -> GPSPace
+    /// The reader found nothing new and is about to block until gpsd sends something. Returns how soon to
+    /// call `idle` again even if gpsd stays silent (nil: no need), so pending work has a deadline.
+    func idle() -> Double?
+}
