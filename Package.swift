@@ -72,6 +72,8 @@ let package = Package(
             name: "driverd",
             dependencies: [
                 "DriverDaemon",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -101,8 +101,12 @@ public enum Daemon {
                     .init(service: rpcService),
                     .init(service: notifierService),
                 ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
+                // SIGTERM and SIGINT come through SignalWaiter (see there why not here).
+                gracefulShutdownSignals: [],
                 logger: Logger(label: "lifecycle")))
+        SignalWaiter.start { signal in
+            Task { await group.triggerGracefulShutdown() }
+        }
         try await group.run()
         logger.info("driverd stopped", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.stopped.rawValue)"])
     }

@@ -34,7 +34,7 @@ struct NotifierService: Service {
         let watchdog = (try? notifier.watchdogInterval()) ?? nil
         let tick = watchdog.map { $0 / 2 } ?? statusRefresh
         while true {
-            try await Task.sleep(for: tick)
+            try await EventLoopSleep.sleep(for: tick)
             if watchdog != nil { send(.watchdog) }
             let status = currentStatus()
             if status != lastStatus {

@@ -9,6 +9,8 @@ import Synchronization
 public final class PingRecorder: Sendable {
     private struct State {
         var pending: [PingRecord] = []
+        /// Pings taken for a write that has not finished: still pending to anyone asking.
+        var writing = 0
         var oldestPendingAt: Double?
         var committed = 0
         var committedByMotion: [String: Int] = [:]
@@ -27,7 +29,7 @@ public final class PingRecorder: Sendable {
     /// Pings committed since start.
     public var committed: Int { state.withLock { $0.committed } }
     public var committedByMotion: [String: Int] { state.withLock { $0.committedByMotion } }
-    public var pendingCount: Int { state.withLock { $0.pending.count } }
+    public var pendingCount: Int { state.withLock { $0.pending.count + $0.writing } }
     public var lastError: String? { state.withLock { $0.lastError } }
 
     /// Buffers `ping` and commits the batch when the next sample would arrive past the deadline (so a slow,
@@ -63,6 +65,7 @@ public final class PingRecorder: Sendable {
     public func flush() {
         let batch = state.withLock { state -> [PingRecord] in
             defer {
+                state.writing += state.pending.count
                 state.pending = []
                 state.oldestPendingAt = nil
             }
@@ -74,6 +77,7 @@ public final class PingRecorder: Sendable {
                 for var ping in batch { try ping.insert(db) }
             }
             state.withLock { state in
+                state.writing -= batch.count
                 state.committed += batch.count
                 for ping in batch { state.committedByMotion[ping.motion, default: 0] += 1 }
                 state.lastError = nil
@@ -81,6 +85,7 @@ public final class PingRecorder: Sendable {
         } catch {
             // Keep them for the next attempt (a full disk recovers when space returns).
             state.withLock { state in
+                state.writing -= batch.count
                 state.pending = batch + state.pending
                 state.oldestPendingAt = state.oldestPendingAt ?? 0
                 state.lastError = "\(error)"

@@ -77,7 +77,9 @@ public final class RPCServer: Sendable {
         let initializer: @Sendable (any Channel) -> EventLoopFuture<Connection> = { channel in
             Self.peerCredentials(of: channel).flatMapThrowing { peer in
                 try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLength: maxLine)))
-                let asyncChannel = try NIOAsyncChannel<LineFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
+                // Deinit-based teardown on purpose: a client that connects while the server shuts down is
+                // accepted but never served, and its wrapper must then close itself rather than trap.
+                let asyncChannel = try NIOAsyncChannel<LineFrame, ByteBuffer>(synchronouslyWrapping: channel)
                 return (asyncChannel, peer)
             }
         }

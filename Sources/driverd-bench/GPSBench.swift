@@ -67,10 +67,11 @@ struct GPSBench: ParsableCommand {
         ])
         let pipe = try spawn("/usr/bin/gpspipe", ["-w", "127.0.0.1:\(port)"], quiet: true)
         defer {
-            for process in [daemon, pipe] {
-                process.terminate()
-                process.waitUntilExit()
-            }
+            daemon.terminate()
+            daemon.waitUntilExit()
+            // gpspipe ignores SIGTERM while it waits on gpsd.
+            kill(pipe.processIdentifier, SIGKILL)
+            pipe.waitUntilExit()
         }
         try waitForSocket(socket)
         sleep(UInt32(warmup))

@@ -2,8 +2,24 @@ import ArgumentParser
 import DriverAPI
 import DriverDaemon
 import DriverDomain
+import NIOCore
+import NIOPosix
 
 @main
+enum DriverdEntry {
+    /// Synchronous on purpose: nothing may start a thread before the shutdown signals are blocked.
+    static func main() {
+        // Every thread inherits the mask, so only SignalWaiter's thread ever sees SIGTERM and SIGINT.
+        SignalWaiter.blockShutdownSignals()
+        // Run Swift Concurrency on NIO's event loops instead of libdispatch's worker pool: that pool's monitor
+        // wakes the process every second, forever, which a battery-powered unit standing still cannot afford.
+        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        let done = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
+        done.completeWithTask { await DriverdCommand.main() }
+        try? done.futureResult.wait()
+    }
+}
+
 struct DriverdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "driverd",

@@ -17,7 +17,7 @@ struct TrackingService: Service {
         reader.start()
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                try? await Task.sleep(for: powerPollInterval)
+                try? await EventLoopSleep.sleep(for: powerPollInterval)
                 if !Task.isCancelled { pipeline.refreshPower() }
             }
         }
