@@ -25,11 +25,8 @@ struct GPSCommand: ParsableCommand {
         _ = try session.callUnchecked(Methods.eventsSubscribe, SubscribeParams(topics: [EventTopic.gpsFix]))
         try session.follow { method, params in
             guard method == EventTopic.gpsFix, let params, let fix = try? Codec.decode(Fix.self, from: params) else { return }
-            if options.json {
-                print(JSONWriter.string(params))
-            } else {
-                print("\(GPSFormatter.utc(fix.time))  \(GPSFormatter.fixLine(fix))")
-            }
+            // Straight to the descriptor: a follower is often piped or killed, and a buffered line would be lost.
+            Environment.printLine(options.json ? JSONWriter.string(params) : "\(GPSFormatter.utc(fix.time))  \(GPSFormatter.fixLine(fix))")
         }
     }
 }

@@ -61,6 +61,12 @@ struct Session {
 enum Environment {
     static func value(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 
+    /// A line on standard output, unbuffered.
+    static func printLine(_ line: String) {
+        var bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeMutableBytes { write(1, $0.baseAddress, $0.count) }
+    }
+
     static func printError(_ message: String) {
         var bytes = Array((message + "\n").utf8)
         _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }

@@ -25,9 +25,12 @@ struct MotionDetectorTests {
     func sustainedSpeed() {
         var detector = MotionDetector()
         _ = detector.observe(Self.fix(0))
+        #expect(!detector.isConfirmingMovement)
         #expect(detector.observe(Self.fix(1, speed: 1.8)) == nil)  // one spike: not yet
+        #expect(detector.isConfirmingMovement)
         #expect(detector.observe(Self.fix(2, speed: 1.9)) == nil)
         #expect(detector.observe(Self.fix(3, north: 5, speed: 2.0)) == .changed(to: .moving))
+        #expect(!detector.isConfirmingMovement)
     }
 
     @Test("a single jitter spike never flips the mode")

@@ -5,6 +5,10 @@ import NMEASynth
 import Testing
 
 /// Real receiver logs and synthesised drives through a real gpsd (gpsfake), into the real daemon.
+/// Tests that replay the shared receiver logs are skipped (with this message) where `../shared` is absent.
+let sharedLogs: ConditionTrait = .enabled(
+    if: GPSFake.sharedLog("signalk-gps.log") != nil, "../shared/testdata/nmea is not beside this checkout")
+
 @Suite("GPS through gpsd", .serialized)
 struct GPSReplayTests {
     static let continuous = "[gps]\nwatch = \"continuous\"\n"
@@ -46,7 +50,7 @@ struct GPSReplayTests {
         try #require(GPSFake.sharedLog(name), "skipped: ../shared/testdata/nmea/\(name) is not beside this checkout")
     }
 
-    @Test("the stationary log (20 min of jitter and slow walking) never flips to moving; 0.1 Hz pings")
+    @Test("the stationary log (20 min of jitter and slow walking) never flips to moving; 0.1 Hz pings", sharedLogs)
     func stationaryJitter() throws {
         let path = try Self.log("signalk-gps.log")
         let fake = try GPSFake(log: path, delay: 0.002)
@@ -62,7 +66,7 @@ struct GPSReplayTests {
         #expect(status.fixesSeen >= 1100)
     }
 
-    @Test("city driving: ping counts per mode match the policy for the log")
+    @Test("city driving: ping counts per mode match the policy for the log", sharedLogs)
     func cityDriving() throws {
         let path = try Self.log("20100411_Geko_Regensburg.txt")
         let fake = try GPSFake(log: path, delay: 0.002)
@@ -76,7 +80,7 @@ struct GPSReplayTests {
         }
     }
 
-    @Test("a receiver that never fixes records nothing and reports noFix")
+    @Test("a receiver that never fixes records nothing and reports noFix", sharedLogs)
     func neverFixes() throws {
         let fake = try GPSFake(log: try Self.log("skytraq.log"), delay: 0.05)
         let daemon = try Self.daemon(gpsd: fake.endpoint)
@@ -94,7 +98,7 @@ struct GPSReplayTests {
         #expect(error.kind == .unavailable)
     }
 
-    @Test("fix lost and regained: the loss is reported and recording resumes")
+    @Test("fix lost and regained: the loss is reported and recording resumes", sharedLogs)
     func fixLoss() throws {
         let path = try Self.log("meinberg-gps164.log")
         let fake = try GPSFake(log: path, delay: 0.02)
@@ -109,7 +113,7 @@ struct GPSReplayTests {
         #expect(status.pingsByMotion["moving"] == nil, "a fix regained metres away is not movement")
     }
 
-    @Test("time going backwards, duplicate epochs and garbage between sentences never stop recording")
+    @Test("time going backwards, duplicate epochs and garbage between sentences never stop recording", sharedLogs)
     func hostileInput() throws {
         for name in ["bt451.log", "humminbird-M37.log"] {
             let fake = try GPSFake(log: try Self.log(name), delay: 0.01)

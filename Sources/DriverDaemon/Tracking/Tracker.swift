@@ -15,6 +15,8 @@ final class Tracker: Sendable {
         var gapBefore: Double?
         var plan: SamplingPolicy.WatchPlan
         var effectiveHz: Double
+        /// Movement suspected but not confirmed: keep watching instead of going quiet.
+        var confirmingMovement: Bool
     }
 
     private struct State {
@@ -52,7 +54,8 @@ final class Tracker: Sendable {
             let decision = state.policy.decide(fix)
             return Outcome(
                 decision: decision, motion: state.detector.motion, motionChanged: changed != nil, gapBefore: gap,
-                plan: state.policy.watchPlan, effectiveHz: state.policy.effectiveHz)
+                plan: state.policy.watchPlan, effectiveHz: state.policy.effectiveHz,
+                confirmingMovement: state.detector.isConfirmingMovement)
         }
     }
 

@@ -70,6 +70,8 @@ final class TrackingPipeline: GPSEventHandler {
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.motionChanged.rawValue)", "motion": "\(outcome.motion.rawValue)"])
         }
         guard case .record(let reason) = outcome.decision else { return .continue }
+        // Suspected movement: stay awake to confirm it within seconds, not at the next slow sample.
+        let plan = outcome.confirmingMovement ? .continuous : outcome.plan
         if let recorder {
             let now = WallClock.now()
             recorder.append(PingRecord(fix: fix, motion: outcome.motion, reason: reason, recordedAt: now), now: now, nextSampleIn: 1 / outcome.effectiveHz)
@@ -77,7 +79,7 @@ final class TrackingPipeline: GPSEventHandler {
         if hub.hasSubscribers(EventTopic.gpsFix), let params = try? Codec.encode(fix) {
             hub.publish(EventTopic.gpsFix, params: params)
         }
-        return pace(after: outcome.plan)
+        return pace(after: plan)
     }
 
     /// Quiet gpsd until shortly before the next sample is due (adaptive watch at slow rates).

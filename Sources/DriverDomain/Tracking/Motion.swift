@@ -48,6 +48,13 @@ public struct MotionDetector: Sendable {
         return gpsMotion
     }
 
+    /// Stationary, but the latest fixes suggest movement that is not yet confirmed: a caller sampling
+    /// slowly should look again soon rather than in ten seconds.
+    public var isConfirmingMovement: Bool {
+        if case .stationary(_, let evidenceSince) = state, evidenceSince != nil, ignition == nil { return true }
+        return false
+    }
+
     private var gpsMotion: Motion {
         switch state {
         case .unknown: .unknown
