@@ -38,7 +38,8 @@ public enum Daemon {
         guard let endpoint = GPSDEndpoint(parsing: config.gpsd) else {
             throw StartupError(description: "gps.gpsd: \(config.gpsd) is not HOST:PORT")
         }
-        let (listener, activated) = try makeListener(config)
+        let policy = PeerAccessPolicy.resolving(groupName: config.rpcGroup)
+        let (listener, activated) = try makeListener(config, groupID: policy.groupID)
         let counters = RPCCounters()
 
         let tracker = Tracker(rates: config.rates)
@@ -61,7 +62,6 @@ public enum Daemon {
         AgentHandlers.register(in: &router, runtime: runtime, logger: logger)
         GPSHandlers.register(in: &router, runtime: tracking, logger: Logger(label: "gps"))
         let dispatcher = RPCDispatcher(router: router, counters: counters, logger: Logger(label: "rpc"))
-        let policy = PeerAccessPolicy.resolving(groupName: config.rpcGroup)
         if policy.groupID == nil {
             logger.warning("group '\(config.rpcGroup)' does not exist: only root may call mutating methods")
         }
@@ -120,7 +120,7 @@ public enum Daemon {
     }
 
     /// Socket activation when systemd passed a socket, otherwise a socket of our own at the configured path.
-    static func makeListener(_ config: DaemonConfig) throws -> (RPCListener, activated: Bool) {
+    static func makeListener(_ config: DaemonConfig, groupID: UInt32?) throws -> (RPCListener, activated: Bool) {
         let passed = try SocketActivation.takeListeningSockets()
         if let socket = passed.first {
             guard SocketActivation.isListeningUnixStream(socket.descriptor) else {
@@ -128,7 +128,6 @@ public enum Daemon {
             }
             return (.inherited(descriptor: socket.descriptor), true)
         }
-        let groupID = PeerAccessPolicy.resolving(groupName: config.rpcGroup).groupID
         // Only root can hand the socket to another group; otherwise keep the daemon user's group.
         return (.path(config.socketPath, mode: 0o660, groupID: geteuid() == 0 ? groupID : nil), false)
     }
