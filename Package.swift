@@ -50,6 +50,9 @@ let package = Package(
             name: "DriverStore",
             dependencies: ["DriverDomain", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        // The reference backend's rules, pure (idempotency, transitions, OTP, batches, ETA); its HTTP server
+        // (dispatch-sim) is still to come.
+        .target(name: "DispatchSimCore", dependencies: ["DriverAPI", "DriverDomain"]),
         // NMEA 0183 synthesis from waypoints (pure), used by the demo and tests.
         .target(name: "NMEASynth", dependencies: ["DriverDomain"]),
         .executableTarget(
@@ -105,6 +108,7 @@ let package = Package(
         .testTarget(name: "GPSKitTests", dependencies: ["GPSKit", "NMEASynth"]),
         .testTarget(name: "DriverStoreTests", dependencies: ["DriverStore", "DriverDomain"]),
         .testTarget(name: "NMEASynthTests", dependencies: ["NMEASynth", "DriverDomain"]),
+        .testTarget(name: "DispatchSimCoreTests", dependencies: ["DispatchSimCore", "DriverAPI", "DriverDomain"]),
         // Runs the real binaries (built by `swift build`) over real sockets.
         .testTarget(
             name: "IntegrationTests",
