@@ -15,11 +15,6 @@ public enum JSONValue: Sendable, Hashable {
         if case .object(let members) = self { return members[key] }
         return nil
     }
-
-    public var stringValue: String? {
-        if case .string(let value) = self { return value }
-        return nil
-    }
 }
 
 extension JSONValue: Codable {

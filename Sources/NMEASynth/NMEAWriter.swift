@@ -18,11 +18,11 @@ public enum NMEAWriter {
         }
         let lat = coordinate(fix.latitude, degreeDigits: 2, positive: "N", negative: "S")
         let lon = coordinate(fix.longitude, degreeDigits: 3, positive: "E", negative: "W")
-        let knots = format((fix.speed ?? 0) * 3600 / 1852, 2)
-        let kmh = format((fix.speed ?? 0) * 3.6, 2)
-        let track = fix.track.map { format($0, 1) } ?? ""
-        let altitude = format(fix.altitude ?? 0, 1)
-        let satellites = String(format2: fix.satellitesUsed ?? 8)
+        let knots = TextFormat.fixed((fix.speed ?? 0) * 3600 / 1852, decimals: 2)
+        let kmh = TextFormat.fixed((fix.speed ?? 0) * 3.6, decimals: 2)
+        let track = fix.track.map { TextFormat.fixed($0, decimals: 1) } ?? ""
+        let altitude = TextFormat.fixed(fix.altitude ?? 0, decimals: 1)
+        let satellites = TextFormat.two(fix.satellitesUsed ?? 8)
         return [
             sentence("GPRMC,\(clock),A,\(lat),\(lon),\(knots),\(track),\(date),,,A"),
             sentence("GPGGA,\(clock),\(lat),\(lon),1,\(satellites),0.9,\(altitude),M,47.0,M,,"),
@@ -55,32 +55,14 @@ public enum NMEAWriter {
             minutes = 0
         }
         let degreeText = String(repeating: "0", count: max(0, degreeDigits - String(degrees).count)) + String(degrees)
-        var minuteText = format(minutes, 4)
+        var minuteText = TextFormat.fixed(minutes, decimals: 4)
         if minutes < 10 { minuteText = "0" + minuteText }
         return "\(degreeText)\(minuteText),\(value < 0 ? negative : positive)"
     }
 
-    static func format(_ value: Double, _ decimals: Int) -> String {
-        var scale = 1.0
-        for _ in 0..<decimals { scale *= 10 }
-        let scaled = Int64((abs(value) * scale).rounded())
-        let whole = scaled / Int64(scale)
-        var fraction = String(scaled % Int64(scale))
-        fraction = String(repeating: "0", count: max(0, decimals - fraction.count)) + fraction
-        return (value < 0 && scaled != 0 ? "-" : "") + "\(whole)" + (decimals > 0 ? ".\(fraction)" : "")
-    }
-
     static func utc(_ time: Double) -> (clock: String, date: String) {
-        var seconds = time_t(time.rounded(.down))
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        let clock = String(format2: Int(parts.tm_hour)) + String(format2: Int(parts.tm_min)) + String(format2: Int(parts.tm_sec)) + ".00"
-        let date = String(format2: Int(parts.tm_mday)) + String(format2: Int(parts.tm_mon) + 1) + String(format2: Int(parts.tm_year) % 100)
-        return (clock, date)
+        let utc = TextFormat.UTC(time)
+        let two = TextFormat.two
+        return (two(utc.hour) + two(utc.minute) + two(utc.second) + ".00", two(utc.day) + two(utc.month) + two(utc.year % 100))
     }
-}
-
-extension String {
-    /// Two digits, zero-padded.
-    init(format2 value: Int) { self = value < 10 ? "0\(value)" : "\(value)" }
 }

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import DriverAPI
 
 /// How GPS state reads for a person.
@@ -14,12 +11,12 @@ enum GPSFormatter {
     }
 
     static func sampling(_ sampling: SamplingStatus, motion: String) -> String {
-        var text = "\(motion) at \(rate(sampling.samplingHz))"
-        if sampling.samplingHz != sampling.policyHz { text += " (policy \(rate(sampling.policyHz)))" }
+        var text = "\(motion) at \(TextFormat.rate(sampling.samplingHz))"
+        if sampling.samplingHz != sampling.policyHz { text += " (policy \(TextFormat.rate(sampling.policyHz)))" }
         text += ", battery \(sampling.batteryMode), gpsd watch \(sampling.watch)"
         if let ignition = sampling.ignition { text += ", ignition \(ignition)" }
         if !sampling.requests.isEmpty {
-            text += "; requests: " + sampling.requests.map { "pid \($0.pid) \(rate($0.hz))" }.joined(separator: ", ")
+            text += "; requests: " + sampling.requests.map { "pid \($0.pid) \(TextFormat.rate($0.hz))" }.joined(separator: ", ")
         }
         return text
     }
@@ -45,39 +42,16 @@ enum GPSFormatter {
 
     /// `52.520000, 13.405000 ±5 m 3D 9 sats 12.3 m/s 87°`
     static func fixLine(_ fix: Fix) -> String {
-        var parts = [format(fix.latitude, 6) + ", " + format(fix.longitude, 6)]
+        var parts = [TextFormat.fixed(fix.latitude, decimals: 6) + ", " + TextFormat.fixed(fix.longitude, decimals: 6)]
         if let error = fix.horizontalError { parts.append("±\(Int(error.rounded())) m") }
         parts.append("\(fix.mode)D")
         if let satellites = fix.satellitesUsed { parts.append("\(satellites) sats") }
-        if let speed = fix.speed { parts.append(format(speed, 1) + " m/s") }
+        if let speed = fix.speed { parts.append(TextFormat.fixed(speed, decimals: 1) + " m/s") }
         if let track = fix.track { parts.append("\(Int(track.rounded()))°") }
         return parts.joined(separator: " ")
     }
 
-    static func rate(_ hz: Double) -> String {
-        if hz >= 1 { return "\(format(hz, hz == hz.rounded() ? 0 : 1)) Hz" }
-        let period = 1 / hz
-        if abs(period - period.rounded()) < 0.01, period >= 10 { return "1/\(Int(period.rounded())) Hz" }
-        return "\(format(hz, 2)) Hz"
-    }
+    static func seconds(_ value: Double) -> String { value < 10 ? TextFormat.fixed(value, decimals: 1) + " s" : StatusFormatter.duration(value) }
 
-    static func seconds(_ value: Double) -> String { value < 10 ? format(value, 1) + " s" : StatusFormatter.duration(value) }
-
-    static func format(_ value: Double, _ decimals: Int) -> String {
-        var scale = 1.0
-        for _ in 0..<decimals { scale *= 10 }
-        let rounded = (abs(value) * scale).rounded()
-        let whole = Int64(rounded / scale)
-        var fraction = String(Int64(rounded) % Int64(scale))
-        fraction = String(repeating: "0", count: max(0, decimals - fraction.count)) + fraction
-        return (value < 0 && rounded != 0 ? "-" : "") + "\(whole)" + (decimals > 0 ? "." + fraction : "")
-    }
-
-    static func utc(_ time: Double) -> String {
-        var seconds = time_t(time.rounded(.down))
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
-    }
+    static func utc(_ time: Double) -> String { TextFormat.UTC(time).iso8601 }
 }

@@ -112,9 +112,15 @@ struct BatteryAndBackoffTests {
     }
 
     @Test func rates() {
-        #expect(StatusLine.rate(1) == "1 Hz")
-        #expect(StatusLine.rate(0.1) == "0.1 Hz")
-        #expect(StatusLine.rate(1.0 / 60) == "1/60 Hz")
+        #expect(TextFormat.rate(1) == "1 Hz")
+        #expect(TextFormat.rate(0.1) == "0.1 Hz")
+        #expect(TextFormat.rate(0.2) == "0.2 Hz")
+        #expect(TextFormat.rate(2.5) == "2.5 Hz")
+        #expect(TextFormat.rate(1.0 / 60) == "1/60 Hz")
+        #expect(TextFormat.fixed(-0.04, decimals: 1) == "0.0")
+        #expect(TextFormat.fixed(-1.25, decimals: 1) == "-1.3")
+        #expect(TextFormat.fixed(12.3456, decimals: 4) == "12.3456")
+        #expect(TextFormat.UTC(1_795_852_800).iso8601 == "2026-11-28T08:00:00Z")
         #expect(StatusLine(clients: 1, link: "connected", motion: "moving", samplingHz: 1, pings: 2).text
             == "gps connected, moving at 1 Hz; 2 pings recorded; 1 client")
     }
