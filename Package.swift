@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "driverd", targets: ["driverd"]),
         .executable(name: "driverctl", targets: ["driverctl"]),
+        .executable(name: "dispatch-sim", targets: ["dispatch-sim"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -15,6 +16,13 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // The local API contract: Codable types, method names, error codes, API version. No I/O.
@@ -50,9 +58,33 @@ let package = Package(
             name: "DriverStore",
             dependencies: ["DriverDomain", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        // The reference backend's rules, pure (idempotency, transitions, OTP, batches, ETA); its HTTP server
-        // (dispatch-sim) is still to come.
-        .target(name: "DispatchSimCore", dependencies: ["DriverAPI", "DriverDomain"]),
+        // The backend contract (docs/backend-openapi.yaml) as Codable types, paths and the polyline codec. No I/O.
+        // dispatch-sim serves it; driverd's uplink speaks it.
+        .target(name: "BackendContract", dependencies: ["DriverDomain"]),
+        // The reference backend's rules, pure (idempotency, transitions, OTP, batches, ETA, pushes, faults).
+        .target(name: "DispatchSimCore", dependencies: ["BackendContract", "DriverDomain"]),
+        // The reference backend's HTTP and WebSocket server (Hummingbird) around DispatchSimCore.
+        .target(
+            name: "DispatchSim",
+            dependencies: [
+                "BackendContract", "DispatchSimCore", "DriverDomain",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "dispatch-sim",
+            dependencies: [
+                "DispatchSim", "DispatchSimCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // NMEA 0183 synthesis from waypoints (pure), used by the demo and tests.
         .target(name: "NMEASynth", dependencies: ["DriverDomain"]),
         .executableTarget(
@@ -108,7 +140,20 @@ let package = Package(
         .testTarget(name: "GPSKitTests", dependencies: ["GPSKit", "NMEASynth"]),
         .testTarget(name: "DriverStoreTests", dependencies: ["DriverStore", "DriverDomain"]),
         .testTarget(name: "NMEASynthTests", dependencies: ["NMEASynth", "DriverDomain"]),
-        .testTarget(name: "DispatchSimCoreTests", dependencies: ["DispatchSimCore", "DriverAPI", "DriverDomain"]),
+        .testTarget(name: "BackendContractTests", dependencies: ["BackendContract"]),
+        .testTarget(name: "DispatchSimCoreTests", dependencies: ["DispatchSimCore", "BackendContract", "DriverDomain"]),
+        // The reference backend over real loopback HTTP and WebSocket (Hummingbird's live test mode).
+        .testTarget(
+            name: "DispatchSimTests",
+            dependencies: [
+                "DispatchSim", "DispatchSimCore", "BackendContract", "DriverDomain",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Runs the real binaries (built by `swift build`) over real sockets.
         .testTarget(
             name: "IntegrationTests",

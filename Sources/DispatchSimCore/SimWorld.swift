@@ -1,150 +1,118 @@
-import DriverAPI
+import BackendContract
 import DriverDomain
 
-/// The reference backend's state and rules, pure: the HTTP layer parses, calls one of these, and maps the
-/// outcome to a status code. Every method returns what happened; none does I/O.
-public struct SimWorld: Sendable {
-    public struct TaskState: Sendable, Equatable {
+/// The reference backend's state and rules, pure: the HTTP layer parses, calls one of these with the time,
+/// and maps the outcome to an answer. Codable, so `--state FILE` can keep it across restarts.
+public struct SimWorld: Codable, Sendable {
+    public struct TaskRecord: Codable, Sendable, Equatable {
         public var task: Scenario.Task
         public var podAccepted = false
         public var otpAttemptsLeft: Int
+        public var failureReason: FailureReason?
+        public var updatedAt: Double
+        public var photo: PhotoProof?
     }
 
-    /// An accepted status update, as `/sim/stats` lists it.
-    public struct StatusUpdate: Sendable, Equatable {
-        public var taskId: String
-        public var status: TaskStatus
-        public var idempotencyKey: String
-        public var time: Double
-    }
+    public private(set) var drivers: [Scenario.Driver]
+    public internal(set) var tasks: [String: TaskRecord] = [:]
+    /// Task ids in the order they were created.
+    var taskOrder: [String] = []
+    var sequences: [String: [String]]
+    var pushLog: [String: [Push]] = [:]
+    var statusLedger = IdempotencyLedger<StatusOutcome>()
+    var podLedger = IdempotencyLedger<PODOutcome>()
+    var batchIDs: Set<String> = []
+    var pingKeys: Set<String> = []
+    public internal(set) var lastPosition: [String: LocationPing] = [:]
+    var lastETAPush: [String: Double] = [:]
+    /// Bumped to revoke every token issued to a driver before.
+    public private(set) var tokenGeneration: [String: Int] = [:]
+    public internal(set) var stats = SimStats()
+    public let etaSpeed: Double
+    public let otpAttempts: Int
+    public let etaPushSeconds: Double
 
-    public enum StatusOutcome: Sendable, Equatable {
-        case applied(TaskStatus)
-        /// The same key and body again: the first answer, nothing changed.
-        case replayed(TaskStatus)
-        /// 409 with the server's current status.
-        case invalidTransition(current: TaskStatus)
-        /// 409: `DELIVERED` before an accepted proof of delivery.
-        case podRequired(current: TaskStatus)
-        /// 422: the key was used with another body.
-        case keyReused
-        case notFound
-    }
-
-    public enum OTPOutcome: Sendable, Equatable {
-        case accepted
-        /// 400; the driver may try again `attemptsLeft` times.
-        case wrong(attemptsLeft: Int)
-        /// Too many wrong codes.
-        case locked
-        case notOTPTask
-        case notFound
-    }
-
-    public enum BatchOutcome: Sendable, Equatable {
-        /// Acked; `unique` pings were new.
-        case accepted(unique: Int)
-        /// The batch id was seen before: acked again, nothing stored twice.
-        case duplicate
-    }
-
-    public let scenario: Scenario
-    public private(set) var tasks: [String: TaskState]
-    public private(set) var statusUpdates: [StatusUpdate] = []
-    public private(set) var duplicateRequests = 0
-    public private(set) var pingsReceived = 0
-    public private(set) var batchesReceived = 0
-    public private(set) var lastPosition: [String: Fix] = [:]
-    private var statusLedger = IdempotencyLedger<TaskStatus>()
-    private var batchIDs: Set<String> = []
-    private var pingKeys: Set<String> = []
-
-    public init(scenario: Scenario) {
-        self.scenario = scenario
-        tasks = Dictionary(uniqueKeysWithValues: scenario.tasks.map {
-            ($0.id, TaskState(task: $0, otpAttemptsLeft: scenario.otpAttempts))
-        })
-    }
-
-    public var uniquePings: Int { pingKeys.count }
-
-    public func activeTasks(driverId: String) -> [TaskState] {
-        tasks.values.filter { $0.task.driverId == driverId && !$0.task.status.isTerminal }.sorted { $0.task.id < $1.task.id }
-    }
-
-    public mutating func updateStatus(
-        taskId: String, to status: TaskStatus, idempotencyKey: String, bodyDigest: String, at time: Double
-    ) -> StatusOutcome {
-        switch statusLedger.check(key: idempotencyKey, bodyDigest: bodyDigest) {
-        case .replay(let first):
-            duplicateRequests += 1
-            return .replayed(first)
-        case .conflict:
-            return .keyReused
-        case .new:
-            break
+    public init(scenario: Scenario, now: Double = 0) {
+        drivers = scenario.drivers
+        etaSpeed = scenario.etaSpeed
+        otpAttempts = scenario.otpAttempts
+        etaPushSeconds = scenario.etaPushSeconds
+        sequences = scenario.sequences
+        for task in scenario.tasks {
+            tasks[task.id] = TaskRecord(task: task, otpAttemptsLeft: scenario.otpAttempts, updatedAt: now)
+            taskOrder.append(task.id)
         }
-        guard var state = tasks[taskId] else { return .notFound }
-        let current = state.task.status
-        guard TaskWorkflow.isTransition(from: current, to: status) else { return .invalidTransition(current: current) }
-        if status == .delivered && !state.podAccepted { return .podRequired(current: current) }
-        state.task.status = status
-        tasks[taskId] = state
-        statusLedger.record(key: idempotencyKey, bodyDigest: bodyDigest, response: status)
-        statusUpdates.append(StatusUpdate(taskId: taskId, status: status, idempotencyKey: idempotencyKey, time: time))
-        return .applied(status)
     }
 
-    public mutating func submitOTP(taskId: String, value: String) -> OTPOutcome {
-        guard var state = tasks[taskId] else { return .notFound }
-        guard state.task.podType == .otp, let expected = state.task.otp else { return .notOTPTask }
-        if state.podAccepted { return .accepted }
-        guard state.otpAttemptsLeft > 0 else { return .locked }
-        if value == expected {
-            state.podAccepted = true
-            tasks[taskId] = state
-            return .accepted
-        }
-        state.otpAttemptsLeft -= 1
-        tasks[taskId] = state
-        return state.otpAttemptsLeft > 0 ? .wrong(attemptsLeft: state.otpAttemptsLeft) : .locked
+    // MARK: Reading
+
+    public func driver(username: String, password: String) -> Scenario.Driver? {
+        drivers.first { $0.username == username && $0.password == password }
     }
 
-    /// A photo proof was stored (the HTTP layer checks and hashes the upload).
-    public mutating func acceptPhoto(taskId: String) -> Bool {
-        guard var state = tasks[taskId], state.task.podType == .photo else { return false }
-        state.podAccepted = true
-        tasks[taskId] = state
-        return true
+    public func driver(id: String) -> Scenario.Driver? { drivers.first { $0.id == id } }
+
+    /// The task if it exists and belongs to `driverId` (another driver's task is "not found" to this one).
+    public func record(taskId: String, driverId: String) -> TaskRecord? {
+        guard let record = tasks[taskId], record.task.driverId == driverId else { return nil }
+        return record
     }
 
-    /// Stores a batch of pings once per batch id; each ping counts once per (time, position).
-    public mutating func ingest(batchId: String, driverId: String, pings: [Fix]) -> BatchOutcome {
-        guard batchIDs.insert(batchId).inserted else {
-            duplicateRequests += 1
-            return .duplicate
+    public func riderTask(_ record: TaskRecord) -> RiderTask {
+        let task = record.task
+        var points = [Polyline.Point(lat: task.pickup.lat, lng: task.pickup.lng)]
+        points += (task.waypoints ?? []).map { Polyline.Point(lat: $0.lat, lng: $0.lng) }
+        points.append(Polyline.Point(lat: task.dropoff.lat, lng: task.dropoff.lng))
+        let stops = [(StopKind.pickup, task.pickup), (.dropoff, task.dropoff)].map { kind, place in
+            Stop(id: Stop.id(taskId: task.id, kind: kind), kind: kind, address: place.address, lat: place.lat, lng: place.lng, name: place.name, phone: place.phone)
         }
-        batchesReceived += 1
-        pingsReceived += pings.count
-        var unique = 0
-        for ping in pings where pingKeys.insert("\(driverId)|\(ping.time)|\(ping.latitude)|\(ping.longitude)").inserted {
-            unique += 1
-        }
-        if let newest = pings.max(by: { $0.time < $1.time }), newest.time >= (lastPosition[driverId]?.time ?? -.infinity) {
-            lastPosition[driverId] = newest
-        }
-        return .accepted(unique: unique)
+        return RiderTask(
+            id: task.id, status: task.status, podType: task.podType, podAccepted: record.podAccepted, stops: stops,
+            polyline: Polyline.encode(points), failureReason: record.failureReason, updatedAt: record.updatedAt)
     }
 
-    /// Seconds to the task's next stop from the driver's last received position: great-circle distance over
-    /// the scenario's speed. nil without a position or for a finished task.
-    public func eta(taskId: String) -> Double? {
-        guard let state = tasks[taskId], !state.task.status.isTerminal,
-              let position = lastPosition[state.task.driverId]
-        else { return nil }
-        let heading: [TaskStatus] = [.assigned, .accepted, .arrivedAtStore]
-        let stop = heading.contains(state.task.status) ? state.task.pickup : state.task.dropoff
-        let metres = Geo.distance(latitude1: position.latitude, longitude1: position.longitude, latitude2: stop.lat, longitude2: stop.lng)
-        return metres / scenario.etaSpeed
+    public func activeTasks(driverId: String, now: Double) -> ActiveTasks {
+        let active = taskOrder.compactMap { tasks[$0] }.filter { $0.task.driverId == driverId && !$0.task.status.isTerminal }
+        return ActiveTasks(driverId: driverId, tasks: active.map(riderTask), sequence: sequence(driverId: driverId), serverTime: now)
+    }
+
+    /// The stops of the driver's active tasks in visiting order: the stored order first, then any active stop it
+    /// misses (a task assigned later) pickup before drop-off.
+    public func sequence(driverId: String) -> [String] {
+        let activeStops = taskOrder.compactMap { tasks[$0] }
+            .filter { $0.task.driverId == driverId && !$0.task.status.isTerminal }
+            .flatMap { [Stop.id(taskId: $0.task.id, kind: .pickup), Stop.id(taskId: $0.task.id, kind: .dropoff)] }
+        let stored = (sequences[driverId] ?? []).filter(activeStops.contains)
+        return stored + activeStops.filter { !stored.contains($0) }
+    }
+
+    /// Pushes to `driverId` with an id above `after`, oldest first.
+    public func pushes(driverId: String, after: Int) -> [Push] {
+        (pushLog[driverId] ?? []).filter { $0.id > after }
+    }
+
+    // MARK: Tokens
+
+    public func tokenGeneration(driverId: String) -> Int { tokenGeneration[driverId] ?? 0 }
+
+    /// Makes every token issued so far to the driver (or to every driver) invalid.
+    public mutating func revokeTokens(driverId: String?) {
+        for driver in drivers where driverId == nil || driver.id == driverId {
+            tokenGeneration[driver.id, default: 0] += 1
+        }
+    }
+
+
+    // MARK: Pushes
+
+    mutating func push(
+        _ kind: PushKind, driverId: String, taskId: String? = nil, task: RiderTask? = nil, sequence: [String]? = nil,
+        message: String? = nil, etaSeconds: Double? = nil, now: Double
+    ) -> Push {
+        let id = (pushLog[driverId]?.last?.id ?? 0) + 1
+        let push = Push(id: id, kind: kind, taskId: taskId, task: task, sequence: sequence, message: message, etaSeconds: etaSeconds, sentAt: now)
+        pushLog[driverId, default: []].append(push)
+        stats.pushesSent += 1
+        return push
     }
 }

@@ -1,5 +1,5 @@
+import BackendContract
 import DispatchSimCore
-import DriverAPI
 import DriverDomain
 import Foundation
 import Testing
@@ -8,74 +8,171 @@ import Testing
 struct SimWorldTests {
     func world() -> SimWorld { SimWorld(scenario: .builtIn) }
 
-    @Test("the built-in world has a driver with two active tasks and round-trips through JSON")
+    func update(
+        _ world: inout SimWorld, _ taskId: String, _ status: TaskStatus, key: String, digest: String? = nil, driver: String = "drv-1", at now: Double = 0
+    ) -> (outcome: StatusOutcome, replayed: Bool) {
+        world.updateStatus(
+            taskId: taskId, driverId: driver, request: StatusUpdateRequest(status: status, location: nil, timestamp: now),
+            idempotencyKey: key, bodyDigest: digest ?? "\(taskId)|\(status.rawValue)", now: now)
+    }
+
+    func accepted(_ taskId: String, _ status: TaskStatus, from previous: TaskStatus, key: String, at now: Double = 0) -> StatusOutcome {
+        .applied(StatusAccepted(taskId: taskId, status: status, previousStatus: previous, idempotencyKey: key, acceptedAt: now))
+    }
+
+    @Test("the built-in world has a driver with two active tasks in a multi-order sequence, and round-trips through JSON")
     func builtIn() throws {
-        let world = world()
-        #expect(world.activeTasks(driverId: "drv-1").map(\.task.id) == ["task-1001", "task-1002"])
+        let active = world().activeTasks(driverId: "drv-1", now: 5)
+        #expect(active.tasks.map(\.id) == ["task-1001", "task-1002"])
+        #expect(active.sequence == ["task-1001-pickup", "task-1002-pickup", "task-1001-dropoff", "task-1002-dropoff"])
+        #expect(active.tasks[0].stops.map(\.kind) == [.pickup, .dropoff])
+        let line = try #require(Polyline.decode(active.tasks[0].polyline))
+        #expect(line == [Polyline.Point(lat: 49.021, lng: 12.097), Polyline.Point(lat: 49.016, lng: 12.1005)])
+        #expect(Scenario.builtIn.problems().isEmpty)
         let data = try JSONEncoder().encode(Scenario.builtIn)
         #expect(try JSONDecoder().decode(Scenario.self, from: data) == .builtIn)
-        #expect(String(decoding: data, as: UTF8.self).contains(#""status":"ASSIGNED""#))
+    }
+
+    @Test("a scenario file needs only drivers and tasks; problems are named")
+    func scenarioFile() throws {
+        let json = #"{"drivers":[{"id":"d","username":"u","password":"p"}],"tasks":[{"id":"t 1","driverId":"x","pickup":{"address":"a","lat":1,"lng":2,"name":"n","phone":"p"},"dropoff":{"address":"b","lat":95,"lng":2,"name":"n","phone":"p"},"podType":"OTP"}]}"#
+        let scenario = try JSONDecoder().decode(Scenario.self, from: Data(json.utf8))
+        #expect(scenario.etaSpeed == 8 && scenario.otpAttempts == 3 && scenario.tasks[0].status == .assigned)
+        let problems = scenario.problems()
+        #expect(problems.contains { $0.contains("t 1") && $0.contains("letters") })
+        #expect(problems.contains { $0.contains("unknown driver x") })
+        #expect(problems.contains { $0.contains("4-digit otp") })
+        #expect(problems.contains { $0.contains("out of range") })
     }
 
     @Test("idempotency: a replayed key returns the first answer and changes nothing; another body is refused")
     func idempotency() {
         var world = world()
-        #expect(world.updateStatus(taskId: "task-1001", to: .accepted, idempotencyKey: "k1", bodyDigest: "a", at: 1) == .applied(.accepted))
-        #expect(world.updateStatus(taskId: "task-1001", to: .accepted, idempotencyKey: "k1", bodyDigest: "a", at: 2) == .replayed(.accepted))
-        #expect(world.updateStatus(taskId: "task-1001", to: .arrivedAtStore, idempotencyKey: "k1", bodyDigest: "b", at: 3) == .keyReused)
-        #expect(world.statusUpdates.count == 1)
-        #expect(world.duplicateRequests == 1)
+        let first = update(&world, "task-1001", .accepted, key: "k1", at: 1)
+        #expect(first.outcome == accepted("task-1001", .accepted, from: .assigned, key: "k1", at: 1) && !first.replayed)
+        let replay = update(&world, "task-1001", .accepted, key: "k1", at: 2)
+        #expect(replay.outcome == first.outcome && replay.replayed)
+        #expect(update(&world, "task-1001", .arrivedAtStore, key: "k1", at: 3).outcome == .keyReused)
+        #expect(world.stats.statusUpdates.count == 1)
+        #expect(world.stats.duplicateRequests == 1)
         #expect(world.tasks["task-1001"]?.task.status == .accepted)
     }
 
-    @Test("an invalid transition is refused with the current status; DELIVERED needs an accepted POD")
+    @Test("an invalid transition is refused with the server's task, and the refusal is the key's answer; DELIVERED needs an accepted POD")
     func transitions() {
         var world = world()
-        #expect(world.updateStatus(taskId: "task-1001", to: .pickedUp, idempotencyKey: "x", bodyDigest: "x", at: 0) == .invalidTransition(current: .assigned))
-        // A refused key is not remembered: the driver can retry it once the state allows.
-        for (key, status) in [("1", TaskStatus.accepted), ("2", .arrivedAtStore), ("3", .pickedUp), ("4", .arrivedAtDestination)] {
-            #expect(world.updateStatus(taskId: "task-1001", to: status, idempotencyKey: key, bodyDigest: key, at: 0) == .applied(status))
+        guard case .invalidTransition(let task) = update(&world, "task-1001", .pickedUp, key: "x").outcome else {
+            Issue.record("expected a refusal")
+            return
         }
-        #expect(world.updateStatus(taskId: "task-1001", to: .delivered, idempotencyKey: "5", bodyDigest: "5", at: 0) == .podRequired(current: .arrivedAtDestination))
-        #expect(world.submitOTP(taskId: "task-1001", value: "4812") == .accepted)
-        #expect(world.updateStatus(taskId: "task-1001", to: .delivered, idempotencyKey: "5", bodyDigest: "5", at: 0) == .applied(.delivered))
-        #expect(world.activeTasks(driverId: "drv-1").map(\.task.id) == ["task-1002"])
-        #expect(world.updateStatus(taskId: "nope", to: .accepted, idempotencyKey: "6", bodyDigest: "6", at: 0) == .notFound)
-        #expect(world.updateStatus(taskId: "task-1002", to: .cancelled, idempotencyKey: "7", bodyDigest: "7", at: 0) == .applied(.cancelled))
+        #expect(task.status == .assigned)
+        for (key, status, previous) in [("1", TaskStatus.accepted, TaskStatus.assigned), ("2", .arrivedAtStore, .accepted), ("3", .pickedUp, .arrivedAtStore)] {
+            #expect(update(&world, "task-1001", status, key: key).outcome == accepted("task-1001", status, from: previous, key: key))
+        }
+        // The refused key is answered the same way even though the state now allows it.
+        let replayedRefusal = update(&world, "task-1001", .pickedUp, key: "x")
+        #expect(replayedRefusal.replayed)
+        if case .invalidTransition(let task) = replayedRefusal.outcome { #expect(task.status == .assigned) } else { Issue.record("expected the first refusal") }
+        #expect(update(&world, "task-1001", .arrivedAtDestination, key: "4").outcome == accepted("task-1001", .arrivedAtDestination, from: .pickedUp, key: "4"))
+        guard case .podRequired = update(&world, "task-1001", .delivered, key: "5").outcome else {
+            Issue.record("expected POD_REQUIRED")
+            return
+        }
+        #expect(world.submitOTP(taskId: "task-1001", driverId: "drv-1", value: "4812", idempotencyKey: nil, now: 0).outcome
+            == .accepted(PODReceipt(taskId: "task-1001", type: .otp, accepted: true)))
+        #expect(update(&world, "task-1001", .delivered, key: "6").outcome == accepted("task-1001", .delivered, from: .arrivedAtDestination, key: "6"))
+        #expect(world.activeTasks(driverId: "drv-1", now: 0).tasks.map(\.id) == ["task-1002"])
+        #expect(update(&world, "nope", .accepted, key: "7").outcome == .notFound)
+        #expect(update(&world, "task-1002", .accepted, key: "8", driver: "drv-2").outcome == .notFound)
+        // CANCELLED belongs to the dispatcher.
+        guard case .invalidTransition = update(&world, "task-1002", .cancelled, key: "9").outcome else {
+            Issue.record("a driver must not cancel")
+            return
+        }
     }
 
-    @Test("OTP: wrong codes count down to a lock; photo tasks take no OTP")
+    @Test("OTP: wrong codes count down to a lock, a replayed key costs no attempt; photo tasks take no OTP")
     func otp() {
         var world = world()
-        #expect(world.submitOTP(taskId: "task-1001", value: "0000") == .wrong(attemptsLeft: 2))
-        #expect(world.submitOTP(taskId: "task-1001", value: "1111") == .wrong(attemptsLeft: 1))
-        #expect(world.submitOTP(taskId: "task-1001", value: "2222") == .locked)
-        #expect(world.submitOTP(taskId: "task-1001", value: "4812") == .locked)
-        #expect(world.submitOTP(taskId: "task-1002", value: "4812") == .notOTPTask)
-        let photoAccepted = world.acceptPhoto(taskId: "task-1002")
-        let photoOnOTPTask = world.acceptPhoto(taskId: "task-1001")
-        #expect(photoAccepted && !photoOnOTPTask)
+        for (key, status) in [("1", TaskStatus.accepted), ("2", .arrivedAtStore), ("3", .pickedUp)] { _ = update(&world, "task-1001", status, key: key) }
+        func otp(_ value: String, key: String? = nil, task: String = "task-1001") -> PODOutcome {
+            world.submitOTP(taskId: task, driverId: "drv-1", value: value, idempotencyKey: key, now: 0).outcome
+        }
+        #expect(otp("0000", key: "a") == .otpWrong(attemptsLeft: 2))
+        #expect(otp("0000", key: "a") == .otpWrong(attemptsLeft: 2))
+        #expect(otp("1111") == .otpWrong(attemptsLeft: 1))
+        #expect(otp("2222") == .otpLocked)
+        #expect(otp("4812") == .otpLocked)
+        #expect(world.stats.otpFailures == 3)
+        guard case .typeMismatch = otp("4812", task: "task-1002") else {
+            Issue.record("a photo task takes no OTP")
+            return
+        }
+        let photo = PhotoProof(sha256: String(repeating: "a", count: 64), bytes: 10, lat: 49, lng: 12, timestamp: 0)
+        guard case .notDeliverable = world.submitPhoto(taskId: "task-1002", driverId: "drv-1", photo: photo, idempotencyKey: nil, now: 0).outcome else {
+            Issue.record("a photo before pickup is refused")
+            return
+        }
     }
 
-    @Test("location batches are deduplicated by batch id and pings counted once")
+    @Test("location batches are deduplicated by batch id and pings counted once; ETA pushes are throttled")
     func batches() {
         var world = world()
-        let pings = (0..<5).map { Fix(time: Double($0), latitude: 49.02, longitude: 12.09 + Double($0) / 1000) }
-        #expect(world.ingest(batchId: "b1", driverId: "drv-1", pings: pings) == .accepted(unique: 5))
-        #expect(world.ingest(batchId: "b1", driverId: "drv-1", pings: pings) == .duplicate)
-        #expect(world.ingest(batchId: "b2", driverId: "drv-1", pings: Array(pings.suffix(2))) == .accepted(unique: 0))
-        #expect(world.batchesReceived == 2 && world.pingsReceived == 7 && world.uniquePings == 5)
-        #expect(world.lastPosition["drv-1"]?.time == 4)
+        let pings = (0..<5).map { LocationPing(lat: 49.02, lng: 12.09 + Double($0) / 1000, timestamp: Double($0)) }
+        let first = world.ingest(batch: LocationBatch(batchId: "b1", pings: pings), driverId: "drv-1", now: 100)
+        #expect(first.ack == BatchAck(batchId: "b1", received: 5, unique: 5, duplicate: false))
+        #expect(first.push?.kind == .eta && first.push?.taskId == "task-1001")
+        #expect(world.ingest(batch: LocationBatch(batchId: "b1", pings: pings), driverId: "drv-1", now: 101).ack.duplicate)
+        let overlap = world.ingest(batch: LocationBatch(batchId: "b2", pings: Array(pings.suffix(2))), driverId: "drv-1", now: 110)
+        #expect(overlap.ack.unique == 0 && overlap.push == nil)
+        #expect(world.stats.batches == 2 && world.stats.pingsReceived == 7 && world.stats.uniquePings == 5 && world.stats.duplicateBatches == 1)
+        #expect(world.lastPosition["drv-1"]?.timestamp == 4)
+        #expect(world.ingest(batch: LocationBatch(batchId: "b3", pings: [pings[0]]), driverId: "drv-1", now: 130).push?.kind == .eta)
     }
 
     @Test("ETA: great-circle distance to the next stop over the scenario speed")
     func eta() {
         var world = world()
-        #expect(world.eta(taskId: "task-1001") == nil)
+        #expect(world.eta(taskId: "task-1001", driverId: "drv-1", now: 0)?.etaSeconds == nil)
+        #expect(world.eta(taskId: "task-1001", driverId: "drv-2", now: 0) == nil)
         // 800 m south of the pickup: 100 s at 8 m/s.
-        _ = world.ingest(batchId: "b", driverId: "drv-1", pings: [Fix(time: 0, latitude: 49.02100 - 800 / 111_195, longitude: 12.09700)])
-        let seconds = world.eta(taskId: "task-1001") ?? 0
-        #expect(abs(seconds - 100) < 1)
+        _ = world.ingest(batch: LocationBatch(batchId: "b", pings: [LocationPing(lat: 49.02100 - 800 / 111_195, lng: 12.09700, timestamp: 0)]), driverId: "drv-1", now: 0)
+        let eta = world.eta(taskId: "task-1001", driverId: "drv-1", now: 0)
+        #expect(eta?.stopId == "task-1001-pickup")
+        #expect(abs((eta?.etaSeconds ?? 0) - 100) < 1)
+    }
+
+    @Test("dispatcher changes become pushes with growing ids; a resequence keeps pickups before drop-offs")
+    func dispatcher() throws {
+        var world = world()
+        let place = Scenario.Place(address: "x", lat: 49, lng: 12, name: "n", phone: "p")
+        let assigned = try world.assign(Scenario.Task(id: "task-9", driverId: "drv-1", pickup: place, dropoff: place, podType: .photo), now: 1).get()
+        #expect(assigned.id == 1 && assigned.kind == .taskAssigned && assigned.task?.status == .assigned)
+        #expect(assigned.sequence?.suffix(2) == ["task-9-pickup", "task-9-dropoff"])
+        #expect(throws: SimRefusal.self) { try world.assign(Scenario.Task(id: "task-9", driverId: "drv-1", pickup: place, dropoff: place, podType: .photo), now: 1).get() }
+        #expect(try world.cancel(taskId: "task-9", now: 2).get().kind == .taskCancelled)
+        #expect(throws: SimRefusal.self) { try world.cancel(taskId: "task-9", now: 2).get() }
+        let changed = try world.changeRoute(taskId: "task-1001", dropoff: place, waypoints: [.init(lat: 49.5, lng: 12.5)], now: 3).get()
+        #expect(changed.kind == .routeChanged && changed.task?.stops[1].address == "x")
+        #expect(Polyline.decode(changed.task?.polyline ?? "")?.count == 3)
+        #expect(try world.message(driverId: "drv-1", taskId: "task-1001", text: "ring twice", now: 4).get().message == "ring twice")
+        let order = ["task-1002-pickup", "task-1002-dropoff", "task-1001-pickup", "task-1001-dropoff"]
+        #expect(try world.resequence(driverId: "drv-1", to: order, byDispatcher: true, now: 5).get() == order)
+        #expect(world.lastPush(driverId: "drv-1")?.sequence == order)
+        let bad = world.resequence(driverId: "drv-1", to: ["task-1002-dropoff", "task-1002-pickup", "task-1001-pickup", "task-1001-dropoff"], byDispatcher: false, now: 6)
+        #expect((try? bad.get()) == nil)
+        #expect((try? world.resequence(driverId: "drv-1", to: Array(order.prefix(3)), byDispatcher: false, now: 6).get()) == nil)
+        #expect(world.pushes(driverId: "drv-1", after: 3).map(\.id) == [4, 5])
+        #expect(world.activeTasks(driverId: "drv-1", now: 7).sequence == order)
+    }
+
+    @Test("the whole world survives a JSON round trip, idempotency ledger included")
+    func persistence() throws {
+        var world = world()
+        _ = update(&world, "task-1001", .accepted, key: "k")
+        var restored = try JSONDecoder().decode(SimWorld.self, from: JSONEncoder().encode(world))
+        #expect(update(&restored, "task-1001", .accepted, key: "k").replayed)
+        #expect(restored.tasks == world.tasks)
     }
 
     @Test("the ledger keeps the first answer")

@@ -1,0 +1,60 @@
+/// Every error answer of the backend: `{"error": {...}}` with a stable code.
+public struct BackendErrorBody: Codable, Sendable, Equatable {
+    public struct Detail: Codable, Sendable, Equatable {
+        public var code: BackendErrorCode
+        public var message: String
+        /// The backend's current state of the task (409 answers).
+        public var task: RiderTask?
+        /// Wrong OTP entries still allowed.
+        public var attemptsLeft: Int?
+
+        public init(code: BackendErrorCode, message: String, task: RiderTask? = nil, attemptsLeft: Int? = nil) {
+            self.code = code
+            self.message = message
+            self.task = task
+            self.attemptsLeft = attemptsLeft
+        }
+    }
+
+    public var error: Detail
+    public init(_ error: Detail) { self.error = error }
+}
+
+/// The error codes of the contract, with the HTTP status each one comes with.
+public enum BackendErrorCode: String, Codable, Sendable, Equatable, CaseIterable {
+    case badRequest = "BAD_REQUEST"
+    case invalidCredentials = "INVALID_CREDENTIALS"
+    case unauthorized = "UNAUTHORIZED"
+    case tokenExpired = "TOKEN_EXPIRED"
+    case notFound = "NOT_FOUND"
+    case idempotencyKeyMissing = "IDEMPOTENCY_KEY_MISSING"
+    case idempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED"
+    case invalidTransition = "INVALID_TRANSITION"
+    case podRequired = "POD_REQUIRED"
+    case podTypeMismatch = "POD_TYPE_MISMATCH"
+    case otpInvalid = "OTP_INVALID"
+    case otpLocked = "OTP_LOCKED"
+    case unsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+    case checksumMismatch = "CHECKSUM_MISMATCH"
+    case payloadTooLarge = "PAYLOAD_TOO_LARGE"
+    case invalidSequence = "INVALID_SEQUENCE"
+    case upgradeRequired = "UPGRADE_REQUIRED"
+    case injectedFault = "INJECTED_FAULT"
+    case internalError = "INTERNAL_ERROR"
+
+    public var httpStatus: Int {
+        switch self {
+        case .badRequest, .idempotencyKeyMissing, .otpInvalid: 400
+        case .invalidCredentials, .unauthorized, .tokenExpired: 401
+        case .notFound: 404
+        case .invalidTransition, .podRequired, .podTypeMismatch: 409
+        case .payloadTooLarge: 413
+        case .unsupportedMediaType: 415
+        case .idempotencyKeyReused, .checksumMismatch, .invalidSequence: 422
+        case .upgradeRequired: 426
+        case .otpLocked: 429
+        case .internalError: 500
+        case .injectedFault: 503
+        }
+    }
+}

@@ -1,0 +1,27 @@
+/// The backend contract's paths and headers (docs/backend-openapi.yaml). Task ids are path segments, so the
+/// contract restricts them to letters, digits, '.', '_' and '-'.
+public enum BackendPaths {
+    public static let apiPrefix = "/api/v1"
+    public static let login = "/api/v1/auth/login"
+    public static let refresh = "/api/v1/auth/refresh"
+    public static let activeTasks = "/api/v1/rider/tasks/active"
+    public static let locations = "/api/v1/rider/locations"
+    public static let pushes = "/api/v1/rider/pushes"
+    public static let route = "/api/v1/rider/route"
+    public static let webSocket = "/api/v1/rider/ws"
+
+    public static func taskStatus(_ taskId: String) -> String { "/api/v1/rider/tasks/\(taskId)/status" }
+    public static func taskPOD(_ taskId: String) -> String { "/api/v1/rider/tasks/\(taskId)/pod" }
+    public static func taskETA(_ taskId: String) -> String { "/api/v1/rider/tasks/\(taskId)/eta" }
+
+    public static let idempotencyKeyHeader = "Idempotency-Key"
+    /// Set on an answer that repeats the first answer given for an idempotency key.
+    public static let idempotentReplayHeader = "Idempotent-Replayed"
+
+    /// Whether `id` may be used as a task id (and so as a path segment).
+    public static func isValidTaskID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 64 && id.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "_" || $0 == "-"
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import DriverDomain
+
+/// How a delivery is proved: a photo of the handover or the customer's 4-digit code.
+public enum PODType: String, Codable, Sendable, Equatable, CaseIterable {
+    case photo = "PHOTO", otp = "OTP"
+}
+
+public enum StopKind: String, Codable, Sendable, Equatable {
+    case pickup, dropoff
+}
+
+/// One place to visit: the vendor (pickup) or the customer (drop-off) of a task.
+public struct Stop: Codable, Sendable, Equatable {
+    /// `<taskId>-pickup` or `<taskId>-dropoff`.
+    public var id: String
+    public var kind: StopKind
+    public var address: String
+    public var lat: Double
+    public var lng: Double
+    /// The vendor's name at a pickup, the customer's at a drop-off.
+    public var name: String
+    public var phone: String
+
+    public init(id: String, kind: StopKind, address: String, lat: Double, lng: Double, name: String, phone: String) {
+        self.id = id
+        self.kind = kind
+        self.address = address
+        self.lat = lat
+        self.lng = lng
+        self.name = name
+        self.phone = phone
+    }
+
+    public static func id(taskId: String, kind: StopKind) -> String { "\(taskId)-\(kind.rawValue)" }
+
+    /// The task id and kind a stop id names, or nil when it names none.
+    public static func parse(_ stopId: String) -> (taskId: String, kind: StopKind)? {
+        for kind in [StopKind.pickup, .dropoff] where stopId.hasSuffix("-" + kind.rawValue) {
+            let taskId = String(stopId.dropLast(kind.rawValue.count + 1))
+            return taskId.isEmpty ? nil : (taskId, kind)
+        }
+        return nil
+    }
+}
+
+/// A task (one order) as the backend shows it to its driver.
+public struct RiderTask: Codable, Sendable, Equatable {
+    public var id: String
+    public var status: TaskStatus
+    public var podType: PODType
+    /// Whether the backend has accepted the task's proof of delivery.
+    public var podAccepted: Bool
+    /// Pickup first, then drop-off.
+    public var stops: [Stop]
+    /// The route from pickup to drop-off, Google encoded polyline (precision 5).
+    public var polyline: String
+    /// Set once the task is `DELIVERY_FAILED`.
+    public var failureReason: FailureReason?
+    /// Unix seconds of the last change on the backend.
+    public var updatedAt: Double
+
+    public init(
+        id: String, status: TaskStatus, podType: PODType, podAccepted: Bool, stops: [Stop], polyline: String,
+        failureReason: FailureReason? = nil, updatedAt: Double
+    ) {
+        self.id = id
+        self.status = status
+        self.podType = podType
+        self.podAccepted = podAccepted
+        self.stops = stops
+        self.polyline = polyline
+        self.failureReason = failureReason
+        self.updatedAt = updatedAt
+    }
+}
+
+/// `GET /api/v1/rider/tasks/active`: the driver's active tasks and the order of their stops.
+public struct ActiveTasks: Codable, Sendable, Equatable {
+    public var driverId: String
+    public var tasks: [RiderTask]
+    /// Stop ids in visiting order (multi-order routes interleave tasks).
+    public var sequence: [String]
+    public var serverTime: Double
+
+    public init(driverId: String, tasks: [RiderTask], sequence: [String], serverTime: Double) {
+        self.driverId = driverId
+        self.tasks = tasks
+        self.sequence = sequence
+        self.serverTime = serverTime
+    }
+}
+
+/// `PUT /api/v1/rider/route`: the driver's new stop order (every active stop once, a pickup before its drop-off).
+public struct RouteSequence: Codable, Sendable, Equatable {
+    public var sequence: [String]
+    public init(sequence: [String]) { self.sequence = sequence }
+}

@@ -1,0 +1,51 @@
+import DriverDomain
+
+/// Where the vehicle was when something happened.
+public struct Location: Codable, Sendable, Equatable {
+    public var lat: Double
+    public var lng: Double
+    /// Horizontal accuracy, metres.
+    public var accuracy: Double?
+    public init(lat: Double, lng: Double, accuracy: Double? = nil) {
+        self.lat = lat
+        self.lng = lng
+        self.accuracy = accuracy
+    }
+}
+
+/// `PATCH /api/v1/rider/tasks/{taskId}/status`, sent with an `Idempotency-Key` header.
+public struct StatusUpdateRequest: Codable, Sendable, Equatable {
+    public var status: TaskStatus
+    public var location: Location?
+    /// Unix seconds of the driver's action (not of the upload).
+    public var timestamp: Double
+    /// Required with `DELIVERY_FAILED`.
+    public var reason: FailureReason?
+    public var note: String?
+
+    public init(status: TaskStatus, location: Location?, timestamp: Double, reason: FailureReason? = nil, note: String? = nil) {
+        self.status = status
+        self.location = location
+        self.timestamp = timestamp
+        self.reason = reason
+        self.note = note
+    }
+}
+
+/// The answer to an accepted status update (and to every replay of its idempotency key).
+public struct StatusAccepted: Codable, Sendable, Equatable {
+    public var taskId: String
+    public var status: TaskStatus
+    public var previousStatus: TaskStatus
+    public var idempotencyKey: String
+    /// Unix seconds when the backend applied it.
+    public var acceptedAt: Double
+
+    public init(taskId: String, status: TaskStatus, previousStatus: TaskStatus, idempotencyKey: String, acceptedAt: Double) {
+        self.taskId = taskId
+        self.status = status
+        self.previousStatus = previousStatus
+        self.idempotencyKey = idempotencyKey
+        self.acceptedAt = acceptedAt
+    }
+}

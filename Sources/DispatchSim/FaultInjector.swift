@@ -1,0 +1,70 @@
+import DispatchSimCore
+import Synchronization
+
+/// The live fault plan, its seeded randomness and the "refuse connections" window, lock-guarded (every API
+/// request asks it). Also counts API requests and injected faults for `/sim/stats`.
+final class FaultInjector: Sendable {
+    private struct State {
+        var plan: FaultPlan
+        var random: SplitMix64
+        var refuseUntil: Double = 0
+        var requests = 0
+        var faults = 0
+    }
+
+    private let state: Mutex<State>
+
+    init(plan: FaultPlan, seed: UInt64) {
+        state = Mutex(State(plan: plan, random: SplitMix64(seed: seed)))
+    }
+
+    var plan: FaultPlan {
+        get { state.withLock { $0.plan } }
+        set { state.withLock { $0.plan = newValue } }
+    }
+
+    /// What to do with a request to `path`, and the delay before it (milliseconds).
+    func decide(path: String) -> (decision: FaultPlan.Decision, latencyMs: Int) {
+        state.withLock { state in
+            guard path.hasPrefix("/api/") else { return (.pass, 0) }
+            state.requests += 1
+            let decision = state.plan.decide(path: path, random: state.random.nextUnit())
+            if decision != .pass { state.faults += 1 }
+            return (decision, state.plan.latency(path: path))
+        }
+    }
+
+    /// Every new connection is closed at once until `now + seconds`.
+    func refuse(forSeconds seconds: Double, now: Double) {
+        state.withLock { $0.refuseUntil = now + seconds }
+    }
+
+    func isRefusing(now: Double) -> Bool {
+        state.withLock { state in
+            guard now < state.refuseUntil else { return false }
+            state.faults += 1
+            return true
+        }
+    }
+
+    func refusingFor(now: Double) -> Double { state.withLock { max(0, $0.refuseUntil - now) } }
+
+    var counts: (requests: Int, faults: Int) { state.withLock { ($0.requests, $0.faults) } }
+}
+
+/// A small seeded generator, so a fault run can be repeated (`--seed`).
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(UInt64(1) << 53) }
+}

@@ -1,0 +1,63 @@
+import DispatchSimCore
+import Hummingbird
+import NIOCore
+
+/// Applies the fault plan to API requests: latency, a 5xx answer without handling, or a dropped connection
+/// before or after handling (the "request lost" and "answer lost" cases a client must survive).
+struct FaultMiddleware: RouterMiddleware {
+    typealias Context = SimContext
+    let faults: FaultInjector
+
+    /// Thrown once the connection is closed on purpose; nothing more is sent.
+    struct ConnectionDropped: Error {}
+
+    func handle(_ request: Request, context: SimContext, next: (Request, SimContext) async throws -> Response) async throws -> Response {
+        // Kept-alive connections opened before the refusal window are cut too, as when a server goes away.
+        if faults.isRefusing(now: SimState.now()) {
+            context.channel.close(promise: nil)
+            throw ConnectionDropped()
+        }
+        let (decision, latencyMs) = faults.decide(path: request.uri.path)
+        if latencyMs > 0 { try await Task.sleep(for: .milliseconds(latencyMs)) }
+        switch decision {
+        case .pass:
+            return try await next(request, context)
+        case .error(let status):
+            var error = SimHTTPError(.injectedFault, "fault injected by dispatch-sim")
+            error.statusOverride = status
+            throw error
+        case .dropBefore:
+            context.logger.info("fault: connection dropped before handling", metadata: ["path": "\(request.uri.path)"])
+            context.channel.close(promise: nil)
+            throw ConnectionDropped()
+        case .dropAfter:
+            _ = try? await next(request, context)
+            context.logger.info("fault: connection dropped after handling", metadata: ["path": "\(request.uri.path)"])
+            context.channel.close(promise: nil)
+            throw ConnectionDropped()
+        }
+    }
+}
+
+/// Closes each new connection at once while the fault injector refuses connections.
+final class RefuseConnectionsHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    let faults: FaultInjector
+
+    init(faults: FaultInjector) { self.faults = faults }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { refuseIfAsked(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        refuseIfAsked(context)
+        context.fireChannelActive()
+    }
+
+    private func refuseIfAsked(_ context: ChannelHandlerContext) {
+        guard faults.isRefusing(now: SimState.now()) else { return }
+        // Accepted and closed before a byte is read: the client's request fails as on a refused connection.
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,99 @@
+import BackendContract
+import Crypto
+import DispatchSimCore
+import Foundation
+import Hummingbird
+
+/// The driver's side of the contract (everything under /api/v1/rider, Bearer token required).
+struct RiderRoutes {
+    let state: SimState
+
+    func add(to group: RouterGroup<SimContext>) {
+        group.get("tasks/active") { _, context -> Response in
+            let driverId = try context.requireDriver()
+            return try SimJSON.response(await state.read { world, now in world.activeTasks(driverId: driverId, now: now) })
+        }
+        group.patch("tasks/:taskId/status") { request, context in try await updateStatus(request, context) }
+        group.get("tasks/:taskId/eta") { _, context -> Response in
+            let driverId = try context.requireDriver()
+            let taskId = try context.parameters.require("taskId")
+            guard let eta = await state.read({ world, now in world.eta(taskId: taskId, driverId: driverId, now: now) }) else {
+                throw SimHTTPError(.notFound, "no task \(taskId)")
+            }
+            return try SimJSON.response(eta)
+        }
+        group.post("locations") { request, context -> Response in
+            let driverId = try context.requireDriver()
+            let batch = try await SimJSON.decode(LocationBatch.self, from: request, limit: LocationBatch.maxBytes)
+            try Self.validate(batch)
+            let ack = try await state.change { world, now in world.ingest(batch: batch, driverId: driverId, now: now).ack }
+            return try SimJSON.response(ack)
+        }
+        group.get("pushes") { request, context -> Response in
+            let driverId = try context.requireDriver()
+            let afterText = request.uri.queryParameters.get("after") ?? "0"
+            guard let after = Int(afterText), after >= 0 else { throw SimHTTPError(.badRequest, "after must be a push id (0 or more)") }
+            return try SimJSON.response(PushList(pushes: await state.read { world, _ in world.pushes(driverId: driverId, after: after) }))
+        }
+        group.put("route") { request, context -> Response in
+            let driverId = try context.requireDriver()
+            let body = try await SimJSON.decode(RouteSequence.self, from: request)
+            let result = try await state.change { world, now in world.resequence(driverId: driverId, to: body.sequence, byDispatcher: false, now: now) }
+            switch result {
+            case .success(let sequence): return try SimJSON.response(RouteSequence(sequence: sequence))
+            case .failure(let refusal): throw SimHTTPError(refusal)
+            }
+        }
+    }
+
+    static func validate(_ batch: LocationBatch) throws {
+        guard !batch.batchId.isEmpty, batch.batchId.utf8.count <= 128 else { throw SimHTTPError(.badRequest, "batchId must be 1 to 128 characters") }
+        guard !batch.pings.isEmpty else { throw SimHTTPError(.badRequest, "a batch holds at least one ping") }
+        guard batch.pings.count <= LocationBatch.maxPings else {
+            throw SimHTTPError(.payloadTooLarge, "a batch holds at most \(LocationBatch.maxPings) pings")
+        }
+        for ping in batch.pings where !(-90...90).contains(ping.lat) || !(-180...180).contains(ping.lng) || !ping.timestamp.isFinite {
+            throw SimHTTPError(.badRequest, "a ping's lat, lng or timestamp is out of range")
+        }
+    }
+
+    private func updateStatus(_ request: Request, _ context: SimContext) async throws -> Response {
+        let driverId = try context.requireDriver()
+        let taskId = try context.parameters.require("taskId")
+        guard let key = request.headers[.idempotencyKey], !key.isEmpty, key.utf8.count <= 128 else {
+            throw SimHTTPError(.idempotencyKeyMissing, "an Idempotency-Key header (1 to 128 characters) is required")
+        }
+        let body = try await SimJSON.decode(StatusUpdateRequest.self, from: request)
+        if body.status == .deliveryFailed && body.reason == nil {
+            throw SimHTTPError(.badRequest, "DELIVERY_FAILED needs a reason")
+        }
+        // The digest names the request, not its bytes: the same update with other whitespace is a replay.
+        let canonical = try SimJSON.encoder.encode(body)
+        let digest = SHA256.hash(data: Data(taskId.utf8) + [0] + canonical).hexString
+        let (outcome, replayed) = try await state.change { world, now in
+            world.updateStatus(taskId: taskId, driverId: driverId, request: body, idempotencyKey: key, bodyDigest: digest, now: now)
+        }
+        var headers: HTTPFields = [:]
+        if replayed { headers[.idempotentReplayed] = "true" }
+        switch outcome {
+        case .applied(let accepted):
+            return try SimJSON.response(accepted, headers: headers)
+        case .invalidTransition(let task):
+            var error = SimHTTPError(.invalidTransition, "task \(taskId) is \(task.status.rawValue); it cannot become \(body.status.rawValue)", task: task)
+            error.headers = headers
+            throw error
+        case .podRequired(let task):
+            var error = SimHTTPError(.podRequired, "task \(taskId) needs an accepted proof of delivery before DELIVERED", task: task)
+            error.headers = headers
+            throw error
+        case .keyReused:
+            throw SimHTTPError(.idempotencyKeyReused, "this Idempotency-Key was used with another request")
+        case .notFound:
+            throw SimHTTPError(.notFound, "no task \(taskId)")
+        }
+    }
+}
+
+extension Digest {
+    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+}

@@ -1,0 +1,71 @@
+import BackendContract
+import DispatchSimCore
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+
+/// `/api/v1/rider/ws`: location batches up, acks and pushes down. Each connection has a writer task fed by
+/// the hub (pushes, acks, a close from the fault injector) and a reader loop.
+struct RiderWebSocket {
+    let state: SimState
+    let hub: WebSocketHub
+    static let maxMessageBytes = LocationBatch.maxBytes + 4096
+
+    func add(to group: RouterGroup<SimContext>) {
+        group.ws("ws") { request, context in
+            _ = try context.requireDriver()
+            guard request.headers[.upgrade]?.lowercased() == "websocket" else {
+                throw SimHTTPError(.upgradeRequired, "this is a WebSocket endpoint: send Upgrade: websocket")
+            }
+            return .upgrade([:])
+        } onUpgrade: { inbound, outbound, context in
+            guard let driverId = context.requestContext.driverId else { return }
+            let (frames, continuation) = AsyncStream<WebSocketHub.Outbound>.makeStream()
+            let id = await state.register(driverId: driverId, continuation: continuation)
+            context.logger.info("rider WebSocket open", metadata: ["driver": "\(driverId)"])
+            defer { continuation.finish() }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await frame in frames {
+                        switch frame {
+                        case .text(let text): try await outbound.write(.text(text))
+                        case .close:
+                            try await outbound.close(.goingAway, reason: "closed by dispatch-sim")
+                            return
+                        }
+                    }
+                }
+                group.addTask {
+                    for try await message in inbound.messages(maxSize: Self.maxMessageBytes) {
+                        guard case .text(let text) = message else {
+                            continuation.yield(.text(SimState.frame(.error(.init(code: .badRequest, message: "send JSON text frames")))))
+                            continue
+                        }
+                        await handle(text, driverId: driverId, connection: id, reply: continuation)
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+            await state.unregister(id)
+            context.logger.info("rider WebSocket closed", metadata: ["driver": "\(driverId)"])
+        }
+    }
+
+    private func handle(_ text: String, driverId: String, connection: Int, reply: AsyncStream<WebSocketHub.Outbound>.Continuation) async {
+        do {
+            switch try SimJSON.decode(WSClientMessage.self, from: Data(text.utf8)) {
+            case .hello(let lastPushId):
+                await state.replay(connection: connection, driverId: driverId, after: lastPushId)
+            case .locations(let batch):
+                try RiderRoutes.validate(batch)
+                let ack = try await state.change { world, now in world.ingest(batch: batch, driverId: driverId, now: now).ack }
+                reply.yield(.text(SimState.frame(.ack(ack))))
+            }
+        } catch let error as SimHTTPError {
+            reply.yield(.text(SimState.frame(.error(error.detail))))
+        } catch {
+            reply.yield(.text(SimState.frame(.error(.init(code: .internalError, message: "\(error)")))))
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import BackendContract
+import DispatchSimCore
+import HTTPTypes
+import Hummingbird
+
+/// Every error answer of the reference backend, in the contract's `{"error": {...}}` form: the one place
+/// where a code becomes an HTTP status.
+struct SimHTTPError: HTTPResponseError {
+    let detail: BackendErrorBody.Detail
+    var headers: HTTPFields = [:]
+    /// An injected fault answers with the status it was told to.
+    var statusOverride: Int?
+
+    init(_ code: BackendErrorCode, _ message: String, task: RiderTask? = nil, attemptsLeft: Int? = nil) {
+        detail = .init(code: code, message: message, task: task, attemptsLeft: attemptsLeft)
+    }
+
+    init(_ refusal: SimRefusal) {
+        detail = .init(code: refusal.code, message: refusal.message)
+    }
+
+    var status: HTTPResponse.Status { .init(code: statusOverride ?? detail.code.httpStatus) }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        try SimJSON.response(BackendErrorBody(detail), status: status, headers: headers)
+    }
+}
+
+extension HTTPField.Name {
+    static let idempotencyKey = Self(BackendPaths.idempotencyKeyHeader)!
+    static let idempotentReplayed = Self(BackendPaths.idempotentReplayHeader)!
+}

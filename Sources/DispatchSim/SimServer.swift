@@ -1,0 +1,64 @@
+import BackendContract
+import DispatchSimCore
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+
+/// How to run the reference backend (`dispatch-sim` flags).
+public struct SimOptions: Sendable {
+    public var host = "127.0.0.1"
+    /// 0 picks a free port (the running server reports it).
+    public var port = 8080
+    public var scenario = Scenario.builtIn
+    /// With a state file, the world is saved after each change and restored on start.
+    public var stateFile: String?
+    /// Where photos are kept; in memory without it.
+    public var photoDirectory: String?
+    public var accessTokenSeconds = 3600
+    public var refreshTokenSeconds = 7 * 86400
+    /// Seed of the fault injector's randomness.
+    public var seed = UInt64.random(in: 0 ... .max)
+    public var faults = FaultPlan.none
+
+    public init() {}
+}
+
+/// The reference backend: the contract of docs/backend-openapi.yaml over HTTP and WebSocket, plus /sim/.
+public enum SimServer {
+    /// Builds the application; `onRunning` gets the bound port.
+    public static func makeApplication(
+        _ options: SimOptions, logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws -> some ApplicationProtocol {
+        let problems = options.scenario.problems() + options.faults.problems()
+        guard problems.isEmpty else { throw SimStartupError("unusable configuration: \(problems.joined(separator: "; "))") }
+        let hub = WebSocketHub()
+        let state = try SimState(
+            scenario: options.scenario, stateFile: options.stateFile.map { URL(fileURLWithPath: $0) }, hub: hub, logger: logger)
+        let tokens = TokenIssuer(
+            secret: state.tokenKey, accessTTL: options.accessTokenSeconds, refreshTTL: options.refreshTokenSeconds)
+        let faults = FaultInjector(plan: options.faults, seed: options.seed)
+        let photos = try PhotoStore(directory: options.photoDirectory.map { URL(fileURLWithPath: $0) })
+
+        let router = Router(context: SimContext.self)
+        router.middlewares.add(FaultMiddleware(faults: faults))
+        AuthRoutes(tokens: tokens, state: state).add(to: router)
+        let rider = router.group("/api/v1/rider").add(middleware: BearerAuthMiddleware(tokens: tokens, state: state))
+        RiderRoutes(state: state).add(to: rider)
+        PODRoutes(state: state, photos: photos).add(to: rider)
+        RiderWebSocket(state: state, hub: hub).add(to: rider)
+        SimRoutes(state: state, faults: faults, hub: hub, photos: photos).add(to: router)
+
+        return Application(
+            router: router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: router,
+                configuration: .init(
+                    http1: .init(additionalChannelHandlers: [RefuseConnectionsHandler(faults: faults)]),
+                    ws: .init(maxFrameSize: RiderWebSocket.maxMessageBytes))),
+            configuration: .init(address: .hostname(options.host, port: options.port), serverName: "dispatch-sim"),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? options.port) },
+            logger: logger)
+    }
+}

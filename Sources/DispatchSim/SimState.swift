@@ -1,0 +1,109 @@
+import BackendContract
+import DispatchSimCore
+import Foundation
+import Logging
+
+/// Owns the world: every change runs here, in order, then is saved (with `--state`) and its new pushes go
+/// out to the driver's WebSockets in id order.
+actor SimState {
+    struct Snapshot: Codable {
+        var world: SimWorld
+        /// The token signing key, base64, so tokens stay valid across a restart.
+        var tokenKey: String
+    }
+
+    private(set) var world: SimWorld
+    let tokenKey: Data
+    private let stateFile: URL?
+    private let hub: WebSocketHub
+    private let logger: Logger
+    /// The newest push id each driver's WebSockets have been sent.
+    private var delivered: [String: Int] = [:]
+    /// Per connection: the newest push id when it was registered (a `hello` replays up to there).
+    private var registeredAt: [Int: Int] = [:]
+
+    init(scenario: Scenario, stateFile: URL?, hub: WebSocketHub, logger: Logger) throws {
+        self.stateFile = stateFile
+        self.hub = hub
+        self.logger = logger
+        if let stateFile, let data = try? Data(contentsOf: stateFile) {
+            let snapshot: Snapshot
+            do {
+                snapshot = try JSONDecoder().decode(Snapshot.self, from: data)
+            } catch {
+                throw SimStartupError("cannot read state file \(stateFile.path): \(error)")
+            }
+            world = snapshot.world
+            tokenKey = Data(base64Encoded: snapshot.tokenKey) ?? Self.randomKey()
+            logger.info("state restored", metadata: ["file": "\(stateFile.path)"])
+        } else {
+            world = SimWorld(scenario: scenario, now: Self.now())
+            tokenKey = Self.randomKey()
+        }
+        for driver in world.drivers { delivered[driver.id] = world.pushes(driverId: driver.id, after: 0).last?.id ?? 0 }
+    }
+
+    static func now() -> Double { Date().timeIntervalSince1970 }
+
+    private static func randomKey() -> Data {
+        var generator = SystemRandomNumberGenerator()
+        return Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+    }
+
+    /// Runs one change of the world with the current time, saves it and sends the pushes it made.
+    func change<T: Sendable>(_ body: (inout SimWorld, Double) throws -> T) throws -> T {
+        let result = try body(&world, Self.now())
+        save()
+        deliverPushes()
+        return result
+    }
+
+    func read<T: Sendable>(_ body: (SimWorld, Double) -> T) -> T { body(world, Self.now()) }
+
+    func register(driverId: String, continuation: AsyncStream<WebSocketHub.Outbound>.Continuation) -> Int {
+        let id = hub.register(driverId: driverId, continuation: continuation)
+        registeredAt[id] = delivered[driverId] ?? 0
+        return id
+    }
+
+    func unregister(_ id: Int) {
+        hub.unregister(id)
+        registeredAt[id] = nil
+    }
+
+    /// The pushes a connection missed: after `lastPushId`, up to the ones it gets live.
+    func replay(connection id: Int, driverId: String, after lastPushId: Int) {
+        let upTo = registeredAt[id] ?? 0
+        for push in world.pushes(driverId: driverId, after: lastPushId) where push.id <= upTo {
+            hub.send(Self.frame(.push(push)), toConnection: id)
+        }
+    }
+
+    static func frame(_ message: WSServerMessage) -> String {
+        (try? SimJSON.encoder.encode(message)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    private func deliverPushes() {
+        for driver in world.drivers {
+            for push in world.pushes(driverId: driver.id, after: delivered[driver.id] ?? 0) {
+                hub.send(Self.frame(.push(push)), toDriver: driver.id)
+                delivered[driver.id] = push.id
+            }
+        }
+    }
+
+    private func save() {
+        guard let stateFile else { return }
+        do {
+            let data = try SimJSON.encoder.encode(Snapshot(world: world, tokenKey: tokenKey.base64EncodedString()))
+            try data.write(to: stateFile, options: .atomic)
+        } catch {
+            logger.error("cannot save state", metadata: ["file": "\(stateFile.path)", "error": "\(error)"])
+        }
+    }
+}
+
+struct SimStartupError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,44 @@
+import BackendContract
+import DriverDomain
+
+/// What the reference backend received (`GET /sim/stats`): the evidence tests use to prove exactly-once
+/// delivery.
+public struct SimStats: Codable, Sendable, Equatable {
+    public struct AcceptedUpdate: Codable, Sendable, Equatable {
+        public var taskId: String
+        public var status: TaskStatus
+        public var idempotencyKey: String
+        /// Unix seconds when the backend applied it.
+        public var time: Double
+    }
+
+    public struct PODRecord: Codable, Sendable, Equatable {
+        public var taskId: String
+        public var type: PODType
+        public var accepted: Bool
+        public var sha256: String?
+        public var bytes: Int?
+        public var time: Double
+    }
+
+    public var statusUpdates: [AcceptedUpdate] = []
+    /// Replays of a known idempotency key (status updates and POD).
+    public var duplicateRequests = 0
+    /// Status updates answered 409.
+    public var refusedStatusUpdates = 0
+    public var pingsReceived = 0
+    public var uniquePings = 0
+    public var batches = 0
+    public var duplicateBatches = 0
+    public var pods: [PODRecord] = []
+    public var otpFailures = 0
+    public var pushesSent = 0
+    /// Requests answered or dropped and connections reset by fault injection (filled in by the server).
+    public var faultsInjected = 0
+    /// Requests under /api/ that reached the server (filled in by the server).
+    public var requests = 0
+    /// Open rider WebSockets (filled in by the server).
+    public var webSockets = 0
+
+    public init() {}
+}

@@ -1,0 +1,61 @@
+import BackendContract
+import DriverDomain
+
+extension SimWorld {
+    /// Stores a batch once per batch id (every copy is acked); each ping counts once per driver, time and
+    /// position. May produce an ETA push, at most one per `etaPushSeconds` per driver.
+    public mutating func ingest(batch: LocationBatch, driverId: String, now: Double) -> (ack: BatchAck, push: Push?) {
+        guard batchIDs.insert(batch.batchId).inserted else {
+            stats.duplicateBatches += 1
+            stats.duplicateRequests += 1
+            return (BatchAck(batchId: batch.batchId, received: batch.pings.count, unique: 0, duplicate: true), nil)
+        }
+        stats.batches += 1
+        stats.pingsReceived += batch.pings.count
+        var unique = 0
+        for ping in batch.pings where pingKeys.insert("\(driverId)|\(ping.timestamp)|\(ping.lat)|\(ping.lng)").inserted {
+            unique += 1
+        }
+        stats.uniquePings += unique
+        if let newest = batch.pings.max(by: { $0.timestamp < $1.timestamp }),
+           newest.timestamp >= (lastPosition[driverId]?.timestamp ?? -.infinity) {
+            lastPosition[driverId] = newest
+        }
+        return (BatchAck(batchId: batch.batchId, received: batch.pings.count, unique: unique, duplicate: false), etaPush(driverId: driverId, now: now))
+    }
+
+    private mutating func etaPush(driverId: String, now: Double) -> Push? {
+        guard now - (lastETAPush[driverId] ?? -.infinity) >= etaPushSeconds,
+              let nextStop = sequence(driverId: driverId).first(where: { !isDone(stopId: $0) }),
+              let taskId = Stop.parse(nextStop)?.taskId,
+              let eta = eta(taskId: taskId, driverId: driverId, now: now), let seconds = eta.etaSeconds
+        else { return nil }
+        lastETAPush[driverId] = now
+        return push(.eta, driverId: driverId, taskId: taskId, etaSeconds: seconds, now: now)
+    }
+
+    private func isDone(stopId: String) -> Bool {
+        guard let (taskId, kind) = Stop.parse(stopId), let record = tasks[taskId] else { return true }
+        return kind == .pickup && !Self.headingToPickup.contains(record.task.status)
+    }
+
+    private static let headingToPickup: Set<TaskStatus> = [.assigned, .accepted, .arrivedAtStore]
+
+    /// Time to the task's next stop from the driver's last received position: great-circle distance over the
+    /// scenario's speed. nil when the task is not the driver's; `etaSeconds` nil without a position or for a
+    /// finished task.
+    public func eta(taskId: String, driverId: String, now: Double) -> ETAResponse? {
+        guard let record = record(taskId: taskId, driverId: driverId) else { return nil }
+        let task = record.task
+        let towardsPickup = Self.headingToPickup.contains(task.status)
+        let stop = towardsPickup ? task.pickup : task.dropoff
+        let stopId = Stop.id(taskId: taskId, kind: towardsPickup ? .pickup : .dropoff)
+        guard !task.status.isTerminal, let position = lastPosition[driverId] else {
+            return ETAResponse(taskId: taskId, stopId: stopId, etaSeconds: nil, distanceMeters: nil, positionTimestamp: nil, computedAt: now)
+        }
+        let metres = Geo.distance(latitude1: position.lat, longitude1: position.lng, latitude2: stop.lat, longitude2: stop.lng)
+        return ETAResponse(
+            taskId: taskId, stopId: stopId, etaSeconds: metres / etaSpeed, distanceMeters: metres,
+            positionTimestamp: position.timestamp, computedAt: now)
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import DispatchSim
+import DispatchSimCore
+import Foundation
+import Hummingbird
+import Logging
+
+/// The reference backend of driverd's backend contract, for tests, the demo, benchmarks and integrators.
+@main
+struct DispatchSimCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dispatch-sim",
+        abstract: "The reference logistics backend for driverd (docs/backend-openapi.yaml, docs/dispatch-sim.md).")
+
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Port to listen on; 0 picks a free one (printed on the first line of standard output).") var port = 8080
+    @Option(help: "Scenario JSON file (drivers, tasks, stops, OTPs); the built-in Regensburg world without it.")
+    var scenario: String?
+    @Option(help: "Keep the world in this JSON file across restarts.") var state: String?
+    @Option(help: "Store photo proofs in this directory (in memory without it).") var photoDir: String?
+    @Option(help: "Access token lifetime, seconds.") var tokenTtl = 3600
+    @Option(help: "Refresh token lifetime, seconds.") var refreshTtl = 7 * 86400
+    @Option(help: "Seed for fault injection's randomness.") var seed: UInt64?
+    @Option(help: "Fraction of API requests dropped before handling (0 to 1).") var faultDropBefore = 0.0
+    @Option(help: "Fraction of API requests handled, then dropped without an answer.") var faultDropAfter = 0.0
+    @Option(help: "Fraction of API requests answered 503 without handling.") var faultError = 0.0
+    @Option(help: "Latency added to each API request, milliseconds.") var faultLatencyMs = 0
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+
+    func run() async throws {
+        var options = SimOptions()
+        options.host = host
+        options.port = port
+        if let scenario {
+            do {
+                options.scenario = try JSONDecoder().decode(Scenario.self, from: Data(contentsOf: URL(fileURLWithPath: scenario)))
+            } catch {
+                throw ValidationError("cannot load scenario \(scenario): \(error)")
+            }
+        }
+        options.stateFile = state
+        options.photoDirectory = photoDir
+        options.accessTokenSeconds = tokenTtl
+        options.refreshTokenSeconds = refreshTtl
+        if let seed { options.seed = seed }
+        options.faults = FaultPlan(
+            dropBeforeRate: faultDropBefore, dropAfterRate: faultDropAfter, errorRate: faultError, latencyMs: faultLatencyMs)
+        guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown log level \(logLevel)") }
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: "dispatch-sim")
+        logger.logLevel = level
+        let host = self.host
+        let app = try await SimServer.makeApplication(options, logger: logger) { port in
+            // Tests and scripts read this line to learn the port.
+            let line = "dispatch-sim listening on http://\(host):\(port)\n"
+            _ = line.withCString { write(1, $0, strlen($0)) }
+        }
+        try await app.runService()
+    }
+}
