@@ -157,7 +157,10 @@ let package = Package(
         // Runs the real binaries (built by `swift build`) over real sockets.
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["DriverAPI", "JSONRPC", "NMEASynth", "DriverDomain"]
+            dependencies: [
+                "DriverAPI", "JSONRPC", "NMEASynth", "DriverDomain", "BackendContract",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

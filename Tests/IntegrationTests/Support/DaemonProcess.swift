@@ -42,9 +42,10 @@ struct ProcessOutcome {
 @discardableResult
 func runProgram(
     _ path: String, _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil,
-    timeout: Duration = .seconds(60)
+    directory: String? = nil, timeout: Duration = .seconds(60)
 ) throws -> ProcessOutcome {
     let process = Process()
+    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -109,7 +110,8 @@ final class DaemonProcess {
         _ = FileManager.default.createFile(atPath: stderrFile, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: stderrFile)
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = self.process
+        try LongLivedSpawner.run { try process.run() }
         if waitForSocket { try waitUntilListening() }
     }
 

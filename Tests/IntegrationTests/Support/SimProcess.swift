@@ -1,0 +1,92 @@
+import AsyncHTTPClient
+import BackendContract
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// A real dispatch-sim process on a free loopback port (it prints the port on its first line).
+final class SimProcess: @unchecked Sendable {
+    let process = Process()
+    let port: Int
+    private let stderrFile: String
+    let directory: TemporaryDirectory
+
+    init(arguments: [String] = [], directory: TemporaryDirectory = TemporaryDirectory("dispatch-sim-test")) throws {
+        self.directory = directory
+        stderrFile = directory.file("dispatch-sim.stderr")
+        let arguments = ["--port", "0"] + arguments
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--pdeathsig", "KILL", Binaries.path("dispatch-sim")] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: Binaries.path("dispatch-sim"))
+            process.arguments = arguments
+        }
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        _ = FileManager.default.createFile(atPath: stderrFile, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: stderrFile)
+        let process = self.process
+        try LongLivedSpawner.run { try process.run() }
+        // The first line names the port; a process that dies first closes the pipe.
+        var line = Data()
+        while let byte = try stdout.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != UInt8(ascii: "\n") {
+            line.append(first)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let portText = text.split(separator: ":").last, let port = Int(portText) else {
+            process.waitUntilExit()
+            throw TestFailure("dispatch-sim did not start: \(text)\n\((try? String(contentsOfFile: stderrFile, encoding: .utf8)) ?? "")")
+        }
+        self.port = port
+    }
+
+    var base: String { "http://127.0.0.1:\(port)" }
+    var log: String { (try? String(contentsOfFile: stderrFile, encoding: .utf8)) ?? "" }
+
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM) -> Int32 {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// A small HTTP client for tests against a dispatch-sim process.
+struct SimHTTP {
+    struct Reply {
+        var status: Int
+        var body: Data
+        func decode<T: Decodable>(_ type: T.Type) throws -> T { try JSONDecoder().decode(type, from: body) }
+    }
+
+    let base: String
+
+    func request(_ method: HTTPMethod, _ path: String, token: String? = nil, headers: [(String, String)] = [], json: (any Encodable)? = nil) async throws -> Reply {
+        var request = HTTPClientRequest(url: base + path)
+        request.method = method
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let json {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(json)))
+        }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 22)
+        return Reply(status: Int(response.status.code), body: Data(body.readableBytesView))
+    }
+
+    func login(_ username: String = "rider1", _ password: String = "demo-password") async throws -> String {
+        try await request(.POST, BackendPaths.login, json: LoginRequest(username: username, password: password)).decode(TokenResponse.self).accessToken
+    }
+}
