@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // The local API contract: Codable types, method names, error codes, API version. No I/O.
@@ -61,6 +62,17 @@ let package = Package(
         // The backend contract (docs/backend-openapi.yaml) as Codable types, paths and the polyline codec. No I/O.
         // dispatch-sim serves it; driverd's uplink speaks it.
         .target(name: "BackendContract", dependencies: ["DriverDomain"]),
+        // The backend contract over HTTPS (async-http-client): the only way the daemon reaches the backend.
+        .target(
+            name: "BackendClient",
+            dependencies: [
+                "BackendContract",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         // The reference backend's rules, pure (idempotency, transitions, OTP, batches, ETA, pushes, faults).
         .target(name: "DispatchSimCore", dependencies: ["BackendContract", "DriverDomain"]),
         // The reference backend's HTTP and WebSocket server (Hummingbird) around DispatchSimCore.
@@ -95,7 +107,7 @@ let package = Package(
         .target(
             name: "DriverDaemon",
             dependencies: [
-                "DriverAPI", "JSONRPC", "DriverDomain", "SystemdKit", "GPSKit", "DriverStore",
+                "DriverAPI", "JSONRPC", "DriverDomain", "SystemdKit", "GPSKit", "DriverStore", "BackendClient", "BackendContract",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -158,8 +170,9 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "DriverAPI", "JSONRPC", "NMEASynth", "DriverDomain", "BackendContract",
+                "DriverAPI", "JSONRPC", "NMEASynth", "DriverDomain", "BackendContract", "DriverStore", "DispatchSimCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ],

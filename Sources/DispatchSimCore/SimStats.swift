@@ -21,7 +21,17 @@ public struct SimStats: Codable, Sendable, Equatable {
         public var time: Double
     }
 
+    /// A batch as it arrived (first copies only), oldest first; the newest 10,000 are kept.
+    public struct BatchRecord: Codable, Sendable, Equatable {
+        public var batchId: String
+        public var pings: Int
+        public var oldest: Double
+        public var newest: Double
+        public var time: Double
+    }
+
     public var statusUpdates: [AcceptedUpdate] = []
+    public var batchLog: [BatchRecord] = []
     /// Replays of a known idempotency key (status updates and POD).
     public var duplicateRequests = 0
     /// Status updates answered 409.

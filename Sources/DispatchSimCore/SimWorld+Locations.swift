@@ -12,6 +12,9 @@ extension SimWorld {
         }
         stats.batches += 1
         stats.pingsReceived += batch.pings.count
+        let times = batch.pings.map(\.timestamp)
+        stats.batchLog.append(.init(batchId: batch.batchId, pings: batch.pings.count, oldest: times.min() ?? 0, newest: times.max() ?? 0, time: now))
+        if stats.batchLog.count > 10_000 { stats.batchLog.removeFirst(stats.batchLog.count - 10_000) }
         var unique = 0
         for ping in batch.pings where pingKeys.insert("\(driverId)|\(ping.timestamp)|\(ping.lat)|\(ping.lng)").inserted {
             unique += 1

@@ -13,12 +13,15 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     public var outbox: SectionAvailability
     public var link: SectionAvailability
     public var shift: SectionAvailability
+    /// The outbox and the backend link in detail (API 1.2).
+    public var uplink: OutboxStatus?
 
     public init(
         daemonVersion: String, apiMajor: Int, apiMinor: Int, uptimeSeconds: Double, rpc: RPCSection,
         gps: GPSStatus, sampling: SamplingStatus, outbox: SectionAvailability,
-        link: SectionAvailability, shift: SectionAvailability
+        link: SectionAvailability, shift: SectionAvailability, uplink: OutboxStatus? = nil
     ) {
+        self.uplink = uplink
         self.daemonVersion = daemonVersion
         self.apiMajor = apiMajor
         self.apiMinor = apiMinor

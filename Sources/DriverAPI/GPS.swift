@@ -121,5 +121,8 @@ public enum EventTopic {
     /// Each recorded fix (so at most the effective sampling rate); params: a `Fix`.
     public static let gpsFix = "gps.fix"
 
-    public static let all = [gpsFix]
+    /// The backend refused the stored credentials; params: an `AuthRequiredEvent`. Log in again.
+    public static let authRequired = "auth.required"
+
+    public static let all = [gpsFix, authRequired]
 }

@@ -30,9 +30,14 @@ public enum Methods {
     public static let gpsRequestRate = Method<RequestRateParams, RequestRateResult>("gps.requestRate", mutating: true)
     public static let eventsSubscribe = Method<SubscribeParams, SubscribeResult>("events.subscribe", mutating: false)
 
+    public static let outboxStatus = Method<NoParams, OutboxStatus>("outbox.status", mutating: false)
+    /// Sends what waits now (overriding a backoff) and answers once that attempt is over.
+    public static let outboxFlush = Method<NoParams, OutboxStatus>("outbox.flush", mutating: true)
+    public static let authLogin = Method<LoginParams, LoginResult>("auth.login", mutating: true)
+
     /// Every name, for documentation checks and `method not found` hints.
     public static let allNames: [String] = [
         agentDescribe.name, agentStatus.name, agentSetLogLevel.name, gpsStatus.name, gpsFix.name,
-        gpsRequestRate.name, eventsSubscribe.name,
+        gpsRequestRate.name, eventsSubscribe.name, outboxStatus.name, outboxFlush.name, authLogin.name,
     ]
 }

@@ -10,6 +10,7 @@ struct AgentRuntime: Sendable {
     let counters: RPCCounters
     let logLevel: LogLevelControl
     let tracking: TrackingRuntime
+    let uplinkStatus: @Sendable () -> OutboxStatus
 }
 
 /// The `agent.*` methods.
@@ -46,8 +47,9 @@ enum AgentHandlers {
                 openConnections: runtime.counters.openConnections, requestsServed: runtime.counters.requestsServed),
             gps: runtime.tracking.gpsStatus(),
             sampling: runtime.tracking.tracker.samplingStatus(),
-            outbox: .notInThisBuild("the outbox"),
-            link: .notInThisBuild("the backend link"),
-            shift: .notInThisBuild("shift tracking"))
+            outbox: SectionAvailability(available: true),
+            link: SectionAvailability(available: true),
+            shift: .notInThisBuild("shift tracking"),
+            uplink: runtime.uplinkStatus())
     }
 }

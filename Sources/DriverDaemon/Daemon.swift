@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BackendClient
 import DriverAPI
 import DriverDomain
 import DriverStore
@@ -54,13 +55,20 @@ public enum Daemon {
         let trackingService = TrackingService(
             reader: reader, pipeline: pipeline, powerPollInterval: .seconds(config.powerPollSeconds))
         let tracking = TrackingRuntime(tracker: tracker, recorder: recorder, reader: reader, hub: hub, pipeline: pipeline)
+        let outbox = Outbox(store: store)
+        let uplink = config.backendURL.isEmpty ? nil : Uplink(
+            client: BackendClient(baseURL: config.backendURL, caFile: config.backendCAFile.isEmpty ? nil : config.backendCAFile),
+            outbox: outbox, stateDirectory: config.stateDirectory,
+            credentials: config.backendUsername.isEmpty ? nil : .init(username: config.backendUsername, password: config.backendPassword),
+            hub: hub, logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == "moving" })
         let runtime = AgentRuntime(
             started: .now, socketPath: config.socketPath, socketActivated: activated, counters: counters,
-            logLevel: levelControl, tracking: tracking)
+            logLevel: levelControl, tracking: tracking, uplinkStatus: { UplinkHandlers.status(uplink, outbox) })
 
         var router = RPCRouter()
         AgentHandlers.register(in: &router, runtime: runtime, logger: logger)
         GPSHandlers.register(in: &router, runtime: tracking, logger: Logger(label: "gps"))
+        UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox)
         let dispatcher = RPCDispatcher(router: router, counters: counters, logger: Logger(label: "rpc"))
         if policy.groupID == nil {
             logger.warning("group '\(config.rpcGroup)' does not exist: only root may call mutating methods")
@@ -72,9 +80,11 @@ public enum Daemon {
         let rpcService = RPCService(server: server, listener: listener, readiness: readiness)
         let notifierService = NotifierService(notifier: ServiceNotifier(), readiness: readiness, logger: logger) {
             let (link, motion, hz) = tracker.summary
+            let depth = (try? outbox.depth()) ?? Outbox.Depth()
             return StatusLine(
                 clients: counters.openConnections, link: link, motion: motion, samplingHz: hz,
-                pings: recorder?.committed ?? 0
+                pings: recorder?.committed ?? 0, backend: uplink?.linkSummary ?? "disabled",
+                queued: depth.transitions + depth.proofs + depth.pings
             ).text
         }
 
@@ -96,7 +106,8 @@ public enum Daemon {
         // then tracking stops reading gpsd and commits its last pings.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [
+                // The uplink stops after tracking (its final flush sends the last pings).
+                services: (uplink.map { [ServiceGroupConfiguration.ServiceConfiguration(service: UplinkService(uplink: $0))] } ?? []) + [
                     .init(service: trackingService),
                     .init(service: rpcService),
                     .init(service: notifierService),

@@ -12,4 +12,6 @@ public enum MessageID: String, Sendable, CaseIterable {
     case powerMode = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f78"
     case rateRequest = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f79"
     case fixGap = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f7a"
+    case authRequired = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f7b"
+    case outboxRefused = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f7c"
 }

@@ -44,8 +44,24 @@ public struct DaemonConfig: Sendable, Equatable {
     public var saverThresholdPercent = 20
     public var powerPollSeconds = 60
     public var rates = SamplingRates()
+    /// The backend's base URL (`https://…`; `http://` only for loopback); empty: nothing is sent.
+    public var backendURL = ""
+    /// A PEM file of CA certificates to trust instead of the system's; empty: the system roots.
+    public var backendCAFile = ""
+    /// For unattended units and tests: log in with these when no token is stored or the backend refuses it.
+    public var backendUsername = ""
+    public var backendPassword = ""
 
     public init() {}
+
+    /// Whether `text` is a backend URL the daemon accepts: https, or http to a loopback address only
+    /// (TLS is never switched off for a real network).
+    public static func isBackendURL(_ text: String) -> Bool {
+        if text.hasPrefix("https://") { return text.count > "https://".count }
+        guard text.hasPrefix("http://") else { return false }
+        let rest = text.dropFirst("http://".count)
+        return ["127.0.0.1", "[::1]", "localhost"].contains { rest == $0 || rest.hasPrefix($0 + ":") || rest.hasPrefix($0 + "/") }
+    }
 
     /// The outcome of reading a configuration: the settings, and what was wrong or unknown.
     public struct Parsed: Sendable {
@@ -149,6 +165,30 @@ public struct DaemonConfig: Sendable, Equatable {
         "sampling.stationary_hz": rate { $0.rates.stationary = $1 },
         "sampling.saver_moving_hz": rate { $0.rates.saverMoving = $1 },
         "sampling.saver_stationary_hz": rate { $0.rates.saverStationary = $1 },
+        "backend.url": { config, value in
+            guard case .string(let text) = value, text.isEmpty || isBackendURL(text) else {
+                return "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), or \"\" for none"
+            }
+            config.backendURL = text
+            return nil
+        },
+        "backend.ca_file": { config, value in
+            guard case .string(let path) = value, path.isEmpty || path.hasPrefix("/") else {
+                return "expected an absolute path, or \"\" for the system's roots"
+            }
+            config.backendCAFile = path
+            return nil
+        },
+        "backend.username": { config, value in
+            guard case .string(let text) = value else { return "expected a string" }
+            config.backendUsername = text
+            return nil
+        },
+        "backend.password": { config, value in
+            guard case .string(let text) = value else { return "expected a string" }
+            config.backendPassword = text
+            return nil
+        },
         "rpc.max_line_bytes": { config, value in
             guard case .integer(let bytes) = value, (1024...(16 << 20)).contains(bytes) else {
                 return "expected an integer from 1024 to 16777216"

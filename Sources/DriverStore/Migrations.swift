@@ -26,6 +26,30 @@ enum Migrations {
                 CREATE INDEX ping_fix_time ON ping(fix_time);
                 """)
         }
+        migrator.registerMigration("v2_outbox") { db in
+            try db.execute(sql: """
+                ALTER TABLE ping ADD COLUMN batch_id TEXT;
+                CREATE INDEX ping_batch_id ON ping(batch_id);
+                CREATE TABLE outbox_item (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    kind TEXT NOT NULL,
+                    task_id TEXT NOT NULL,
+                    idempotency_key TEXT NOT NULL UNIQUE,
+                    payload BLOB NOT NULL,
+                    state TEXT NOT NULL DEFAULT 'pending',
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    last_error TEXT,
+                    backend_answer TEXT,
+                    created_at REAL NOT NULL,
+                    finished_at REAL
+                );
+                CREATE INDEX outbox_item_state_task ON outbox_item(state, task_id, id);
+                CREATE TABLE uplink_state (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    value TEXT NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 }

@@ -22,11 +22,13 @@ public struct PingRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
     public var reason: String
     /// Wall-clock seconds since 1970 when the daemon recorded it.
     public var recordedAt: Double
+    /// The batch the ping was put in for sending (kept until the backend acks it); nil while unsent.
+    public var batchId: String?
 
     enum CodingKeys: String, CodingKey {
         case id, latitude, longitude, altitude, speed, track, climb, satellites, motion, reason
         case fixTime = "fix_time", horizontalError = "horizontal_error", verticalError = "vertical_error"
-        case fixMode = "fix_mode", recordedAt = "recorded_at"
+        case fixMode = "fix_mode", recordedAt = "recorded_at", batchId = "batch_id"
     }
 
     public init(fix: Fix, motion: Motion, reason: SamplingPolicy.Reason, recordedAt: Double) {

@@ -24,9 +24,10 @@ enum StatusFormatter {
         lines.append(row("rpc", "\(rpc.socketPath)\(activation); \(plural(rpc.openConnections, "client")), \(plural(rpc.requestsServed, "request")) served"))
         lines.append(row("gps", GPSFormatter.summary(status.gps)))
         lines.append(row("sampling", GPSFormatter.sampling(status.sampling, motion: status.gps.motion)))
-        for (name, section) in [("outbox", status.outbox), ("link", status.link), ("shift", status.shift)] {
-            lines.append(row(name, section.available ? "available" : "not available: \(section.reason ?? "no reason given")"))
+        if let uplink = status.uplink {
+            lines.append(row("backend", uplink.enabled ? "\(uplink.link), \(plural(uplink.transitions + uplink.proofs + uplink.pings, "item")) queued" : "not configured"))
         }
+        lines.append(row("shift", status.shift.available ? "available" : "not available: \(status.shift.reason ?? "no reason given")"))
         return lines.joined(separator: "\n")
     }
 

@@ -67,8 +67,11 @@ enum Environment {
         _ = bytes.withUnsafeMutableBytes { write(1, $0.baseAddress, $0.count) }
     }
 
-    static func printError(_ message: String) {
-        var bytes = Array((message + "\n").utf8)
+    static func printError(_ message: String) { printErrorInline(message + "\n") }
+
+    /// Text on standard error without a newline (prompts).
+    static func printErrorInline(_ text: String) {
+        var bytes = Array(text.utf8)
         _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
     }
 }

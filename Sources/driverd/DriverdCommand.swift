@@ -40,6 +40,9 @@ struct DriverdCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("gpsd's address (default 127.0.0.1:2947).", valueName: "host:port"))
     var gpsd: String?
 
+    @Option(name: .long, help: ArgumentHelp("The backend's base URL (https://…; http:// only to loopback).", valueName: "url"))
+    var backend: String?
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical."))
     var logLevel: LogLevel?
 
@@ -67,6 +70,13 @@ struct DriverdCommand: AsyncParsableCommand {
                 throw ExitCode(2)
             }
             parsed.config.gpsd = gpsd
+        }
+        if let backend {
+            guard DaemonConfig.isBackendURL(backend) else {
+                printError("driverd: --backend \(backend): expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost)")
+                throw ExitCode(2)
+            }
+            parsed.config.backendURL = backend
         }
 
         if checkConfig {

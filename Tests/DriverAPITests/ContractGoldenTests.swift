@@ -39,12 +39,23 @@ struct ContractGoldenTests {
 
     @Test func statusResult() throws {
         let status = AgentStatus(
-            daemonVersion: "0.1.0", apiMajor: 1, apiMinor: 1, uptimeSeconds: 12.5,
+            daemonVersion: "0.1.0", apiMajor: 1, apiMinor: 2, uptimeSeconds: 12.5,
             rpc: RPCSection(socketPath: "/run/driverd/driverd.sock", socketActivated: true, openConnections: 3, requestsServed: 42),
             gps: Self.gps, sampling: Self.sampling,
-            outbox: .notInThisBuild("the outbox"), link: .notInThisBuild("the backend link"),
-            shift: .notInThisBuild("shift tracking"))
+            outbox: SectionAvailability(available: true), link: SectionAvailability(available: true),
+            shift: .notInThisBuild("shift tracking"), uplink: Self.outbox)
         try Self.check(status, "agent.status.result")
+    }
+
+    static let outbox = OutboxStatus(
+        enabled: true, backend: "https://fleet.example.com", link: "online", transport: "https", transitions: 1, proofs: 0,
+        pings: 12, deadLetters: 0, oldestPendingAgeSeconds: 4.5, lastSuccess: 1795852800.5, lastError: nil,
+        retryInSeconds: nil, driverId: "drv-1")
+
+    @Test func outboxAndAuth() throws {
+        try Self.check(Self.outbox, "outbox.status.result")
+        try Self.check(LoginParams(username: "rider1", password: "demo-password"), "auth.login.params")
+        try Self.check(LoginResult(driverId: "drv-1", expiresAt: 1795856400), "auth.login.result")
     }
 
     @Test func gpsMethods() throws {

@@ -4,7 +4,9 @@ import GPSKit
 import NMEASynth
 import Testing
 
-@Suite("GPSKit")
+// Serialized: libgps keeps per-process state, and two readers opening at once in one test process confuse it
+// (the daemon has one reader).
+@Suite("GPSKit", .serialized)
 struct GPSKitTests {
     @Test("endpoints parse HOST:PORT and [V6]:PORT", arguments: [
         ("127.0.0.1:2947", "127.0.0.1", "2947"), ("localhost:1", "localhost", "1"), ("[::1]:2947", "::1", "2947"),

@@ -30,9 +30,10 @@ struct DriverctlTests {
         let daemon = try DaemonProcess()
         let outcome = try runProgram(ctl, ["status"], environment: ["DRIVERD_SOCKET": daemon.socketPath])
         #expect(outcome.status == 0, "\(outcome.stderr)")
-        for section in ["rpc", "gps", "sampling", "outbox", "link", "shift"] {
+        for section in ["rpc", "gps", "sampling", "backend", "shift"] {
             #expect(outcome.stdout.contains("\n\(section) "), "missing \(section) in:\n\(outcome.stdout)")
         }
+        #expect(outcome.stdout.contains("backend   not configured"))
         #expect(outcome.stdout.contains("not available"))
         #expect(outcome.stdout.hasPrefix("driverd 0."))
     }
@@ -45,7 +46,8 @@ struct DriverctlTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any])
         #expect(object["apiMajor"] as? Int == 1)
         #expect((object["gps"] as? [String: Any])?["available"] as? Bool == true)
-        #expect((object["outbox"] as? [String: Any])?["available"] as? Bool == false)
+        #expect((object["uplink"] as? [String: Any])?["link"] as? String == "disabled")
+        #expect((object["shift"] as? [String: Any])?["available"] as? Bool == false)
         #expect((object["rpc"] as? [String: Any])?["socketPath"] as? String == daemon.socketPath)
 
         let describe = try runProgram(ctl, ["describe", "--json", "--socket", daemon.socketPath])

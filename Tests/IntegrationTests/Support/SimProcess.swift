@@ -11,10 +11,10 @@ final class SimProcess: @unchecked Sendable {
     private let stderrFile: String
     let directory: TemporaryDirectory
 
-    init(arguments: [String] = [], directory: TemporaryDirectory = TemporaryDirectory("dispatch-sim-test")) throws {
+    init(arguments: [String] = [], port: Int = 0, directory: TemporaryDirectory = TemporaryDirectory("dispatch-sim-test")) throws {
         self.directory = directory
         stderrFile = directory.file("dispatch-sim.stderr")
-        let arguments = ["--port", "0"] + arguments
+        let arguments = ["--port", String(port)] + arguments
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments = ["--pdeathsig", "KILL", Binaries.path("dispatch-sim")] + arguments

@@ -1,0 +1,111 @@
+import AsyncHTTPClient
+import BackendContract
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// The backend contract over HTTPS (async-http-client): the one type the daemon talks to the backend
+/// through. TLS is verified against the system roots, or a CA file when one is configured; there is no
+/// switch to turn verification off.
+public final class BackendClient: Sendable {
+    public let baseURL: String
+    private let http: HTTPClient
+    private let timeout: TimeAmount
+
+    public init(baseURL: String, caFile: String? = nil, timeout: TimeAmount = .seconds(30)) {
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        var configuration = HTTPClient.Configuration()
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caFile { tls.trustRoots = .file(caFile) }
+        configuration.tlsConfiguration = tls
+        configuration.timeout = .init(connect: .seconds(10), read: timeout)
+        configuration.decompression = .enabled(limit: .ratio(20))
+        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.timeout = timeout
+    }
+
+    public func shutdown() async {
+        try? await http.shutdown()
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    public func login(username: String, password: String) async throws(BackendClientError) -> TokenResponse {
+        try await send(.POST, BackendPaths.login, json: LoginRequest(username: username, password: password))
+    }
+
+    public func refresh(refreshToken: String) async throws(BackendClientError) -> TokenResponse {
+        try await send(.POST, BackendPaths.refresh, json: RefreshRequest(refreshToken: refreshToken))
+    }
+
+    public func activeTasks(token: String) async throws(BackendClientError) -> ActiveTasks {
+        try await send(.GET, BackendPaths.activeTasks, token: token)
+    }
+
+    public func postLocations(_ batch: LocationBatch, token: String) async throws(BackendClientError) -> BatchAck {
+        try await send(.POST, BackendPaths.locations, json: batch, token: token)
+    }
+
+    /// A status update whose body was encoded when it was queued (the replay must be the same request).
+    public func patchStatus(taskId: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> StatusAccepted {
+        try await send(.PATCH, BackendPaths.taskStatus(taskId), body: body, token: token, idempotencyKey: idempotencyKey)
+    }
+
+    public func postOTP(taskId: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> PODReceipt {
+        try await send(.POST, BackendPaths.taskPOD(taskId), body: body, token: token, idempotencyKey: idempotencyKey)
+    }
+
+    public func pushes(after: Int, token: String) async throws(BackendClientError) -> PushList {
+        try await send(.GET, BackendPaths.pushes + "?after=\(after)", token: token)
+    }
+
+    private func send<Reply: Decodable>(
+        _ method: HTTPMethod, _ path: String, json: some Encodable, token: String? = nil
+    ) async throws(BackendClientError) -> Reply {
+        let body: Data
+        do {
+            body = try Self.encoder.encode(json)
+        } catch {
+            throw BackendClientError(transport: error)
+        }
+        return try await send(method, path, body: body, token: token)
+    }
+
+    private func send<Reply: Decodable>(
+        _ method: HTTPMethod, _ path: String, body: Data? = nil, token: String? = nil, idempotencyKey: String? = nil
+    ) async throws(BackendClientError) -> Reply {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = method
+        request.headers.add(name: "Accept", value: "application/json")
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let idempotencyKey { request.headers.add(name: BackendPaths.idempotencyKeyHeader, value: idempotencyKey) }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        let status: Int
+        let bytes: ByteBuffer
+        do {
+            let response = try await http.execute(request, timeout: timeout)
+            status = Int(response.status.code)
+            bytes = try await response.body.collect(upTo: 4 << 20)
+        } catch {
+            throw BackendClientError(transport: error)
+        }
+        let data = Data(bytes.readableBytesView)
+        guard (200..<300).contains(status) else {
+            throw BackendClientError(
+                status: status, rawBody: String(decoding: data, as: UTF8.self), body: try? JSONDecoder().decode(BackendErrorBody.self, from: data))
+        }
+        do {
+            return try JSONDecoder().decode(Reply.self, from: data)
+        } catch {
+            throw BackendClientError(transport: error)
+        }
+    }
+}

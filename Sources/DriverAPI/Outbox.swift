@@ -1,0 +1,71 @@
+/// Result of `outbox.status` (and `outbox.flush`): what waits for the backend and how the link is.
+public struct OutboxStatus: Codable, Sendable, Equatable {
+    /// False when no backend is configured (nothing is sent; pings still accumulate).
+    public var enabled: Bool
+    /// The backend's base URL.
+    public var backend: String?
+    /// `idle` (nothing sent yet), `online`, `backingOff`, `authRequired` or `disabled`.
+    public var link: String
+    /// `https` (the WebSocket transport is not in this build).
+    public var transport: String
+    public var transitions: Int
+    public var proofs: Int
+    public var pings: Int
+    /// Items the backend refused (409/422 …), kept with its answer.
+    public var deadLetters: Int
+    public var oldestPendingAgeSeconds: Double?
+    /// Unix seconds of the last acked request.
+    public var lastSuccess: Double?
+    public var lastError: String?
+    /// Seconds until the next attempt while backing off.
+    public var retryInSeconds: Double?
+    /// The driver the stored token belongs to; nil before a login.
+    public var driverId: String?
+
+    public init(
+        enabled: Bool, backend: String?, link: String, transport: String, transitions: Int, proofs: Int, pings: Int,
+        deadLetters: Int, oldestPendingAgeSeconds: Double?, lastSuccess: Double?, lastError: String?,
+        retryInSeconds: Double?, driverId: String?
+    ) {
+        self.enabled = enabled
+        self.backend = backend
+        self.link = link
+        self.transport = transport
+        self.transitions = transitions
+        self.proofs = proofs
+        self.pings = pings
+        self.deadLetters = deadLetters
+        self.oldestPendingAgeSeconds = oldestPendingAgeSeconds
+        self.lastSuccess = lastSuccess
+        self.lastError = lastError
+        self.retryInSeconds = retryInSeconds
+        self.driverId = driverId
+    }
+}
+
+/// Params of `auth.login`.
+public struct LoginParams: Codable, Sendable, Equatable {
+    public var username: String
+    public var password: String
+    public init(username: String, password: String) {
+        self.username = username
+        self.password = password
+    }
+}
+
+/// Result of `auth.login`.
+public struct LoginResult: Codable, Sendable, Equatable {
+    public var driverId: String
+    /// Unix seconds when the access token expires (the daemon refreshes it before).
+    public var expiresAt: Double
+    public init(driverId: String, expiresAt: Double) {
+        self.driverId = driverId
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Params of the `auth.required` notification.
+public struct AuthRequiredEvent: Codable, Sendable, Equatable {
+    public var reason: String
+    public init(reason: String) { self.reason = reason }
+}

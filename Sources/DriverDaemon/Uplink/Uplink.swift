@@ -1,0 +1,259 @@
+import BackendClient
+import BackendContract
+import DriverAPI
+import DriverDomain
+import DriverStore
+import Foundation
+import JSONRPC
+import Logging
+import Synchronization
+
+/// Sends the outbox to the backend: transitions and proofs of delivery first (in order per task), then pings
+/// in batches (the newest fix with the oldest backlog). Owns the pure `UplinkScheduler` and does its I/O;
+/// state is lock-guarded and no lock is held across a request.
+final class Uplink: Sendable {
+    struct Credentials: Sendable {
+        var username: String
+        var password: String
+    }
+
+    private struct State {
+        var scheduler: UplinkScheduler
+        var tokens: StoredTokens?
+        var flushRequested = false
+        var flushWaiters: [CheckedContinuation<Void, Never>] = []
+        var stopping = false
+        var authEventRaised = false
+    }
+
+    let client: BackendClient
+    let outbox: Outbox
+    private let stateDirectory: String
+    private let credentials: Credentials?
+    private let hub: EventHub
+    private let logger: Logger
+    private let isMoving: @Sendable () -> Bool
+    private let state: Mutex<State>
+    private let wakeup = Wakeup()
+    static let maxPings = 500
+    /// Batches sent back to back in one attempt before transitions get another look.
+    static let batchesPerAttempt = 20
+
+    init(
+        client: BackendClient, outbox: Outbox, stateDirectory: String, credentials: Credentials?, hub: EventHub,
+        scheduler: UplinkScheduler = UplinkScheduler(), logger: Logger, isMoving: @escaping @Sendable () -> Bool
+    ) {
+        self.client = client
+        self.outbox = outbox
+        self.stateDirectory = stateDirectory
+        self.credentials = credentials
+        self.hub = hub
+        self.logger = logger
+        self.isMoving = isMoving
+        state = Mutex(State(scheduler: scheduler, tokens: TokenFile.load(from: stateDirectory)))
+    }
+
+    static func now() -> Double { Date().timeIntervalSince1970 }
+
+    // MARK: The loop
+
+    func run() async {
+        while !(state.withLock { $0.stopping }) {
+            let now = Self.now()
+            let backlog = currentBacklog()
+            let action = state.withLock { $0.scheduler.next(now: now, moving: isMoving(), backlog: backlog, flushRequested: $0.flushRequested) }
+            switch action {
+            case .send:
+                await attempt()
+            case .wait(let until):
+                releaseFlushWaiters()
+                await wakeup.wait(until: until, now: now)
+            case .authRequired:
+                releaseFlushWaiters()
+                await wakeup.wait(until: now + 3600, now: now)
+            }
+        }
+        // The final flush: one more attempt for what is queued, unless the backend is known to be away.
+        if state.withLock({ $0.scheduler.linkState == .online }), currentBacklog().pings + currentBacklog().items > 0 {
+            await attempt()
+        }
+        releaseFlushWaiters()
+    }
+
+    func stop() {
+        state.withLock { $0.stopping = true }
+        wakeup.signal()
+    }
+
+    /// Wakes the loop for an immediate attempt and returns once it is over.
+    func flush() async {
+        await withCheckedContinuation { continuation in
+            state.withLock {
+                $0.flushRequested = true
+                $0.flushWaiters.append(continuation)
+            }
+            wakeup.signal()
+        }
+    }
+
+    /// A transition or proof was queued: send it now.
+    func itemQueued() { wakeup.signal() }
+
+    private func releaseFlushWaiters() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            defer { state.flushWaiters = [] }
+            return state.flushWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func currentBacklog() -> UplinkScheduler.Backlog {
+        let depth = (try? outbox.depth()) ?? Outbox.Depth()
+        let items = (try? outbox.headItems().count) ?? 0
+        return UplinkScheduler.Backlog(pings: depth.pings, items: items, fullBatch: depth.pings >= Self.maxPings)
+    }
+
+    // MARK: One attempt
+
+    private func attempt() async {
+        state.withLock { $0.flushRequested = false }
+        do {
+            let token = try await validToken()
+            try await sendItems(token: token)
+            try await sendPings(token: token)
+            state.withLock { $0.scheduler.succeeded(now: Self.now()) }
+        } catch let error as BackendClientError where error.errorClass == .unauthorized {
+            // The token was refused even after a refresh: try the configured credentials once, else ask.
+            if let credentials, (try? await login(username: credentials.username, password: credentials.password)) != nil {
+                return
+            }
+            authRequired("the backend refused the stored token: \(error.reason)")
+        } catch let error as BackendClientError {
+            let action = state.withLock { $0.scheduler.failed(.transient(error.reason), now: Self.now(), random: Double.random(in: 0..<1)) }
+            logger.notice("backend unreachable, retrying", metadata: ["error": "\(error.reason)", "next": "\(action)"])
+        } catch let error as NeedsLogin {
+            authRequired(error.reason)
+        } catch {
+            let action = state.withLock { $0.scheduler.failed(.transient("\(error)"), now: Self.now(), random: Double.random(in: 0..<1)) }
+            logger.error("outbox error", metadata: ["error": "\(error)", "next": "\(action)"])
+        }
+        releaseFlushWaiters()
+    }
+
+    private func authRequired(_ reason: String) {
+        let first = state.withLock { state -> Bool in
+            _ = state.scheduler.failed(.unauthorized, now: Self.now(), random: 0)
+            defer { state.authEventRaised = true }
+            return !state.authEventRaised
+        }
+        if first {
+            logger.warning("log in required: \(reason)", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.authRequired.rawValue)"])
+        }
+        if let params = try? Codec.encode(AuthRequiredEvent(reason: reason)) { hub.publish(EventTopic.authRequired, params: params) }
+    }
+
+    struct NeedsLogin: Error { let reason: String }
+
+    /// The access token, refreshed when it expires within a minute; a login with the configured credentials
+    /// when there is none.
+    private func validToken() async throws -> String {
+        let tokens = state.withLock { $0.tokens }
+        guard let tokens else {
+            guard let credentials else { throw NeedsLogin(reason: "no token: log in (driverctl login)") }
+            return try await login(username: credentials.username, password: credentials.password).accessToken
+        }
+        guard tokens.expiresAt - Self.now() < 60 else { return tokens.accessToken }
+        do {
+            let refreshed = StoredTokens(try await client.refresh(refreshToken: tokens.refreshToken), now: Self.now())
+            try store(refreshed)
+            return refreshed.accessToken
+        } catch let error as BackendClientError where error.errorClass != .transient {
+            guard let credentials else { throw NeedsLogin(reason: "the token expired and could not be refreshed: log in again") }
+            return try await login(username: credentials.username, password: credentials.password).accessToken
+        }
+    }
+
+    /// Logs in, stores the tokens (0600) and lets the loop go again.
+    @discardableResult
+    func login(username: String, password: String) async throws -> StoredTokens {
+        let tokens = StoredTokens(try await client.login(username: username, password: password), now: Self.now())
+        try store(tokens)
+        state.withLock {
+            $0.scheduler.authRestored()
+            $0.authEventRaised = false
+        }
+        logger.info("logged in", metadata: ["driver": "\(tokens.driverId)"])
+        wakeup.signal()
+        return tokens
+    }
+
+    private func store(_ tokens: StoredTokens) throws {
+        try TokenFile.save(tokens, in: stateDirectory)
+        state.withLock { $0.tokens = tokens }
+    }
+
+    /// Transitions and proofs: the head of each task's queue, again until none is left.
+    private func sendItems(token: String) async throws {
+        while true {
+            let items = try outbox.headItems()
+            guard !items.isEmpty else { return }
+            for item in items { try await send(item, token: token) }
+        }
+    }
+
+    private func send(_ item: OutboxItemRecord, token: String) async throws {
+        guard let id = item.id else { return }
+        do {
+            switch item.kind {
+            case .status:
+                _ = try await client.patchStatus(taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            case .podOTP, .podPhoto:
+                _ = try await client.postOTP(taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            }
+            try outbox.complete(itemId: id)
+        } catch let error as BackendClientError where error.errorClass == .refused {
+            // Never retried: kept with the backend's answer.
+            try outbox.deadLetter(itemId: id, answer: error.rawBody.isEmpty ? error.reason : error.rawBody, now: Self.now())
+            logger.warning(
+                "the backend refused a queued \(item.kind.rawValue) for task \(item.taskId)",
+                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.outboxRefused.rawValue)", "status": "\(error.status ?? 0)"])
+        } catch let error as BackendClientError {
+            try? outbox.recordFailure(itemId: id, error: error.reason)
+            throw error
+        }
+    }
+
+    private func sendPings(token: String) async throws {
+        for _ in 0..<Self.batchesPerAttempt {
+            guard let batch = try outbox.claimPingBatch(maxPings: Self.maxPings, newBatchId: { UUID().uuidString.lowercased() }) else { return }
+            let pings = batch.pings.map {
+                LocationPing(lat: $0.latitude, lng: $0.longitude, accuracy: $0.horizontalError, speed: $0.speed, heading: $0.track, timestamp: $0.fixTime)
+            }
+            let ack = try await client.postLocations(LocationBatch(batchId: batch.batchId, pings: pings), token: token)
+            guard ack.batchId == batch.batchId else { throw BackendClientError.unexpected("ack for \(ack.batchId), sent \(batch.batchId)") }
+            try outbox.ackPingBatch(batch.batchId)
+            if batch.pings.count < Self.maxPings { return }
+        }
+    }
+
+    // MARK: Status
+
+    func status() -> OutboxStatus {
+        let depth = (try? outbox.depth()) ?? Outbox.Depth()
+        let now = Self.now()
+        return state.withLock { state in
+            OutboxStatus(
+                enabled: true, backend: client.baseURL, link: state.scheduler.linkState.rawValue, transport: "https",
+                transitions: depth.transitions, proofs: depth.proofs, pings: depth.pings, deadLetters: depth.dead,
+                oldestPendingAgeSeconds: depth.oldestPending.map { max(0, now - $0) }, lastSuccess: state.scheduler.lastSuccessAt,
+                lastError: state.scheduler.lastError, retryInSeconds: state.scheduler.retryAt.map { max(0, $0 - now) },
+                driverId: state.tokens?.driverId)
+        }
+    }
+
+    var linkSummary: String { state.withLock { $0.scheduler.linkState.rawValue } }
+}
+
+extension BackendClientError {
+    static func unexpected(_ reason: String) -> BackendClientError { BackendClientError(transportReason: reason) }
+}

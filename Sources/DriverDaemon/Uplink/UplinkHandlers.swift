@@ -1,0 +1,40 @@
+import BackendClient
+import DriverAPI
+import DriverStore
+import JSONRPC
+import Logging
+
+/// `outbox.status`, `outbox.flush`, `auth.login`.
+enum UplinkHandlers {
+    static func register(in router: inout RPCRouter, uplink: Uplink?, outbox: Outbox) {
+        router.register(Methods.outboxStatus) { _, _ in status(uplink, outbox) }
+        router.register(Methods.outboxFlush) { _, _ in
+            guard let uplink else { throw APIError.unavailable("no backend is configured (backend.url or --backend)") }
+            await uplink.flush()
+            return uplink.status()
+        }
+        router.register(Methods.authLogin) { params, _ in
+            guard let uplink else { throw APIError.unavailable("no backend is configured (backend.url or --backend)") }
+            guard !params.username.isEmpty, !params.password.isEmpty else {
+                throw APIError.invalidParams("username and password must not be empty")
+            }
+            do {
+                let tokens = try await uplink.login(username: params.username, password: params.password)
+                return LoginResult(driverId: tokens.driverId, expiresAt: tokens.expiresAt)
+            } catch let error as BackendClientError where error.errorClass != .transient {
+                throw APIError(.permissionDenied, "the backend refused the login: \(error.body?.error.message ?? error.reason)")
+            } catch let error as BackendClientError {
+                throw APIError.unavailable("the backend cannot be reached: \(error.reason)")
+            }
+        }
+    }
+
+    static func status(_ uplink: Uplink?, _ outbox: Outbox) -> OutboxStatus {
+        if let uplink { return uplink.status() }
+        let depth = (try? outbox.depth()) ?? Outbox.Depth()
+        return OutboxStatus(
+            enabled: false, backend: nil, link: "disabled", transport: "none", transitions: depth.transitions, proofs: depth.proofs,
+            pings: depth.pings, deadLetters: depth.dead, oldestPendingAgeSeconds: nil, lastSuccess: nil, lastError: nil,
+            retryInSeconds: nil, driverId: nil)
+    }
+}

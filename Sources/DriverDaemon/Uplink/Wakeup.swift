@@ -1,0 +1,56 @@
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// Sleeps until a deadline or until signalled, on a NIO timer (no libdispatch; see `EventLoopSleep`).
+/// A signal that comes while nobody waits is kept for the next wait.
+final class Wakeup: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+        var timer: Scheduled<Void>?
+    }
+
+    private let state = Mutex(State())
+
+    func signal() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.waiter else {
+                state.pending = true
+                return nil
+            }
+            state.waiter = nil
+            state.timer?.cancel()
+            state.timer = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns at `deadline` (unix seconds), on a signal, or when the task is cancelled.
+    func wait(until deadline: Double, now: Double) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.pending {
+                        state.pending = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    let nanoseconds = Int64(max(0, deadline - now) * 1e9)
+                    state.timer = MultiThreadedEventLoopGroup.singleton.next().scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
+                        let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+                            defer { state.waiter = nil; state.timer = nil }
+                            return state.waiter
+                        }
+                        waiter?.resume()
+                    }
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            signal()
+        }
+    }
+}

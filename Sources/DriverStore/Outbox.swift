@@ -1,0 +1,167 @@
+import Foundation
+import GRDB
+
+/// The durable outbox: transitions and proofs of delivery (`outbox_item`, in order per task) and pings
+/// (`ping`, sent in batches whose ids are stored before sending, so a batch resent after a crash is the same
+/// batch and the backend stores it once). Rows leave only when the backend acks them.
+public final class Outbox: Sendable {
+    public let store: Store
+
+    public init(store: Store) { self.store = store }
+
+    /// A batch of pings to send: the newest unsent ping (the live position) and the oldest backlog.
+    public struct PingBatch: Sendable, Equatable {
+        public var batchId: String
+        public var pings: [PingRecord]
+    }
+
+    /// Queue depths for `outbox.status`.
+    public struct Depth: Sendable, Equatable {
+        public var transitions = 0
+        public var proofs = 0
+        public var pings = 0
+        public var dead = 0
+        /// Unix seconds of the oldest pending row (item or ping).
+        public var oldestPending: Double?
+
+        public init() {}
+    }
+
+    // MARK: Transitions and proofs of delivery
+
+    /// Commits an item with `synchronous = FULL` before returning: once this returns, a power cut cannot
+    /// lose it.
+    @discardableResult
+    public func enqueue(_ item: OutboxItemRecord) throws -> OutboxItemRecord {
+        try store.pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            defer { try? db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            var item = item
+            try db.inTransaction {
+                try item.insert(db)
+                return .commit
+            }
+            return item
+        }
+    }
+
+    /// The next item of each task (the oldest pending one), oldest first: a task's next item waits for its
+    /// previous one's answer.
+    public func headItems() throws -> [OutboxItemRecord] {
+        try store.pool.read { db in
+            try OutboxItemRecord.fetchAll(db, sql: """
+                SELECT * FROM outbox_item WHERE id IN (
+                    SELECT MIN(id) FROM outbox_item WHERE state = 'pending' GROUP BY task_id
+                ) ORDER BY id
+                """)
+        }
+    }
+
+    /// The backend took it: the item leaves the queue.
+    public func complete(itemId: Int64) throws {
+        _ = try store.pool.write { db in try OutboxItemRecord.deleteOne(db, key: itemId) }
+    }
+
+    /// The backend refused it (409/422/4xx): kept as dead with its answer, never retried.
+    public func deadLetter(itemId: Int64, answer: String, now: Double) throws {
+        try store.pool.write { db in
+            try db.execute(
+                sql: "UPDATE outbox_item SET state = 'dead', backend_answer = ?, finished_at = ? WHERE id = ?",
+                arguments: [answer, now, itemId])
+        }
+    }
+
+    /// A retryable failure: counted, kept pending.
+    public func recordFailure(itemId: Int64, error: String) throws {
+        try store.pool.write { db in
+            try db.execute(sql: "UPDATE outbox_item SET attempts = attempts + 1, last_error = ? WHERE id = ?", arguments: [error, itemId])
+        }
+    }
+
+    public func deadItems() throws -> [OutboxItemRecord] {
+        try store.pool.read { db in try OutboxItemRecord.filter(Column("state") == "dead").order(Column("id")).fetchAll(db) }
+    }
+
+    // MARK: Pings
+
+    /// The batch to send next, so the live position never waits behind the backlog:
+    /// - a ping newer than every batch already claimed goes first: alone when claimed batches wait (they may
+    ///   have reached the backend, so they are resent unchanged), else with up to `maxPings - 1` of the oldest;
+    /// - otherwise the claimed batch holding the newest ping, then the others oldest first.
+    /// nil when nothing is waiting.
+    public func claimPingBatch(maxPings: Int, newBatchId: @Sendable () -> String) throws -> PingBatch? {
+        try store.pool.write { db in
+            let newest = try PingRecord.filter(Column("batch_id") == nil).order(Column("id").desc).fetchOne(db)
+            let open = try Row.fetchAll(db, sql: """
+                SELECT batch_id, MAX(id) AS newest, MIN(id) AS oldest, COUNT(*) AS n FROM ping
+                WHERE batch_id IS NOT NULL GROUP BY batch_id
+                """)
+            let newestOpen = open.max { ($0["newest"] as Int64) < ($1["newest"] as Int64) }
+            // The newest ping ever put in a batch (acked batches are gone, so it is kept aside).
+            let lastClaimed = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM uplink_state WHERE key = 'last_claimed_ping'") ?? 0
+            if let newest, let newestId = newest.id, newestId > max(lastClaimed, (newestOpen?["newest"] as Int64?) ?? 0) || open.isEmpty {
+                let backlog = open.isEmpty
+                    ? try PingRecord.filter(Column("batch_id") == nil && Column("id") < newestId)
+                        .order(Column("id")).limit(max(0, maxPings - 1)).fetchAll(db)
+                    : []
+                let batchId = newBatchId()
+                let ids = backlog.compactMap(\.id) + [newestId]
+                try db.execute(
+                    sql: "UPDATE ping SET batch_id = ? WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ",")))",
+                    arguments: StatementArguments([batchId] + ids.map { DatabaseValue(value: $0) }))
+                try db.execute(
+                    sql: "INSERT INTO uplink_state(key, value) VALUES ('last_claimed_ping', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    arguments: [String(max(lastClaimed, newestId))])
+                var pings = backlog + [newest]
+                for index in pings.indices { pings[index].batchId = batchId }
+                return PingBatch(batchId: batchId, pings: pings)
+            }
+            guard let newestOpen else { return nil }
+            // A live batch (one ping) that failed goes again first; then the claimed backlog, oldest first.
+            let oldestOpen = open.min { ($0["oldest"] as Int64) < ($1["oldest"] as Int64) }!
+            let next: String = (newestOpen["n"] as Int) == 1 ? newestOpen["batch_id"] : oldestOpen["batch_id"]
+            let pings = try PingRecord.filter(Column("batch_id") == next).order(Column("id")).fetchAll(db)
+            return PingBatch(batchId: next, pings: pings)
+        }
+    }
+
+    /// The backend acked the batch: its pings leave. Returns how many.
+    @discardableResult
+    public func ackPingBatch(_ batchId: String) throws -> Int {
+        try store.pool.write { db in
+            try db.execute(sql: "DELETE FROM ping WHERE batch_id = ?", arguments: [batchId])
+            return db.changesCount
+        }
+    }
+
+    public func depth() throws -> Depth {
+        try store.pool.read { db in
+            var depth = Depth()
+            for row in try Row.fetchAll(db, sql: "SELECT kind, state, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox_item GROUP BY kind, state") {
+                let count: Int = row["n"]
+                if row["state"] as String == "dead" {
+                    depth.dead += count
+                    continue
+                }
+                if row["kind"] as String == OutboxItemRecord.Kind.status.rawValue { depth.transitions += count } else { depth.proofs += count }
+                depth.oldestPending = [depth.oldestPending, row["oldest"]].compactMap { $0 }.min()
+            }
+            let pings = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS n, MIN(recorded_at) AS oldest FROM ping")!
+            depth.pings = pings["n"]
+            depth.oldestPending = [depth.oldestPending, pings["oldest"]].compactMap { $0 }.min()
+            return depth
+        }
+    }
+
+    // MARK: Small durable values (last success, last push id …)
+
+    public func value(_ key: String) throws -> String? {
+        try store.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM uplink_state WHERE key = ?", arguments: [key]) }
+    }
+
+    public func setValue(_ value: String, for key: String) throws {
+        try store.pool.write { db in
+            try db.execute(sql: "INSERT INTO uplink_state(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", arguments: [key, value])
+        }
+    }
+}

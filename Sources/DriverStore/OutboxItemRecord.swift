@@ -1,0 +1,49 @@
+import Foundation
+import GRDB
+
+/// A row of `outbox_item`: a status transition or proof of delivery waiting for the backend, sent in order
+/// per task under its idempotency key. Never dropped: it leaves the queue acked (deleted) or refused (kept
+/// as `dead` with the backend's answer).
+public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "outbox_item"
+
+    public enum Kind: String, Codable, Sendable {
+        case status, podOTP = "pod_otp", podPhoto = "pod_photo"
+    }
+
+    public enum State: String, Codable, Sendable {
+        case pending, dead
+    }
+
+    public var id: Int64?
+    public var kind: Kind
+    public var taskId: String
+    public var idempotencyKey: String
+    /// The request body as sent (JSON).
+    public var payload: Data
+    public var state: State
+    public var attempts: Int
+    public var lastError: String?
+    /// For a dead item: what the backend answered.
+    public var backendAnswer: String?
+    public var createdAt: Double
+    public var finishedAt: Double?
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, payload, state, attempts
+        case taskId = "task_id", idempotencyKey = "idempotency_key", lastError = "last_error"
+        case backendAnswer = "backend_answer", createdAt = "created_at", finishedAt = "finished_at"
+    }
+
+    public init(kind: Kind, taskId: String, idempotencyKey: String, payload: Data, createdAt: Double) {
+        self.kind = kind
+        self.taskId = taskId
+        self.idempotencyKey = idempotencyKey
+        self.payload = payload
+        state = .pending
+        attempts = 0
+        self.createdAt = createdAt
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}

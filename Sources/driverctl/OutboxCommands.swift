@@ -1,0 +1,92 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import DriverAPI
+
+struct Queue: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show what waits for the backend and how the link is.")
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        let status = try Session(options).call(Methods.outboxStatus, NoParams())
+        try Output(options).emit(status) { OutboxFormatter.text(status) }
+    }
+}
+
+struct Sync: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Send what waits now, then show the queue.")
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        // A flush answers after its attempt, which may wait for a slow backend.
+        let status = try Session(options, timeout: .seconds(90)).call(Methods.outboxFlush, NoParams())
+        try Output(options).emit(status) { OutboxFormatter.text(status) }
+    }
+}
+
+struct Login: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Log the driver in to the backend.",
+        discussion: "The password is read without echo from the terminal, or as the first line of standard input.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(name: .long, help: "The driver's username (asked for when left out).")
+    var username: String?
+
+    func run() throws {
+        guard let username = username ?? Prompt.line("username: ", echo: true), !username.isEmpty else {
+            throw ValidationError("a username is required")
+        }
+        guard let password = Prompt.line("password: ", echo: false), !password.isEmpty else {
+            throw ValidationError("a password is required")
+        }
+        let result = try Session(options, timeout: .seconds(60)).call(Methods.authLogin, LoginParams(username: username, password: password))
+        try Output(options).emit(result) { "logged in as \(result.driverId); token valid until \(TextFormat.UTC(result.expiresAt).iso8601)" }
+    }
+}
+
+/// Reads a line from the terminal (echo off for secrets) or from standard input when it is not a terminal.
+enum Prompt {
+    static func line(_ prompt: String, echo: Bool) -> String? {
+        let interactive = isatty(STDIN_FILENO) == 1
+        var saved = termios()
+        if interactive {
+            Environment.printErrorInline(prompt)
+            if !echo, tcgetattr(STDIN_FILENO, &saved) == 0 {
+                var quiet = saved
+                quiet.c_lflag &= ~tcflag_t(ECHO)
+                tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
+            }
+        }
+        defer {
+            if interactive && !echo {
+                tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
+                Environment.printErrorInline("\n")
+            }
+        }
+        return readLine(strippingNewline: true)
+    }
+}
+
+enum OutboxFormatter {
+    static func text(_ status: OutboxStatus) -> String {
+        guard status.enabled else {
+            return "no backend configured: \(StatusFormatter.plural(status.pings, "ping")), "
+                + "\(StatusFormatter.plural(status.transitions, "transition")) kept locally"
+        }
+        var lines = [StatusFormatter.row("backend", "\(status.backend ?? "?") over \(status.transport): \(status.link)"
+            + (status.driverId.map { ", driver \($0)" } ?? ", not logged in"))]
+        lines.append(StatusFormatter.row("queued", "\(StatusFormatter.plural(status.transitions, "transition")), "
+            + "\(StatusFormatter.plural(status.proofs, "proof")), \(StatusFormatter.plural(status.pings, "ping"))"
+            + (status.oldestPendingAgeSeconds.map { "; oldest \(StatusFormatter.duration($0)) old" } ?? "")))
+        if status.deadLetters > 0 { lines.append(StatusFormatter.row("refused", StatusFormatter.plural(status.deadLetters, "item") + " the backend refused")) }
+        lines.append(StatusFormatter.row("last ok", status.lastSuccess.map { TextFormat.UTC($0).iso8601 } ?? "never"))
+        if let error = status.lastError { lines.append(StatusFormatter.row("error", error)) }
+        if let retry = status.retryInSeconds { lines.append(StatusFormatter.row("retry", "in \(StatusFormatter.duration(retry))")) }
+        return lines.joined(separator: "\n")
+    }
+}

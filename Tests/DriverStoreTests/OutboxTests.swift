@@ -1,0 +1,99 @@
+import DriverAPI
+import DriverDomain
+@testable import DriverStore
+import Foundation
+import GRDB
+import Testing
+
+@Suite("Outbox")
+struct OutboxTests {
+    func item(_ task: String, _ key: String, at time: Double = 0) -> OutboxItemRecord {
+        OutboxItemRecord(kind: .status, taskId: task, idempotencyKey: key, payload: Data(#"{"status":"ACCEPTED"}"#.utf8), createdAt: time)
+    }
+
+    @Test("a database written by the first migration is upgraded without losing a row")
+    func upgradeFromV1() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let pool = try DatabasePool(path: directory + "/driverd.sqlite")
+            try Migrations.migrator.migrate(pool, upTo: "v1_pings")
+            try pool.write { db in
+                for t in 0..<25 {
+                    try db.execute(sql: """
+                        INSERT INTO ping (fix_time, latitude, longitude, fix_mode, motion, reason, recorded_at)
+                        VALUES (?, 49.0, 12.0, 3, 'moving', 'interval', ?)
+                        """, arguments: [Double(t), Double(t)])
+                }
+            }
+        }
+        let store = try Store(directory: directory)
+        #expect(try store.appliedMigrations() == ["v1_pings", "v2_outbox"])
+        let pings = try store.pool.read { try PingRecord.order(Column("id")).fetchAll($0) }
+        #expect(pings.count == 25 && pings.allSatisfy { $0.batchId == nil } && pings.last?.fixTime == 24)
+        #expect(try Outbox(store: store).depth().pings == 25)
+    }
+
+    @Test("items go out in order per task: each task's head first; refused items are kept as dead, never resent")
+    func itemsPerTask() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let outbox = Outbox(store: try Store(directory: directory))
+        let a1 = try outbox.enqueue(item("A", "a1", at: 1))
+        try outbox.enqueue(item("B", "b1", at: 2))
+        try outbox.enqueue(item("A", "a2", at: 3))
+        #expect(try outbox.headItems().map(\.idempotencyKey) == ["a1", "b1"])
+        try outbox.complete(itemId: a1.id!)
+        #expect(try outbox.headItems().map(\.idempotencyKey) == ["b1", "a2"])
+        try outbox.recordFailure(itemId: a1.id! + 1, error: "HTTP 503")
+        let b1 = try outbox.headItems().first!
+        #expect(b1.attempts == 1 && b1.lastError == "HTTP 503")
+        try outbox.deadLetter(itemId: b1.id!, answer: #"{"error":{"code":"INVALID_TRANSITION"}}"#, now: 9)
+        #expect(try outbox.headItems().map(\.idempotencyKey) == ["a2"])
+        #expect(try outbox.deadItems().map(\.backendAnswer) == [#"{"error":{"code":"INVALID_TRANSITION"}}"#])
+        let depth = try outbox.depth()
+        #expect(depth.transitions == 1 && depth.dead == 1 && depth.oldestPending == 3)
+        #expect(throws: (any Error).self) { try outbox.enqueue(item("C", "a2")) }
+    }
+
+    @Test("ping batches: the newest ping with the oldest backlog; an unacked batch is resent as it was; an ack deletes it")
+    func pingBatches() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        let recorder = PingRecorder(store: store)
+        for t in 0..<12 { recorder.append(StoreTests.ping(Double(t)), now: 0, nextSampleIn: 0) }
+        recorder.flush()
+        let outbox = Outbox(store: store)
+        let first = try #require(try outbox.claimPingBatch(maxPings: 5) { "batch-1" })
+        #expect(first.batchId == "batch-1" && first.pings.map(\.fixTime) == [0, 1, 2, 3, 11])
+        // Not acked (a crash, a lost answer): the same batch comes back.
+        let again = try #require(try outbox.claimPingBatch(maxPings: 5) { "batch-2" })
+        #expect(again == first)
+        #expect(try outbox.ackPingBatch("batch-1") == 5)
+        let second = try #require(try outbox.claimPingBatch(maxPings: 5) { "batch-3" })
+        #expect(second.pings.map(\.fixTime) == [4, 5, 6, 7, 10])
+        #expect(try outbox.ackPingBatch("batch-3") == 5)
+        let last = try #require(try outbox.claimPingBatch(maxPings: 5) { "batch-4" })
+        #expect(last.pings.map(\.fixTime) == [8, 9])
+        try outbox.ackPingBatch("batch-4")
+        #expect(try outbox.claimPingBatch(maxPings: 5) { "batch-5" } == nil)
+        #expect(try outbox.depth().pings == 0)
+
+        // A claimed batch waits (its answer lost) while newer pings arrive: the newest goes first, alone, then the
+        // claimed batch unchanged, then the rest.
+        for t in 20..<30 { recorder.append(StoreTests.ping(Double(t)), now: 0, nextSampleIn: 0) }
+        recorder.flush()
+        let stuck = try #require(try outbox.claimPingBatch(maxPings: 5) { "stuck" })
+        #expect(stuck.pings.map(\.fixTime) == [20, 21, 22, 23, 29])
+        for t in 30..<33 { recorder.append(StoreTests.ping(Double(t)), now: 0, nextSampleIn: 0) }
+        recorder.flush()
+        let live = try #require(try outbox.claimPingBatch(maxPings: 5) { "live" })
+        #expect(live.pings.map(\.fixTime) == [32])
+        #expect(try outbox.claimPingBatch(maxPings: 5) { "x" }?.batchId == "live")
+        try outbox.ackPingBatch("live")
+        #expect(try outbox.claimPingBatch(maxPings: 5) { "x" } == stuck)
+        try outbox.ackPingBatch("stuck")
+        #expect(try outbox.claimPingBatch(maxPings: 5) { "rest" }?.pings.map(\.fixTime) == [24, 25, 26, 27, 31])
+    }
+}

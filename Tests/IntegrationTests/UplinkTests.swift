@@ -1,0 +1,239 @@
+import BackendContract
+import DispatchSimCore
+import DriverAPI
+import DriverDomain
+import DriverStore
+import Foundation
+import JSONRPC
+import NMEASynth
+import GRDB
+import Testing
+
+/// A small seeded generator, so a crash run can be replayed.
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// driverd's outbox and uplink against the real reference backend over loopback.
+@Suite("Uplink to dispatch-sim", .serialized)
+struct UplinkTests {
+    static func config(backend: SimProcess, credentials: Bool = true) -> String {
+        """
+        [gps]
+        watch = "continuous"
+        [backend]
+        url = "\(backend.base)"
+        """ + (credentials ? "\nusername = \"rider1\"\npassword = \"demo-password\"\n" : "\n")
+    }
+
+    static func outbox(_ daemon: DaemonProcess) throws -> OutboxStatus {
+        try daemon.client().call(Methods.outboxStatus, NoParams())
+    }
+
+    /// Flushes until nothing waits (bounded).
+    static func drain(_ daemon: DaemonProcess, timeout: Duration = .seconds(90)) throws -> OutboxStatus {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let status = try daemon.client(timeout: .seconds(60)).call(Methods.outboxFlush, NoParams())
+            if status.pings + status.transitions + status.proofs == 0 { return status }
+            usleep(200_000)
+        }
+        throw TestFailure("the outbox did not drain: \(try outbox(daemon))\n\(daemon.log)")
+    }
+
+    @Test("every recorded ping reaches the backend exactly once through dropped requests, lost answers and 5xx")
+    func pingsExactlyOnce() async throws {
+        let sim = try SimProcess(arguments: ["--seed", "7"])
+        let http = SimHTTP(base: sim.base)
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(dropBeforeRate: 0.2, dropAfterRate: 0.2, errorRate: 0.2))
+        let directory = TemporaryDirectory()
+        let drive = directory.file("drive.nmea")
+        try NMEAWriter.log(RoutePresets.driving(laps: 3)).write(toFile: drive, atomically: true, encoding: .utf8)
+        let fake = try GPSFake(log: drive, delay: 0.01)
+        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Self.config(backend: sim), directory: directory)
+        let gps = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 50)
+        _ = try await http.request(.DELETE, "/sim/faults")
+        let status = try Self.drain(daemon)
+        #expect(status.link == "online" && status.driverId == "drv-1")
+        let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
+        #expect(gps.pingsRecorded > 50)
+        #expect(stats.uniquePings == gps.pingsRecorded, "recorded \(gps.pingsRecorded), backend has \(stats.uniquePings)")
+        #expect(stats.faultsInjected > 0)
+        try daemon.stop()
+    }
+
+    @Test("queued transitions go in order per task, each exactly once through faults; a refused one is dead-lettered")
+    func transitionsInOrder() async throws {
+        let sim = try SimProcess(arguments: ["--seed", "11"])
+        let http = SimHTTP(base: sim.base)
+        let directory = TemporaryDirectory()
+        // Queue a shift's transitions before the daemon starts, as driver actions would have.
+        try Self.queueJourney(in: directory.file("state"))
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(dropBeforeRate: 0.25, dropAfterRate: 0.25, errorRate: 0.2))
+        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Self.config(backend: sim), directory: directory)
+        try await Task.sleep(for: .seconds(2))
+        _ = try await http.request(.DELETE, "/sim/faults")
+        let status = try Self.drain(daemon)
+        #expect(status.deadLetters == 1)
+        let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
+        #expect(stats.faultsInjected > 0)
+        try Self.checkJourney(stats, state: directory.file("state"))
+        try daemon.stop()
+    }
+
+    /// A shift's transitions, queued before the daemon starts as driver actions would have queued them: seven
+    /// the backend takes and one it refuses (DELIVERED without a proof of delivery).
+    static func queueJourney(in state: String) throws {
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        let outbox = Outbox(store: try Store(directory: state))
+        let journey: [(String, TaskStatus)] = [
+            ("task-1001", .accepted), ("task-1002", .accepted), ("task-1001", .arrivedAtStore), ("task-1001", .pickedUp),
+            ("task-1002", .arrivedAtStore), ("task-1002", .pickedUp), ("task-1001", .arrivedAtDestination), ("task-1001", .delivered),
+        ]
+        for (index, (task, status)) in journey.enumerated() {
+            let body = try JSONEncoder().encode(StatusUpdateRequest(status: status, location: Location(lat: 49.02, lng: 12.09), timestamp: 1_795_000_000 + Double(index)))
+            try outbox.enqueue(OutboxItemRecord(kind: .status, taskId: task, idempotencyKey: "key-\(index)", payload: body, createdAt: Double(index)))
+        }
+    }
+
+    /// Every accepted transition exactly once, in order per task; the refused one dead-lettered with the answer.
+    static func checkJourney(_ stats: SimStats, state: String, _ comment: String = "") throws {
+        let applied = stats.statusUpdates.map(\.idempotencyKey)
+        #expect(Set(applied) == Set((0..<7).map { "key-\($0)" }) && applied.count == 7, "\(applied) \(comment)")
+        for task in ["task-1001", "task-1002"] {
+            let keys = stats.statusUpdates.filter { $0.taskId == task }.map { Int($0.idempotencyKey.dropFirst(4))! }
+            #expect(keys == keys.sorted(), "\(task) out of order: \(keys) \(comment)")
+        }
+        let dead = try Outbox(store: try Store(directory: state)).deadItems()
+        #expect(dead.map(\.idempotencyKey) == ["key-7"] && dead.first?.backendAnswer?.contains("POD_REQUIRED") == true, "\(comment)")
+    }
+
+    @Test("kill -9 at random points of a faulty shift, 20 times: every transition once and in order, every committed ping once")
+    func crashes() async throws {
+        let seed = ProcessInfo.processInfo.environment["DRIVERD_CRASH_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...999_999)
+        print("crash test seed: \(seed) (DRIVERD_CRASH_SEED=\(seed) replays it)")
+        var random = SeededRandom(seed: seed)
+        let sim = try SimProcess(arguments: ["--seed", String(seed)])
+        let http = SimHTTP(base: sim.base)
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(dropBeforeRate: 0.15, dropAfterRate: 0.15, errorRate: 0.15))
+        let directory = TemporaryDirectory()
+        try Self.queueJourney(in: directory.file("state"))
+        let drive = directory.file("drive.nmea")
+        try NMEAWriter.log(RoutePresets.driving(laps: 12)).write(toFile: drive, atomically: true, encoding: .utf8)
+        let fake = try GPSFake(log: drive, delay: 0.01)
+        let config = Self.config(backend: sim)
+        for _ in 0..<20 {
+            let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: config, directory: directory)
+            usleep(UInt32(Double.random(in: 0.2...1.2, using: &random) * 1e6))
+            try daemon.stop(signal: SIGKILL)
+        }
+        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: config, directory: directory)
+        _ = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 1)
+        _ = try await http.request(.DELETE, "/sim/faults")
+        _ = try Self.drain(daemon, timeout: .seconds(120))
+        try daemon.stop()
+        let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
+        try Self.checkJourney(stats, state: directory.file("state"), "(seed \(seed))")
+        // AUTOINCREMENT ids are never reused: the sequence is the number of pings ever committed.
+        let committed = try await Store(directory: directory.file("state")).pool.read {
+            try Int.fetchOne($0, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ping'") ?? 0
+        }
+        #expect(committed > 100, "seed \(seed)")
+        #expect(stats.uniquePings == committed, "committed \(committed), backend has \(stats.uniquePings) (seed \(seed))")
+        #expect(stats.faultsInjected > 0)
+    }
+
+    @Test("login: driverctl login stores a 0600 token; a revoked token pauses the uplink with auth.required until the next login")
+    func login() async throws {
+        let sim = try SimProcess()
+        let http = SimHTTP(base: sim.base)
+        let directory = TemporaryDirectory()
+        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Self.config(backend: sim, credentials: false), directory: directory)
+        #expect(try Self.outbox(daemon).driverId == nil)
+        let ctl = Binaries.path("driverctl")
+        let wrong = try runProgram(ctl, ["--socket", daemon.socketPath, "login", "--username", "rider1"], stdin: "nope\n")
+        #expect(wrong.status != 0 && wrong.stderr.contains("refused"))
+        let ok = try runProgram(ctl, ["--socket", daemon.socketPath, "login", "--username", "rider1"], stdin: "demo-password\n")
+        #expect(ok.status == 0 && ok.stdout.contains("logged in as drv-1"), "\(ok.stderr)")
+        var info = stat()
+        #expect(stat(directory.file("state") + "/tokens.json", &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(!(try String(contentsOfFile: directory.file("state") + "/tokens.json", encoding: .utf8)).contains("demo-password"))
+
+        // Subscribe, revoke every token on the backend, queue something: the uplink stops and says why.
+        let events = try daemon.client(timeout: .seconds(30))
+        _ = try events.call(Methods.eventsSubscribe, SubscribeParams(topics: [EventTopic.authRequired]))
+        _ = try await http.request(.POST, "/sim/tokens/revoke", json: ["driverId": "drv-1"])
+        try Outbox(store: try Store(directory: directory.file("state"))).enqueue(OutboxItemRecord(
+            kind: .status, taskId: "task-1001", idempotencyKey: "after-revoke",
+            payload: try JSONEncoder().encode(StatusUpdateRequest(status: .accepted, location: nil, timestamp: 1)), createdAt: 1))
+        let flushed = try daemon.client(timeout: .seconds(60)).call(Methods.outboxFlush, NoParams())
+        #expect(flushed.link == "authRequired" && flushed.transitions == 1)
+        let notification = String(decoding: try events.readLine(), as: UTF8.self)
+        #expect(notification.contains(#""method":"auth.required""#))
+
+        let again = try runProgram(ctl, ["--socket", daemon.socketPath, "login", "--username", "rider1"], stdin: "demo-password\n")
+        #expect(again.status == 0)
+        let status = try Self.drain(daemon)
+        #expect(status.link == "online")
+        #expect(try await http.request(.GET, "/sim/stats").decode(SimStats.self).statusUpdates.map(\.idempotencyKey) == ["after-revoke"])
+        let queue = try runProgram(ctl, ["--socket", daemon.socketPath, "queue"])
+        #expect(queue.stdout.contains("online") && queue.stdout.contains("0 transitions"))
+        try daemon.stop()
+    }
+
+    @Test("8 h offline at 1 Hz: the backlog waits in SQLite; when the backend returns, the live position goes first, then the backlog oldest first")
+    func offlineBacklog() async throws {
+        let port = GPSFake.freePort()
+        let directory = TemporaryDirectory()
+        let log = directory.file("parked-8h.nmea")
+        try NMEAWriter.log(RoutePresets.parked(seconds: 8 * 3600)).write(toFile: log, atomically: true, encoding: .utf8)
+        let fake = try GPSFake(log: log, delay: 0.0002)
+        // Every fix recorded (1 Hz even when parked), the backend away: nothing listens on its port yet.
+        let config = """
+            [gps]
+            watch = "continuous"
+            [sampling]
+            stationary_hz = 1.0
+            [backend]
+            url = "http://127.0.0.1:\(port)"
+            username = "rider1"
+            password = "demo-password"
+            """
+        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: config, directory: directory)
+        let gps = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 20_000, timeout: .seconds(600))
+        let offline = try Self.outbox(daemon)
+        #expect(offline.pings == gps.pingsRecorded && offline.pings > 25_000, "\(offline)")
+        #expect(offline.link == "backingOff" || offline.link == "idle")
+
+        let sim = try SimProcess(port: port)
+        let status = try Self.drain(daemon, timeout: .seconds(300))
+        #expect(status.link == "online" && status.pings == 0)
+        let stats = try await SimHTTP(base: sim.base).request(.GET, "/sim/stats").decode(SimStats.self)
+        #expect(stats.uniquePings == gps.pingsRecorded)
+        let newest = try #require(stats.batchLog.map(\.newest).max())
+        // The first batch carries the live position; after it, the backlog goes oldest first.
+        #expect(stats.batchLog.first?.newest == newest)
+        let backlogStarts = stats.batchLog.dropFirst().map(\.oldest)
+        #expect(backlogStarts == backlogStarts.sorted())
+        try daemon.stop()
+    }
+
+    @Test("without a backend the outbox says so and keeps everything")
+    func noBackend() throws {
+        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"])
+        let status = try Self.outbox(daemon)
+        #expect(!status.enabled && status.link == "disabled")
+        #expect(throws: (any Error).self) { try daemon.client().call(Methods.outboxFlush, NoParams()) }
+        let queue = try runProgram(Binaries.path("driverctl"), ["--socket", daemon.socketPath, "queue"])
+        #expect(queue.stdout.contains("no backend configured"))
+        try daemon.stop()
+    }
+}
