@@ -135,7 +135,9 @@ let package = Package(
         .executableTarget(
             name: "driverd-bench",
             dependencies: [
-                "DriverAPI", "JSONRPC", "NMEASynth",
+                "DriverAPI", "JSONRPC", "NMEASynth", "DriverDomain", "DriverStore", "BackendContract", "DispatchSimCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -17,3 +17,6 @@ else
     echo "(../shared is absent: synthesised logs)"
 fi
 "$bin/driverd-bench" gps "${gps_args[@]}"
+echo
+echo "== Outbox and uplink"
+"$bin/driverd-bench" uplink --bin "$bin" --seconds "${BENCH_UPLINK_SECONDS:-60}"

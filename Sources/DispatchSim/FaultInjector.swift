@@ -1,4 +1,5 @@
 import DispatchSimCore
+import DriverDomain
 import Synchronization
 
 /// The live fault plan, its seeded randomness and the "refuse connections" window, lock-guarded (every API
@@ -9,6 +10,7 @@ final class FaultInjector: Sendable {
         var random: SplitMix64
         var refuseUntil: Double = 0
         var requests = 0
+        var bytes = 0
         var faults = 0
     }
 
@@ -24,10 +26,11 @@ final class FaultInjector: Sendable {
     }
 
     /// What to do with a request to `path`, and the delay before it (milliseconds).
-    func decide(path: String) -> (decision: FaultPlan.Decision, latencyMs: Int) {
+    func decide(path: String, bytes: Int) -> (decision: FaultPlan.Decision, latencyMs: Int) {
         state.withLock { state in
             guard path.hasPrefix("/api/") else { return (.pass, 0) }
             state.requests += 1
+            state.bytes += bytes
             let decision = state.plan.decide(path: path, random: state.random.nextUnit())
             if decision != .pass { state.faults += 1 }
             return (decision, state.plan.latency(path: path))
@@ -49,22 +52,5 @@ final class FaultInjector: Sendable {
 
     func refusingFor(now: Double) -> Double { state.withLock { max(0, $0.refuseUntil - now) } }
 
-    var counts: (requests: Int, faults: Int) { state.withLock { ($0.requests, $0.faults) } }
-}
-
-/// A small seeded generator, so a fault run can be repeated (`--seed`).
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(UInt64(1) << 53) }
+    var counts: (requests: Int, bytes: Int, faults: Int) { state.withLock { ($0.requests, $0.bytes, $0.faults) } }
 }

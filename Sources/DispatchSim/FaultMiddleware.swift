@@ -8,6 +8,14 @@ struct FaultMiddleware: RouterMiddleware {
     typealias Context = SimContext
     let faults: FaultInjector
 
+    /// What the request cost on the wire, roughly: its HTTP/1.1 request line, header lines and body.
+    static func wireBytes(_ request: Request) -> Int {
+        let line = request.method.rawValue.utf8.count + request.uri.description.utf8.count + 12
+        let headers = request.headers.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }
+        let body = request.headers[.contentLength].flatMap { Int($0) } ?? 0
+        return line + headers + 2 + body
+    }
+
     /// Thrown once the connection is closed on purpose; nothing more is sent.
     struct ConnectionDropped: Error {}
 
@@ -17,7 +25,7 @@ struct FaultMiddleware: RouterMiddleware {
             context.channel.close(promise: nil)
             throw ConnectionDropped()
         }
-        let (decision, latencyMs) = faults.decide(path: request.uri.path)
+        let (decision, latencyMs) = faults.decide(path: request.uri.path, bytes: Self.wireBytes(request))
         if latencyMs > 0 { try await Task.sleep(for: .milliseconds(latencyMs)) }
         switch decision {
         case .pass:

@@ -43,7 +43,7 @@ struct SimRoutes {
         let sim = router.group("/sim")
         sim.get("stats") { _, _ -> Response in
             var stats = await state.read { world, _ in world.stats }
-            (stats.requests, stats.faultsInjected) = faults.counts
+            (stats.requests, stats.requestBytes, stats.faultsInjected) = faults.counts
             stats.webSockets = hub.count
             return try SimJSON.response(stats)
         }

@@ -47,6 +47,8 @@ public struct SimStats: Codable, Sendable, Equatable {
     public var faultsInjected = 0
     /// Requests under /api/ that reached the server (filled in by the server).
     public var requests = 0
+    /// Bytes of the requests under /api/: request line, headers and body (filled in by the server).
+    public var requestBytes = 0
     /// Open rider WebSockets (filled in by the server).
     public var webSockets = 0
 

@@ -124,5 +124,9 @@ public enum EventTopic {
     /// The backend refused the stored credentials; params: an `AuthRequiredEvent`. Log in again.
     public static let authRequired = "auth.required"
 
-    public static let all = [gpsFix, authRequired]
+    /// The backend refused a queued transition or proof (409/422 …); params: an `OutboxRefusedEvent`. The item
+    /// is kept as a dead letter with the backend's answer and never resent.
+    public static let outboxRefused = "outbox.refused"
+
+    public static let all = [gpsFix, authRequired, outboxRefused]
 }

@@ -69,3 +69,23 @@ public struct AuthRequiredEvent: Codable, Sendable, Equatable {
     public var reason: String
     public init(reason: String) { self.reason = reason }
 }
+
+/// Params of the `outbox.refused` notification.
+public struct OutboxRefusedEvent: Codable, Sendable, Equatable {
+    public var taskId: String
+    /// `status`, `pod_otp` or `pod_photo`.
+    public var kind: String
+    public var idempotencyKey: String
+    /// The backend's HTTP status.
+    public var status: Int
+    /// The backend's answer (its error body).
+    public var answer: String
+
+    public init(taskId: String, kind: String, idempotencyKey: String, status: Int, answer: String) {
+        self.taskId = taskId
+        self.kind = kind
+        self.idempotencyKey = idempotencyKey
+        self.status = status
+        self.answer = answer
+    }
+}

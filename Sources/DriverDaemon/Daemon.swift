@@ -44,7 +44,16 @@ public enum Daemon {
         let counters = RPCCounters()
 
         let tracker = Tracker(rates: config.rates)
-        let recorder = config.trackingEnabled ? PingRecorder(store: store) : nil
+        let retentionLogger = Logger(label: "outbox")
+        let recorder = config.trackingEnabled
+            ? PingRecorder(
+                store: store, retention: RetentionPolicy(maxAge: Double(config.maxPingAgeHours) * 3600, maxPings: config.maxPings),
+                onRetention: { result in
+                    retentionLogger.warning(
+                        "ping backlog over its caps: \(result.thinned) thinned, \(result.dropped) dropped",
+                        metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.backlogTrimmed.rawValue)"])
+                })
+            : nil
         let hub = EventHub()
         let pipeline = TrackingPipeline(
             tracker: tracker, recorder: recorder, hub: hub,

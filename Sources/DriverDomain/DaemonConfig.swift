@@ -51,6 +51,10 @@ public struct DaemonConfig: Sendable, Equatable {
     /// For unattended units and tests: log in with these when no token is stored or the backend refuses it.
     public var backendUsername = ""
     public var backendPassword = ""
+    /// Pings older than this are dropped while the backend is away (hours; default 7 days).
+    public var maxPingAgeHours = 168
+    /// Past this many queued pings the oldest are thinned to one per minute, then dropped.
+    public var maxPings = 1_000_000
 
     public init() {}
 
@@ -187,6 +191,18 @@ public struct DaemonConfig: Sendable, Equatable {
         "backend.password": { config, value in
             guard case .string(let text) = value else { return "expected a string" }
             config.backendPassword = text
+            return nil
+        },
+        "outbox.max_ping_age_hours": { config, value in
+            guard case .integer(let hours) = value, (1...8760).contains(hours) else { return "expected an integer from 1 to 8760" }
+            config.maxPingAgeHours = hours
+            return nil
+        },
+        "outbox.max_pings": { config, value in
+            guard case .integer(let count) = value, (1000...100_000_000).contains(count) else {
+                return "expected an integer from 1000 to 100000000"
+            }
+            config.maxPings = count
             return nil
         },
         "rpc.max_line_bytes": { config, value in

@@ -15,15 +15,26 @@ public final class PingRecorder: Sendable {
         var committed = 0
         var committedByMotion: [String: Int] = [:]
         var lastError: String?
+        /// Commits since the retention caps were last applied.
+        var sinceRetention = Int.max
     }
 
     private let store: Store
     public let maxDelay: Double
+    private let retention: RetentionPolicy?
+    private let onRetention: (@Sendable (RetentionResult) -> Void)?
     private let state = Mutex(State())
+    /// The caps are checked after the first commit and then every this many pings.
+    static let retentionInterval = 1000
 
-    public init(store: Store, maxDelay: Double = 5) {
+    public init(
+        store: Store, maxDelay: Double = 5, retention: RetentionPolicy? = nil,
+        onRetention: (@Sendable (RetentionResult) -> Void)? = nil
+    ) {
         self.store = store
         self.maxDelay = maxDelay
+        self.retention = retention
+        self.onRetention = onRetention
     }
 
     /// Pings committed since start.
@@ -76,11 +87,19 @@ public final class PingRecorder: Sendable {
             try store.pool.write { db in
                 for var ping in batch { try ping.insert(db) }
             }
-            state.withLock { state in
+            let checkRetention = state.withLock { state -> Bool in
                 state.writing -= batch.count
                 state.committed += batch.count
                 for ping in batch { state.committedByMotion[ping.motion, default: 0] += 1 }
                 state.lastError = nil
+                state.sinceRetention = state.sinceRetention == Int.max ? Int.max : state.sinceRetention + batch.count
+                guard state.sinceRetention >= Self.retentionInterval else { return false }
+                state.sinceRetention = 0
+                return true
+            }
+            if checkRetention, let retention, let now = batch.last?.recordedAt,
+               let result = try? Outbox(store: store).applyRetention(retention, now: now), !result.isEmpty {
+                onRetention?(result)
             }
         } catch {
             // Keep them for the next attempt (a full disk recovers when space returns).

@@ -124,19 +124,7 @@ public struct SyntheticRoute: Sendable, Codable, Equatable {
     }
 }
 
-/// A small seeded generator, so a route with noise gives the same NMEA every time.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
     /// A standard normal sample (Box–Muller).
     mutating func gaussian() -> Double {
         let u1 = max(Double.random(in: 0..<1, using: &self), 1e-12)

@@ -35,20 +35,7 @@ struct GPSBench: ParsableCommand {
     }
 
     private func measure(name: String, log: String, directory: String) throws {
-        // gpsfake's -c is a delay per sentence: spread the sentences over the log's own duration.
-        let text = try String(decoding: Data(contentsOf: URL(fileURLWithPath: log)), as: UTF8.self)
-        let lines = text.split(whereSeparator: \.isNewline).filter { $0.contains("$") }
-        // The log's own duration, from the first and last RMC clock (hhmmss).
-        let clocks = lines.compactMap { line -> Double? in
-            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
-            guard fields.first?.hasSuffix("RMC") == true, fields.count > 1, fields[1].count >= 6,
-                  let hh = Double(fields[1].prefix(2)), let mm = Double(fields[1].dropFirst(2).prefix(2)),
-                  let ss = Double(fields[1].dropFirst(4))
-            else { return nil }
-            return hh * 3600 + mm * 60 + ss
-        }
-        let duration = max(1, (clocks.last ?? 0) - (clocks.first ?? 0))
-        let delay = duration / Double(max(1, lines.count))
+        let delay = try gpsfakeRealTimeDelay(log: log)
         let port = Int.random(in: 30000...39000)
         let scratch = directory + "/\(name)"
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
@@ -96,4 +83,21 @@ struct GPSBench: ParsableCommand {
     }
 
     private func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(1, width - text.count)) }
+}
+
+/// gpsfake's `-c` is a delay per sentence: the one that spreads a log's sentences over its own duration (from
+/// the first and last RMC clock), so gpsd sees it in real time.
+func gpsfakeRealTimeDelay(log: String) throws -> Double {
+    let text = try String(decoding: Data(contentsOf: URL(fileURLWithPath: log)), as: UTF8.self)
+    let lines = text.split(whereSeparator: \.isNewline).filter { $0.contains("$") }
+    let clocks = lines.compactMap { line -> Double? in
+        let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+        guard fields.first?.hasSuffix("RMC") == true, fields.count > 1, fields[1].count >= 6,
+              let hh = Double(fields[1].prefix(2)), let mm = Double(fields[1].dropFirst(2).prefix(2)),
+              let ss = Double(fields[1].dropFirst(4))
+        else { return nil }
+        return hh * 3600 + mm * 60 + ss
+    }
+    let duration = max(1, (clocks.last ?? 0) - (clocks.first ?? 0))
+    return duration / Double(max(1, lines.count))
 }

@@ -129,7 +129,10 @@ func spawn(_ path: String, _ arguments: [String], environment: [String: String] 
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    if quiet { process.standardOutput = FileHandle.nullDevice }
+    if quiet {
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+    }
     try process.run()
     return process
 }

@@ -97,3 +97,45 @@ struct OutboxTests {
         #expect(try outbox.claimPingBatch(maxPings: 5) { "rest" }?.pings.map(\.fixTime) == [24, 25, 26, 27, 31])
     }
 }
+
+@Suite("Retention")
+struct RetentionTests {
+    @Test("past the count cap the oldest backlog is thinned to one per minute, then dropped; old pings age out; batches and items are kept")
+    func caps() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        let recorder = PingRecorder(store: store)
+        // 10 minutes at 1 Hz, recorded "now".
+        for t in 0..<600 { recorder.append(StoreTests.ping(1_795_000_000 + Double(t)), now: 0, nextSampleIn: 0) }
+        recorder.flush()
+        let outbox = Outbox(store: store)
+        try outbox.enqueue(OutboxItemRecord(kind: .status, taskId: "t", idempotencyKey: "k", payload: Data(), createdAt: 0))
+        let claimed = try #require(try outbox.claimPingBatch(maxPings: 10) { "b" })
+        #expect(try outbox.applyRetention(RetentionPolicy(maxPings: 1000), now: 1_795_000_600).isEmpty)
+
+        // Cap 300: 290 thinned away from the oldest backlog, keeping one per minute there.
+        let thin = try outbox.applyRetention(RetentionPolicy(maxPings: 300), now: 1_795_000_600)
+        #expect(thin == RetentionResult(thinned: 300, dropped: 0))
+        #expect(try outbox.depth().pings == 300)
+        // Cap 100: still thinning (newer minutes now), nothing dropped.
+        let more = try outbox.applyRetention(RetentionPolicy(maxPings: 100), now: 1_795_000_600)
+        #expect(more.thinned == 200 && more.dropped == 0)
+        // Cap 15: the backlog is down to one ping per minute, then the oldest of those go.
+        let drop = try outbox.applyRetention(RetentionPolicy(maxPings: 15), now: 1_795_000_600)
+        #expect(drop.thinned > 0 && drop.dropped > 0 && drop.thinned + drop.dropped == 85, "\(drop)")
+        let minutes = try store.pool.read {
+            try Int.fetchOne($0, sql: "SELECT COUNT(DISTINCT CAST(fix_time / 60 AS INTEGER)) FROM ping WHERE batch_id IS NULL")
+        }
+        #expect(minutes == 5)
+        #expect(try outbox.depth().pings == 15)
+        // The claimed batch is untouched, and so is the transition.
+        #expect(try outbox.claimPingBatch(maxPings: 10) { "x" } == claimed)
+        #expect(try outbox.headItems().count == 1)
+
+        // Age: everything recorded more than a day before "now" goes, except the claimed batch.
+        let aged = try outbox.applyRetention(RetentionPolicy(maxAge: 86400), now: 1_795_000_600 + 2 * 86400)
+        #expect(aged.dropped == 5)
+        #expect(try outbox.depth().pings == claimed.pings.count)
+    }
+}

@@ -9,19 +9,6 @@ import NMEASynth
 import GRDB
 import Testing
 
-/// A small seeded generator, so a crash run can be replayed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// driverd's outbox and uplink against the real reference backend over loopback.
 @Suite("Uplink to dispatch-sim", .serialized)
 struct UplinkTests {
@@ -120,7 +107,7 @@ struct UplinkTests {
     func crashes() async throws {
         let seed = ProcessInfo.processInfo.environment["DRIVERD_CRASH_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...999_999)
         print("crash test seed: \(seed) (DRIVERD_CRASH_SEED=\(seed) replays it)")
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         let sim = try SimProcess(arguments: ["--seed", String(seed)])
         let http = SimHTTP(base: sim.base)
         _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(dropBeforeRate: 0.15, dropAfterRate: 0.15, errorRate: 0.15))
@@ -169,7 +156,7 @@ struct UplinkTests {
 
         // Subscribe, revoke every token on the backend, queue something: the uplink stops and says why.
         let events = try daemon.client(timeout: .seconds(30))
-        _ = try events.call(Methods.eventsSubscribe, SubscribeParams(topics: [EventTopic.authRequired]))
+        _ = try events.call(Methods.eventsSubscribe, SubscribeParams(topics: [EventTopic.authRequired, EventTopic.outboxRefused]))
         _ = try await http.request(.POST, "/sim/tokens/revoke", json: ["driverId": "drv-1"])
         try Outbox(store: try Store(directory: directory.file("state"))).enqueue(OutboxItemRecord(
             kind: .status, taskId: "task-1001", idempotencyKey: "after-revoke",
@@ -186,6 +173,15 @@ struct UplinkTests {
         #expect(try await http.request(.GET, "/sim/stats").decode(SimStats.self).statusUpdates.map(\.idempotencyKey) == ["after-revoke"])
         let queue = try runProgram(ctl, ["--socket", daemon.socketPath, "queue"])
         #expect(queue.stdout.contains("online") && queue.stdout.contains("0 transitions"))
+
+        // A transition the backend refuses: dead-lettered, and front ends hear of it.
+        try Outbox(store: try Store(directory: directory.file("state"))).enqueue(OutboxItemRecord(
+            kind: .status, taskId: "task-1002", idempotencyKey: "skips-ahead",
+            payload: try JSONEncoder().encode(StatusUpdateRequest(status: .delivered, location: nil, timestamp: 2)), createdAt: 2))
+        #expect(try Self.drain(daemon).deadLetters == 1)
+        var refused = ""
+        for _ in 0..<5 where !refused.contains("outbox.refused") { refused = String(decoding: try events.readLine(), as: UTF8.self) }
+        #expect(refused.contains(#""idempotencyKey":"skips-ahead""#) && refused.contains("INVALID_TRANSITION"), "\(refused)")
         try daemon.stop()
     }
 

@@ -212,8 +212,12 @@ final class Uplink: Sendable {
             }
             try outbox.complete(itemId: id)
         } catch let error as BackendClientError where error.errorClass == .refused {
-            // Never retried: kept with the backend's answer.
-            try outbox.deadLetter(itemId: id, answer: error.rawBody.isEmpty ? error.reason : error.rawBody, now: Self.now())
+            // Never retried: kept with the backend's answer, and front ends are told.
+            let answer = error.rawBody.isEmpty ? error.reason : error.rawBody
+            try outbox.deadLetter(itemId: id, answer: answer, now: Self.now())
+            let event = OutboxRefusedEvent(
+                taskId: item.taskId, kind: item.kind.rawValue, idempotencyKey: item.idempotencyKey, status: error.status ?? 0, answer: answer)
+            if let params = try? Codec.encode(event) { hub.publish(EventTopic.outboxRefused, params: params) }
             logger.warning(
                 "the backend refused a queued \(item.kind.rawValue) for task \(item.taskId)",
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.outboxRefused.rawValue)", "status": "\(error.status ?? 0)"])
@@ -226,14 +230,21 @@ final class Uplink: Sendable {
     private func sendPings(token: String) async throws {
         for _ in 0..<Self.batchesPerAttempt {
             guard let batch = try outbox.claimPingBatch(maxPings: Self.maxPings, newBatchId: { UUID().uuidString.lowercased() }) else { return }
-            let pings = batch.pings.map {
-                LocationPing(lat: $0.latitude, lng: $0.longitude, accuracy: $0.horizontalError, speed: $0.speed, heading: $0.track, timestamp: $0.fixTime)
-            }
+            let pings = batch.pings.map(Self.locationPing)
             let ack = try await client.postLocations(LocationBatch(batchId: batch.batchId, pings: pings), token: token)
             guard ack.batchId == batch.batchId else { throw BackendClientError.unexpected("ack for \(ack.batchId), sent \(batch.batchId)") }
             try outbox.ackPingBatch(batch.batchId)
             if batch.pings.count < Self.maxPings { return }
         }
+    }
+
+    /// A recorded ping as sent: coordinates to 1e-7 degrees (about a centimetre), the rest to what a receiver
+    /// actually resolves, so a batch carries no noise digits.
+    static func locationPing(_ ping: PingRecord) -> LocationPing {
+        func round(_ value: Double, _ digits: Double) -> Double { (value * digits).rounded() / digits }
+        return LocationPing(
+            lat: round(ping.latitude, 1e7), lng: round(ping.longitude, 1e7), accuracy: ping.horizontalError.map { round($0, 10) },
+            speed: ping.speed.map { round($0, 100) }, heading: ping.track.map { round($0, 10) }, timestamp: round(ping.fixTime, 1000))
     }
 
     // MARK: Status

@@ -136,15 +136,9 @@ final class DaemonProcess {
     /// Sends `signal` and waits for the process to exit; returns its exit status.
     @discardableResult
     func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(20)) throws -> Int32 {
-        if process.isRunning { kill(process.processIdentifier, signal) }
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        guard stopChild(process, signal: signal, timeout: timeout) else {
             throw TestFailure("driverd did not stop within \(timeout) after signal \(signal):\n\(log)")
         }
-        process.waitUntilExit()
         return process.terminationStatus
     }
 
@@ -154,6 +148,19 @@ final class DaemonProcess {
             process.waitUntilExit()
         }
     }
+}
+
+/// Sends `signal` and waits up to `timeout` for the child to exit; kills it otherwise. False when it had to be
+/// killed.
+@discardableResult
+func stopChild(_ process: Process, signal: Int32, timeout: Duration = .seconds(20)) -> Bool {
+    if process.isRunning { kill(process.processIdentifier, signal) }
+    let deadline = ContinuousClock.now + timeout
+    while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+    let inTime = !process.isRunning
+    if !inTime { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+    return inTime
 }
 
 struct TestFailure: Error, CustomStringConvertible {

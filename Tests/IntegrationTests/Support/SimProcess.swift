@@ -46,11 +46,7 @@ final class SimProcess: @unchecked Sendable {
 
     @discardableResult
     func stop(signal: Int32 = SIGTERM) -> Int32 {
-        if process.isRunning { kill(process.processIdentifier, signal) }
-        let deadline = ContinuousClock.now + .seconds(20)
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        stopChild(process, signal: signal)
         return process.terminationStatus
     }
 
