@@ -107,7 +107,7 @@ public final class PingRecorder: Sendable {
                 state.writing -= batch.count
                 state.pending = batch + state.pending
                 state.oldestPendingAt = state.oldestPendingAt ?? 0
-                state.lastError = "\(error)"
+                state.lastError = Store.describeWriteFailure(error)
             }
         }
     }

@@ -20,6 +20,16 @@ public final class Store: Sendable {
         try Migrations.migrator.migrate(pool)
     }
 
+    /// A failed write, said so an operator knows what to do: a full disk (or file-size limit) and an I/O error
+    /// look alike to SQLite, and both keep everything already committed.
+    public static func describeWriteFailure(_ error: any Error) -> String {
+        guard let error = error as? DatabaseError,
+              [ResultCode.SQLITE_FULL, .SQLITE_IOERR].contains(error.resultCode)
+        else { return "\(error)" }
+        return "cannot write the store (disk full, a file-size limit or a failing disk?); pending rows are kept and "
+            + "retried: \(error.message ?? error.resultCode.description)"
+    }
+
     /// Schema version names applied so far, oldest first.
     public func appliedMigrations() throws -> [String] {
         try pool.read { db in try Migrations.migrator.appliedMigrations(db) }

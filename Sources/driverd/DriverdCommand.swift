@@ -11,6 +11,9 @@ enum DriverdEntry {
     static func main() {
         // Every thread inherits the mask, so only SignalWaiter's thread ever sees SIGTERM and SIGINT.
         SignalWaiter.blockShutdownSignals()
+        // Over a file-size limit a write must fail with EFBIG (SQLite reports "disk full" and keeps what it had),
+        // not kill the daemon.
+        signal(SIGXFSZ, SIG_IGN)
         // Run Swift Concurrency on NIO's event loops instead of libdispatch's worker pool: that pool's monitor
         // wakes the process every second, forever, which a battery-powered unit standing still cannot afford.
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
