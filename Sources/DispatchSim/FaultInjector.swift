@@ -12,6 +12,8 @@ final class FaultInjector: Sendable {
         var requests = 0
         var bytes = 0
         var faults = 0
+        var frames = 0
+        var frameBytes = 0
     }
 
     private let state: Mutex<State>
@@ -53,4 +55,14 @@ final class FaultInjector: Sendable {
     func refusingFor(now: Double) -> Double { state.withLock { max(0, $0.refuseUntil - now) } }
 
     var counts: (requests: Int, bytes: Int, faults: Int) { state.withLock { ($0.requests, $0.bytes, $0.faults) } }
+
+    /// Counts a text frame received on a rider WebSocket.
+    func countFrame(bytes: Int) {
+        state.withLock {
+            $0.frames += 1
+            $0.frameBytes += bytes
+        }
+    }
+
+    var frameCounts: (frames: Int, bytes: Int) { state.withLock { ($0.frames, $0.frameBytes) } }
 }

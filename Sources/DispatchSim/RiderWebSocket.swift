@@ -9,6 +9,7 @@ import HummingbirdWebSocket
 struct RiderWebSocket {
     let state: SimState
     let hub: WebSocketHub
+    let faults: FaultInjector
     static let maxMessageBytes = LocationBatch.maxBytes + 4096
 
     func add(to group: RouterGroup<SimContext>) {
@@ -41,6 +42,8 @@ struct RiderWebSocket {
                             continuation.yield(.text(SimState.frame(.error(.init(code: .badRequest, message: "send JSON text frames")))))
                             continue
                         }
+                        // A frame's cost on the wire: its text and a 6 to 14 byte header (8 counted).
+                        faults.countFrame(bytes: text.utf8.count + 8)
                         await handle(text, driverId: driverId, connection: id, reply: continuation)
                     }
                 }

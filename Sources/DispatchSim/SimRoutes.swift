@@ -44,6 +44,7 @@ struct SimRoutes {
         sim.get("stats") { _, _ -> Response in
             var stats = await state.read { world, _ in world.stats }
             (stats.requests, stats.requestBytes, stats.faultsInjected) = faults.counts
+            (stats.webSocketFrames, stats.webSocketBytes) = faults.frameCounts
             stats.webSockets = hub.count
             return try SimJSON.response(stats)
         }

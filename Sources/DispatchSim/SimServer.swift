@@ -47,7 +47,7 @@ public enum SimServer {
         let rider = router.group("/api/v1/rider").add(middleware: BearerAuthMiddleware(tokens: tokens, state: state))
         RiderRoutes(state: state).add(to: rider)
         PODRoutes(state: state, photos: photos).add(to: rider)
-        RiderWebSocket(state: state, hub: hub).add(to: rider)
+        RiderWebSocket(state: state, hub: hub, faults: faults).add(to: rider)
         SimRoutes(state: state, faults: faults, hub: hub, photos: photos).add(to: router)
 
         return Application(

@@ -49,6 +49,9 @@ public struct SimStats: Codable, Sendable, Equatable {
     public var requests = 0
     /// Bytes of the requests under /api/: request line, headers and body (filled in by the server).
     public var requestBytes = 0
+    /// Text frames received on rider WebSockets and their bytes (text plus 8 header bytes; filled in by the server).
+    public var webSocketFrames = 0
+    public var webSocketBytes = 0
     /// Open rider WebSockets (filled in by the server).
     public var webSockets = 0
 

@@ -6,7 +6,7 @@ public struct OutboxStatus: Codable, Sendable, Equatable {
     public var backend: String?
     /// `idle` (nothing sent yet), `online`, `backingOff`, `authRequired` or `disabled`.
     public var link: String
-    /// `https` (the WebSocket transport is not in this build).
+    /// `websocket` while the backend's WebSocket is open, else `https` (batches by POST, pushes by polling).
     public var transport: String
     public var transitions: Int
     public var proofs: Int

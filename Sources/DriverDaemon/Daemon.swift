@@ -67,6 +67,8 @@ public enum Daemon {
         let outbox = Outbox(store: store)
         let uplink = config.backendURL.isEmpty ? nil : Uplink(
             client: BackendClient(baseURL: config.backendURL, caFile: config.backendCAFile.isEmpty ? nil : config.backendCAFile),
+            webSocket: WebSocketLink(
+                baseURL: config.backendURL, caFile: config.backendCAFile.isEmpty ? nil : config.backendCAFile, logger: Logger(label: "uplink")),
             outbox: outbox, stateDirectory: config.stateDirectory,
             credentials: config.backendUsername.isEmpty ? nil : .init(username: config.backendUsername, password: config.backendPassword),
             hub: hub, logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == "moving" })

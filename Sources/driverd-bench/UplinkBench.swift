@@ -31,7 +31,7 @@ struct UplinkBench: AsyncParsableCommand {
         say("-- 8 h backlog (\(backlog) pings) drained by driverd vs the same pings POSTed raw, 500 per request")
         try await drain(directory: directory)
         say("")
-        say("-- uplink requests and bytes (request line, headers, body) per minute, \(seconds) s real time per mode")
+        say("-- uplink messages (HTTP requests + WebSocket frames) and bytes per minute, \(seconds) s real time per mode")
         try await cadence(directory: directory)
     }
 
@@ -156,7 +156,9 @@ struct UplinkBench: AsyncParsableCommand {
             naiveTask.cancel()
             let minutes = Double(seconds) / 60
             func perMinute(_ a: Int, _ b: Int) -> Double { Double(b - a) / minutes }
-            let (dr, db) = (perMinute(d0.requests, d1.requests), perMinute(d0.requestBytes, d1.requestBytes))
+            // driverd's batches go over the WebSocket: its frames count as requests here.
+            let (dr, db) = (perMinute(d0.requests + d0.webSocketFrames, d1.requests + d1.webSocketFrames),
+                            perMinute(d0.requestBytes + d0.webSocketBytes, d1.requestBytes + d1.webSocketBytes))
             let (nr, nb) = (perMinute(n0.requests, n1.requests), perMinute(n0.requestBytes, n1.requestBytes))
             say(String(format: "%@ driverd   %.1f requests/min, %.0f bytes/min (%d pings)", name, dr, db, d1.uniquePings - d0.uniquePings))
             say(String(format: "%@ naive     %.1f requests/min, %.0f bytes/min (%d pings)", name, nr, nb, n1.uniquePings - n0.uniquePings))

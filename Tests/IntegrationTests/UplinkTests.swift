@@ -57,6 +57,37 @@ struct UplinkTests {
         try daemon.stop()
     }
 
+    @Test("batches go over the WebSocket while it is open; when the backend closes it, HTTPS carries them until it reconnects; pushes arrive")
+    func webSocketTransport() async throws {
+        let sim = try SimProcess()
+        let http = SimHTTP(base: sim.base)
+        let directory = TemporaryDirectory()
+        let drive = directory.file("drive.nmea")
+        try NMEAWriter.log(RoutePresets.driving(laps: 2)).write(toFile: drive, atomically: true, encoding: .utf8)
+        let fake = try GPSFake(log: drive, delay: 0.03)
+        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Self.config(backend: sim), directory: directory)
+        var deadline = ContinuousClock.now + .seconds(30)
+        while try Self.outbox(daemon).transport != "websocket", ContinuousClock.now < deadline { usleep(100_000) }
+        #expect(try Self.outbox(daemon).transport == "websocket")
+        _ = try await http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "gate code 1234"])
+        for _ in 0..<3 {
+            try await Task.sleep(for: .seconds(2))
+            _ = try await http.request(.POST, "/sim/websockets/close")
+        }
+        let gps = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 50)
+        _ = try Self.drain(daemon)
+        let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
+        #expect(stats.uniquePings == gps.pingsRecorded)
+        // Every HTTP request is counted (the login among them); WebSocket frames are not: fewer requests than
+        // batches means batches went over the WebSocket.
+        #expect(stats.requests <= stats.batches, "\(stats.requests) requests, \(stats.batches) batches")
+        deadline = ContinuousClock.now + .seconds(30)
+        while try Self.outbox(daemon).transport != "websocket", ContinuousClock.now < deadline { usleep(100_000) }
+        #expect(try Self.outbox(daemon).transport == "websocket", "it reconnects")
+        #expect(daemon.log.contains("push from the backend"), "\(daemon.log)")
+        try daemon.stop()
+    }
+
     @Test("queued transitions go in order per task, each exactly once through faults; a refused one is dead-lettered")
     func transitionsInOrder() async throws {
         let sim = try SimProcess(arguments: ["--seed", "11"])

@@ -24,9 +24,13 @@ final class Uplink: Sendable {
         var flushWaiters: [CheckedContinuation<Void, Never>] = []
         var stopping = false
         var authEventRaised = false
+        var lastPushId = 0
+        var lastPollAt = -Double.infinity
     }
 
     let client: BackendClient
+    /// The WebSocket, tried first for batches and pushes; HTTPS batches and push polling while it is down.
+    let webSocket: WebSocketLink?
     let outbox: Outbox
     private let stateDirectory: String
     private let credentials: Credentials?
@@ -35,22 +39,81 @@ final class Uplink: Sendable {
     private let isMoving: @Sendable () -> Bool
     private let state: Mutex<State>
     private let wakeup = Wakeup()
+    /// Ends the WebSocket loop's waits at shutdown.
+    private let webSocketWakeup = Wakeup()
     static let maxPings = 500
-    /// Batches sent back to back in one attempt before transitions get another look.
+    /// Batches sent back to back in one attempt (until none is left) before transitions get another look.
     static let batchesPerAttempt = 20
 
     init(
-        client: BackendClient, outbox: Outbox, stateDirectory: String, credentials: Credentials?, hub: EventHub,
-        scheduler: UplinkScheduler = UplinkScheduler(), logger: Logger, isMoving: @escaping @Sendable () -> Bool
+        client: BackendClient, webSocket: WebSocketLink?, outbox: Outbox, stateDirectory: String, credentials: Credentials?,
+        hub: EventHub, scheduler: UplinkScheduler = UplinkScheduler(), logger: Logger, isMoving: @escaping @Sendable () -> Bool
     ) {
         self.client = client
+        self.webSocket = webSocket
         self.outbox = outbox
         self.stateDirectory = stateDirectory
         self.credentials = credentials
         self.hub = hub
         self.logger = logger
         self.isMoving = isMoving
-        state = Mutex(State(scheduler: scheduler, tokens: TokenFile.load(from: stateDirectory)))
+        state = Mutex(State(
+            scheduler: scheduler, tokens: TokenFile.load(from: stateDirectory),
+            lastPushId: (try? outbox.value("last_push_id")).flatMap { $0.flatMap(Int.init) } ?? 0))
+    }
+
+    // MARK: The WebSocket
+
+    /// Keeps the WebSocket open while the link is usable: reconnects with backoff (1 s doubling to 60 s), and
+    /// not at all while credentials are refused.
+    func runWebSocket() async {
+        guard let webSocket else { return }
+        var failures = 0
+        while !(state.withLock { $0.stopping }) {
+            if state.withLock({ $0.scheduler.authPaused }) {
+                await webSocketWakeup.wait(until: Self.now() + 5, now: Self.now())
+                continue
+            }
+            let opened = ContinuousClock.now
+            do {
+                let token = try await validToken()
+                let lastPushId = state.withLock { $0.lastPushId }
+                logger.debug("WebSocket connecting", metadata: ["url": "\(webSocket.url)"])
+                try await webSocket.run(token: token, lastPushId: lastPushId) { [self] push in received(push) }
+            } catch {
+                logger.debug("WebSocket unavailable", metadata: ["error": "\(error)"])
+            }
+            // A connection that lasted a while was fine: start the backoff again.
+            failures = ContinuousClock.now - opened > .seconds(30) ? 0 : failures + 1
+            let delay = min(60, Double(1 << min(failures, 6))) * Double.random(in: 0.5...1)
+            await webSocketWakeup.wait(until: Self.now() + delay, now: Self.now())
+        }
+    }
+
+    /// A push from the backend: remembered by id (front ends get pushes in a later release; here the uplink
+    /// keeps its place so none is fetched twice).
+    private func received(_ push: Push) {
+        let isNew = state.withLock { state -> Bool in
+            guard push.id > state.lastPushId else { return false }
+            state.lastPushId = push.id
+            return true
+        }
+        guard isNew else { return }
+        try? outbox.setValue(String(push.id), for: "last_push_id")
+        logger.info("push from the backend", metadata: ["kind": "\(push.kind.rawValue)", "id": "\(push.id)"])
+    }
+
+    /// Without the WebSocket, pushes are polled at most every 30 s.
+    private func pollPushes(token: String) async throws {
+        guard !(webSocket?.isConnected ?? false) else { return }
+        let now = Self.now()
+        let (due, after) = state.withLock { state -> (Bool, Int) in
+            guard now - state.lastPollAt >= 30 else { return (false, 0) }
+            state.lastPollAt = now
+            return (true, state.lastPushId)
+        }
+        guard due else { return }
+        for push in try await client.pushes(after: after, token: token).pushes { received(push) }
     }
 
     static func now() -> Double { Date().timeIntervalSince1970 }
@@ -80,9 +143,13 @@ final class Uplink: Sendable {
         releaseFlushWaiters()
     }
 
+    func debug(_ message: String) { logger.debug("\(message)") }
+
     func stop() {
         state.withLock { $0.stopping = true }
         wakeup.signal()
+        webSocketWakeup.signal()
+        webSocket?.close()
     }
 
     /// Wakes the loop for an immediate attempt and returns once it is over.
@@ -121,6 +188,7 @@ final class Uplink: Sendable {
             let token = try await validToken()
             try await sendItems(token: token)
             try await sendPings(token: token)
+            try await pollPushes(token: token)
             state.withLock { $0.scheduler.succeeded(now: Self.now()) }
         } catch let error as BackendClientError where error.errorClass == .unauthorized {
             // The token was refused even after a refresh: try the configured credentials once, else ask.
@@ -231,10 +299,16 @@ final class Uplink: Sendable {
         for _ in 0..<Self.batchesPerAttempt {
             guard let batch = try outbox.claimPingBatch(maxPings: Self.maxPings, newBatchId: { UUID().uuidString.lowercased() }) else { return }
             let pings = batch.pings.map(Self.locationPing)
-            let ack = try await client.postLocations(LocationBatch(batchId: batch.batchId, pings: pings), token: token)
+            let request = LocationBatch(batchId: batch.batchId, pings: pings)
+            let ack: BatchAck
+            if let webSocket, webSocket.isConnected, let viaSocket = try? await webSocket.send(request) {
+                ack = viaSocket
+            } else {
+                // The same batch id over HTTPS: if the WebSocket copy arrived after all, it is stored once.
+                ack = try await client.postLocations(request, token: token)
+            }
             guard ack.batchId == batch.batchId else { throw BackendClientError.unexpected("ack for \(ack.batchId), sent \(batch.batchId)") }
             try outbox.ackPingBatch(batch.batchId)
-            if batch.pings.count < Self.maxPings { return }
         }
     }
 
@@ -254,7 +328,8 @@ final class Uplink: Sendable {
         let now = Self.now()
         return state.withLock { state in
             OutboxStatus(
-                enabled: true, backend: client.baseURL, link: state.scheduler.linkState.rawValue, transport: "https",
+                enabled: true, backend: client.baseURL, link: state.scheduler.linkState.rawValue,
+                transport: webSocket?.isConnected == true ? "websocket" : "https",
                 transitions: depth.transitions, proofs: depth.proofs, pings: depth.pings, deadLetters: depth.dead,
                 oldestPendingAgeSeconds: depth.oldestPending.map { max(0, now - $0) }, lastSuccess: state.scheduler.lastSuccessAt,
                 lastError: state.scheduler.lastError, retryInSeconds: state.scheduler.retryAt.map { max(0, $0 - now) },

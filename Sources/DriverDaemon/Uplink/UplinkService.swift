@@ -6,10 +6,20 @@ struct UplinkService: Service {
 
     func run() async throws {
         await withGracefulShutdownHandler {
-            await uplink.run()
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await uplink.runWebSocket()
+                    uplink.debug("WebSocket loop ended")
+                }
+                group.addTask {
+                    await uplink.run()
+                    uplink.debug("send loop ended")
+                }
+            }
         } onGracefulShutdown: {
             uplink.stop()
         }
         await uplink.client.shutdown()
+        uplink.debug("HTTP client shut down")
     }
 }

@@ -1,0 +1,182 @@
+import BackendContract
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOSSL
+import Synchronization
+import WSClient
+
+/// The backend's WebSocket (`/api/v1/rider/ws`): location batches up with their acks down, and pushes down.
+/// `run` holds one connection until it closes; `send` uses it while it is open. Lock-guarded; the lock is never
+/// held across a write or a wait.
+public final class WebSocketLink: Sendable {
+    private struct State {
+        var outbound: WebSocketOutboundWriter?
+        var waiters: [String: CheckedContinuation<BatchAck, any Error>] = [:]
+        /// Set by `close`: a connection that opens afterwards is closed at once.
+        var closing = false
+        /// Ends the current `run` early (a connect that hangs, or `close` before the socket opened).
+        var finishRun: (@Sendable (Result<Void, any Error>) -> Void)?
+        /// Bumped by each `run`: a connection of an earlier run that opens late closes itself.
+        var generation = 0
+    }
+
+    public let url: String
+    private let tls: TLSConfiguration?
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    /// `baseURL` is the backend's https:// (or loopback http://) base; the WebSocket is wss:// (ws://) beside it.
+    public init(baseURL: String, caFile: String?, logger: Logger) {
+        let base = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        let secure = base.hasPrefix("https://")
+        url = (secure ? "wss://" + base.dropFirst("https://".count) : "ws://" + base.dropFirst("http://".count)) + BackendPaths.webSocket
+        if secure {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if let caFile { tls.trustRoots = .file(caFile) }
+            self.tls = tls
+        } else {
+            tls = nil
+        }
+        self.logger = logger
+    }
+
+    public var isConnected: Bool { state.withLock { $0.outbound != nil } }
+
+    /// Connects, says `hello` with the last push id seen, and serves the connection until it closes: acks go
+    /// to their senders, pushes to `onPush`. Returns when the server closes it; throws when it cannot connect.
+    public func run(
+        token: String, lastPushId: Int, connectTimeout: Duration = .seconds(15), onPush: @escaping @Sendable (Push) -> Void
+    ) async throws {
+        var configuration = WebSocketClientConfiguration(maxFrameSize: LocationBatch.maxBytes + 4096)
+        configuration.additionalHeaders = [.authorization: "Bearer \(token)"]
+        let setup = (configuration, tls, logger, url)
+        let generation = state.withLock { state -> Int in
+            state.generation += 1
+            return state.generation
+        }
+        defer { disconnected(generation) }
+        // The client library does not always notice a connection closed during the upgrade, and its connect
+        // cannot be cancelled: it runs on its own, and this waits for it, a connect timeout, or `close`.
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let finished = Mutex(false)
+            let finish: @Sendable (Result<Void, any Error>) -> Void = { result in
+                guard finished.withLock({ done in defer { done = true }; return !done }) else { return }
+                continuation.resume(with: result)
+            }
+            state.withLock { $0.finishRun = finish }
+            Task {
+                do {
+                    try await WebSocketClient.connect(url: setup.3, configuration: setup.0, tlsConfiguration: setup.1, logger: setup.2) { inbound, outbound, _ in
+                        try await self.serve(inbound: inbound, outbound: outbound, generation: generation, lastPushId: lastPushId, onPush: onPush)
+                    }
+                    finish(.success(()))
+                } catch {
+                    finish(.failure(error))
+                }
+            }
+            Task {
+                try? await Task.sleep(for: connectTimeout)
+                if !self.isConnected { finish(.failure(BackendClientError(transportReason: "the WebSocket did not open within \(connectTimeout)"))) }
+            }
+        }
+    }
+
+    private func serve(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, generation: Int, lastPushId: Int,
+        onPush: @escaping @Sendable (Push) -> Void
+    ) async throws {
+        let closing = state.withLock { state -> Bool in
+            let stale = state.closing || state.generation != generation
+            if !stale { state.outbound = outbound }
+            return stale
+        }
+        if closing {
+            try await outbound.close(.goingAway, reason: "driverd stopping")
+            return
+        }
+        try await outbound.write(.text(Self.text(.hello(lastPushId: lastPushId))))
+        for try await message in inbound.messages(maxSize: 1 << 20) {
+            guard case .text(let text) = message,
+                  let frame = try? JSONDecoder().decode(WSServerMessage.self, from: Data(text.utf8))
+            else { continue }
+            switch frame {
+            case .ack(let ack):
+                state.withLock { $0.waiters.removeValue(forKey: ack.batchId) }?.resume(returning: ack)
+            case .push(let push):
+                onPush(push)
+            case .error(let detail):
+                logger.warning("the backend refused a WebSocket frame", metadata: ["code": "\(detail.code.rawValue)"])
+            }
+        }
+    }
+
+    /// Sends a batch and waits for its ack. Throws a transient error when the socket is not open, closes, or
+    /// the ack does not come within `timeout` (the caller then sends the same batch over HTTPS).
+    public func send(_ batch: LocationBatch, timeout: Duration = .seconds(10)) async throws(BackendClientError) -> BatchAck {
+        guard let outbound = state.withLock({ $0.outbound }) else { throw BackendClientError(transportReason: "the WebSocket is not open") }
+        let text = Self.text(.locations(batch))
+        let id = batch.batchId
+        do {
+            return try await withThrowingTaskGroup(of: BatchAck?.self) { group in
+                group.addTask {
+                    try await withCheckedThrowingContinuation { continuation in
+                        self.state.withLock { $0.waiters[id] = continuation }
+                        Task {
+                            do {
+                                try await outbound.write(.text(text))
+                            } catch {
+                                self.fail(id, error)
+                            }
+                        }
+                    }
+                }
+                group.addTask {
+                    // The waiter is resumed here, so the first task always ends.
+                    try? await Task.sleep(for: timeout)
+                    self.fail(id, BackendClientError(transportReason: "no ack within \(timeout)"))
+                    return nil
+                }
+                defer { group.cancelAll() }
+                while let result = try await group.next() {
+                    if let ack = result { return ack }
+                }
+                throw BackendClientError(transportReason: "no ack")
+            }
+        } catch let error as BackendClientError {
+            throw error
+        } catch {
+            throw BackendClientError(transport: error)
+        }
+    }
+
+    private func fail(_ batchId: String, _ error: any Error) {
+        state.withLock { $0.waiters.removeValue(forKey: batchId) }?.resume(throwing: error)
+    }
+
+    /// Closes the connection (shutdown); `run` then returns.
+    public func close() {
+        let (outbound, finish) = state.withLock { state in
+            state.closing = true
+            return (state.outbound, state.finishRun)
+        }
+        finish?(.failure(CancellationError()))
+        if let outbound { Task { try? await outbound.close(.goingAway, reason: "driverd stopping") } }
+    }
+
+    private func disconnected(_ generation: Int) {
+        let waiters = state.withLock { state -> [CheckedContinuation<BatchAck, any Error>] in
+            guard state.generation == generation else { return [] }
+            state.outbound = nil
+            state.finishRun = nil
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume(throwing: BackendClientError(transportReason: "the WebSocket closed")) }
+    }
+
+    static func text(_ message: WSClientMessage) -> String {
+        (try? BackendClient.encoder.encode(message)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+}
