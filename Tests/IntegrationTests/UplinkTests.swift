@@ -36,7 +36,7 @@ struct UplinkTests {
         throw TestFailure("the outbox did not drain: \(try outbox(daemon))\n\(daemon.log)")
     }
 
-    @Test("every recorded ping reaches the backend exactly once through dropped requests, lost answers and 5xx")
+    @Test("every recorded ping reaches the backend exactly once through dropped requests, lost answers, 5xx and closed WebSockets")
     func pingsExactlyOnce() async throws {
         let sim = try SimProcess(arguments: ["--seed", "7"])
         let http = SimHTTP(base: sim.base)
@@ -46,7 +46,15 @@ struct UplinkTests {
         try NMEAWriter.log(RoutePresets.driving(laps: 3)).write(toFile: drive, atomically: true, encoding: .utf8)
         let fake = try GPSFake(log: drive, delay: 0.01)
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Self.config(backend: sim), directory: directory)
+        // The backend also closes the WebSocket now and then.
+        let closer = Task {
+            while !Task.isCancelled {
+                try await Task.sleep(for: .seconds(1.5))
+                _ = try await http.request(.POST, "/sim/websockets/close")
+            }
+        }
         let gps = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 50)
+        closer.cancel()
         _ = try await http.request(.DELETE, "/sim/faults")
         let status = try Self.drain(daemon)
         #expect(status.link == "online" && status.driverId == "drv-1")
