@@ -27,9 +27,9 @@ public final class WebSocketLink: Sendable {
     private let logger: Logger
     private let state = Mutex(State())
 
-    /// `baseURL` is the backend's https:// (or loopback http://) base; the WebSocket is wss:// (ws://) beside it.
-    public init(baseURL: String, caFile: String?, logger: Logger) {
-        let base = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+    /// `baseURL` is the backend's https:// (or loopback http://) base as `BackendClient.baseURL` has it (no
+    /// trailing slash); the WebSocket is wss:// (ws://) beside it.
+    public init(baseURL base: String, caFile: String?, logger: Logger) {
         let secure = base.hasPrefix("https://")
         url = (secure ? "wss://" + base.dropFirst("https://".count) : "ws://" + base.dropFirst("http://".count)) + BackendPaths.webSocket
         if secure {

@@ -40,21 +40,18 @@ struct PODRoutes {
     }
 
     private static func answer(_ outcome: PODOutcome, replayed: Bool, taskId: String) throws -> Response {
-        var headers: HTTPFields = [:]
-        if replayed { headers[.idempotentReplayed] = "true" }
-        func refuse(_ error: SimHTTPError) -> SimHTTPError {
-            var error = error
-            error.headers = headers
-            return error
-        }
         switch outcome {
-        case .accepted(let receipt): return try SimJSON.response(receipt, headers: headers)
-        case .otpWrong(let left): throw refuse(SimHTTPError(.otpInvalid, "wrong code; \(left) attempts left", attemptsLeft: left))
-        case .otpLocked: throw refuse(SimHTTPError(.otpLocked, "too many wrong codes; the OTP is locked", attemptsLeft: 0))
+        case .accepted(let receipt): return try SimJSON.response(receipt, headers: replayed ? SimHTTPError.replayHeaders : [:])
+        case .otpWrong(let left):
+            throw SimHTTPError(.otpInvalid, "wrong code; \(left) attempts left", attemptsLeft: left, replayed: replayed)
+        case .otpLocked: throw SimHTTPError(.otpLocked, "too many wrong codes; the OTP is locked", attemptsLeft: 0, replayed: replayed)
         case .typeMismatch(let task):
-            throw refuse(SimHTTPError(.podTypeMismatch, "task \(taskId) is proved by \(task.podType.rawValue)", task: task))
+            throw SimHTTPError(.podTypeMismatch, "task \(taskId) is proved by \(task.podType.rawValue)", task: task, replayed: replayed)
         case .notDeliverable(let task):
-            throw refuse(SimHTTPError(.invalidTransition, "task \(taskId) is \(task.status.rawValue); a proof of delivery needs PICKED_UP or ARRIVED_AT_DESTINATION", task: task))
+            throw SimHTTPError(
+                .invalidTransition,
+                "task \(taskId) is \(task.status.rawValue); a proof of delivery needs PICKED_UP or ARRIVED_AT_DESTINATION",
+                task: task, replayed: replayed)
         case .keyReused: throw SimHTTPError(.idempotencyKeyReused, "this Idempotency-Key was used with another proof")
         case .notFound: throw SimHTTPError(.notFound, "no task \(taskId)")
         }

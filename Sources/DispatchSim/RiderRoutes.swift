@@ -73,19 +73,16 @@ struct RiderRoutes {
         let (outcome, replayed) = try await state.change { world, now in
             world.updateStatus(taskId: taskId, driverId: driverId, request: body, idempotencyKey: key, bodyDigest: digest, now: now)
         }
-        var headers: HTTPFields = [:]
-        if replayed { headers[.idempotentReplayed] = "true" }
         switch outcome {
         case .applied(let accepted):
-            return try SimJSON.response(accepted, headers: headers)
+            return try SimJSON.response(accepted, headers: replayed ? SimHTTPError.replayHeaders : [:])
         case .invalidTransition(let task):
-            var error = SimHTTPError(.invalidTransition, "task \(taskId) is \(task.status.rawValue); it cannot become \(body.status.rawValue)", task: task)
-            error.headers = headers
-            throw error
+            throw SimHTTPError(
+                .invalidTransition, "task \(taskId) is \(task.status.rawValue); it cannot become \(body.status.rawValue)",
+                task: task, replayed: replayed)
         case .podRequired(let task):
-            var error = SimHTTPError(.podRequired, "task \(taskId) needs an accepted proof of delivery before DELIVERED", task: task)
-            error.headers = headers
-            throw error
+            throw SimHTTPError(
+                .podRequired, "task \(taskId) needs an accepted proof of delivery before DELIVERED", task: task, replayed: replayed)
         case .keyReused:
             throw SimHTTPError(.idempotencyKeyReused, "this Idempotency-Key was used with another request")
         case .notFound:

@@ -11,9 +11,13 @@ struct SimHTTPError: HTTPResponseError {
     /// An injected fault answers with the status it was told to.
     var statusOverride: Int?
 
-    init(_ code: BackendErrorCode, _ message: String, task: RiderTask? = nil, attemptsLeft: Int? = nil) {
+    /// `replayed`: this refusal repeats the first answer to an idempotency key (marked as such).
+    init(_ code: BackendErrorCode, _ message: String, task: RiderTask? = nil, attemptsLeft: Int? = nil, replayed: Bool = false) {
         detail = .init(code: code, message: message, task: task, attemptsLeft: attemptsLeft)
+        if replayed { headers = Self.replayHeaders }
     }
+
+    static let replayHeaders: HTTPFields = [.idempotentReplayed: "true"]
 
     init(_ refusal: SimRefusal) {
         detail = .init(code: refusal.code, message: refusal.message)

@@ -10,7 +10,7 @@ extension SimWorld {
     public mutating func submitOTP(
         taskId: String, driverId: String, value: String, idempotencyKey: String?, now: Double
     ) -> (outcome: PODOutcome, replayed: Bool) {
-        proof(taskId: taskId, idempotencyKey: idempotencyKey, digest: "otp|\(taskId)|\(value)") {
+        idempotent(\.podLedger, key: idempotencyKey, digest: "otp|\(taskId)|\(value)", keyReused: .keyReused, notFound: .notFound) {
             $0.submitOTP(taskId: taskId, driverId: driverId, value: value, now: now)
         }
     }
@@ -19,28 +19,9 @@ extension SimWorld {
     public mutating func submitPhoto(
         taskId: String, driverId: String, photo: PhotoProof, idempotencyKey: String?, now: Double
     ) -> (outcome: PODOutcome, replayed: Bool) {
-        proof(taskId: taskId, idempotencyKey: idempotencyKey, digest: "photo|\(taskId)|\(photo.sha256)") {
+        idempotent(\.podLedger, key: idempotencyKey, digest: "photo|\(taskId)|\(photo.sha256)", keyReused: .keyReused, notFound: .notFound) {
             $0.submitPhoto(taskId: taskId, driverId: driverId, photo: photo, now: now)
         }
-    }
-
-    private mutating func proof(
-        taskId: String, idempotencyKey: String?, digest: String, _ body: (inout SimWorld) -> PODOutcome
-    ) -> (outcome: PODOutcome, replayed: Bool) {
-        if let key = idempotencyKey {
-            switch podLedger.check(key: key, bodyDigest: digest) {
-            case .replay(let first):
-                stats.duplicateRequests += 1
-                return (first, true)
-            case .conflict:
-                return (.keyReused, false)
-            case .new:
-                break
-            }
-        }
-        let outcome = body(&self)
-        if let key = idempotencyKey, outcome != .notFound { podLedger.record(key: key, bodyDigest: digest, response: outcome) }
-        return (outcome, false)
     }
 
     private mutating func submitOTP(taskId: String, driverId: String, value: String, now: Double) -> PODOutcome {

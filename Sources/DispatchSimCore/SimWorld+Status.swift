@@ -10,16 +10,15 @@ extension SimWorld {
     public mutating func updateStatus(
         taskId: String, driverId: String, request: StatusUpdateRequest, idempotencyKey: String, bodyDigest: String, now: Double
     ) -> (outcome: StatusOutcome, replayed: Bool) {
-        switch statusLedger.check(key: idempotencyKey, bodyDigest: bodyDigest) {
-        case .replay(let first):
-            stats.duplicateRequests += 1
-            return (first, true)
-        case .conflict:
-            return (.keyReused, false)
-        case .new:
-            break
+        idempotent(\.statusLedger, key: idempotencyKey, digest: bodyDigest, keyReused: .keyReused, notFound: .notFound) {
+            $0.applyStatus(taskId: taskId, driverId: driverId, request: request, idempotencyKey: idempotencyKey, now: now)
         }
-        guard var record = record(taskId: taskId, driverId: driverId) else { return (.notFound, false) }
+    }
+
+    private mutating func applyStatus(
+        taskId: String, driverId: String, request: StatusUpdateRequest, idempotencyKey: String, now: Double
+    ) -> StatusOutcome {
+        guard var record = record(taskId: taskId, driverId: driverId) else { return .notFound }
         let current = record.task.status
         let outcome: StatusOutcome
         if !Self.driverStatuses.contains(request.status) || !TaskWorkflow.isTransition(from: current, to: request.status) {
@@ -36,7 +35,30 @@ extension SimWorld {
                 taskId: taskId, status: request.status, previousStatus: current, idempotencyKey: idempotencyKey, acceptedAt: now))
         }
         if case .applied = outcome {} else { stats.refusedStatusUpdates += 1 }
-        statusLedger.record(key: idempotencyKey, bodyDigest: bodyDigest, response: outcome)
+        return outcome
+    }
+}
+
+extension SimWorld {
+    /// Runs `body` once per idempotency key (when there is one): a replay gets the first answer and changes
+    /// nothing, a key reused with another request gets `keyReused`; every answer but `notFound` is remembered.
+    mutating func idempotent<Outcome: Codable & Sendable & Equatable>(
+        _ ledger: WritableKeyPath<SimWorld, IdempotencyLedger<Outcome>>, key: String?, digest: String,
+        keyReused: Outcome, notFound: Outcome, _ body: (inout SimWorld) -> Outcome
+    ) -> (outcome: Outcome, replayed: Bool) {
+        if let key {
+            switch self[keyPath: ledger].check(key: key, bodyDigest: digest) {
+            case .replay(let first):
+                stats.duplicateRequests += 1
+                return (first, true)
+            case .conflict:
+                return (keyReused, false)
+            case .new:
+                break
+            }
+        }
+        let outcome = body(&self)
+        if let key, outcome != notFound { self[keyPath: ledger].record(key: key, bodyDigest: digest, response: outcome) }
         return (outcome, false)
     }
 }

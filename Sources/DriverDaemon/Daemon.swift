@@ -65,13 +65,13 @@ public enum Daemon {
             reader: reader, pipeline: pipeline, powerPollInterval: .seconds(config.powerPollSeconds))
         let tracking = TrackingRuntime(tracker: tracker, recorder: recorder, reader: reader, hub: hub, pipeline: pipeline)
         let outbox = Outbox(store: store)
-        let uplink = config.backendURL.isEmpty ? nil : Uplink(
-            client: BackendClient(baseURL: config.backendURL, caFile: config.backendCAFile.isEmpty ? nil : config.backendCAFile),
-            webSocket: WebSocketLink(
-                baseURL: config.backendURL, caFile: config.backendCAFile.isEmpty ? nil : config.backendCAFile, logger: Logger(label: "uplink")),
+        let caFile = config.backendCAFile.isEmpty ? nil : config.backendCAFile
+        let client = config.backendURL.isEmpty ? nil : BackendClient(baseURL: config.backendURL, caFile: caFile)
+        let uplink = client.map { client in Uplink(
+            client: client, webSocket: WebSocketLink(baseURL: client.baseURL, caFile: caFile, logger: Logger(label: "uplink")),
             outbox: outbox, stateDirectory: config.stateDirectory,
             credentials: config.backendUsername.isEmpty ? nil : .init(username: config.backendUsername, password: config.backendPassword),
-            hub: hub, logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == "moving" })
+            hub: hub, logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == "moving" }) }
         let runtime = AgentRuntime(
             started: .now, socketPath: config.socketPath, socketActivated: activated, counters: counters,
             logLevel: levelControl, tracking: tracking, uplinkStatus: { UplinkHandlers.status(uplink, outbox) })

@@ -137,7 +137,7 @@ final class Uplink: Sendable {
             }
         }
         // The final flush: one more attempt for what is queued, unless the backend is known to be away.
-        if state.withLock({ $0.scheduler.linkState == .online }), currentBacklog().pings + currentBacklog().items > 0 {
+        if state.withLock({ $0.scheduler.linkState == .online }), case let backlog = currentBacklog(), backlog.pings + backlog.items > 0 {
             await attempt()
         }
         releaseFlushWaiters()
@@ -326,15 +326,9 @@ final class Uplink: Sendable {
     func status() -> OutboxStatus {
         let depth = (try? outbox.depth()) ?? Outbox.Depth()
         let now = Self.now()
-        return state.withLock { state in
-            OutboxStatus(
-                enabled: true, backend: client.baseURL, link: state.scheduler.linkState.rawValue,
-                transport: webSocket?.isConnected == true ? "websocket" : "https",
-                transitions: depth.transitions, proofs: depth.proofs, pings: depth.pings, deadLetters: depth.dead,
-                oldestPendingAgeSeconds: depth.oldestPending.map { max(0, now - $0) }, lastSuccess: state.scheduler.lastSuccessAt,
-                lastError: state.scheduler.lastError, retryInSeconds: state.scheduler.retryAt.map { max(0, $0 - now) },
-                driverId: state.tokens?.driverId)
-        }
+        let transport = webSocket?.isConnected == true ? "websocket" : "https"
+        let (scheduler, driverId) = state.withLock { ($0.scheduler, $0.tokens?.driverId) }
+        return OutboxStatus(depth: depth, now: now, backend: client.baseURL, scheduler: scheduler, transport: transport, driverId: driverId)
     }
 
     var linkSummary: String { state.withLock { $0.scheduler.linkState.rawValue } }

@@ -1,5 +1,6 @@
 import BackendClient
 import DriverAPI
+import DriverDomain
 import DriverStore
 import JSONRPC
 import Logging
@@ -30,11 +31,20 @@ enum UplinkHandlers {
     }
 
     static func status(_ uplink: Uplink?, _ outbox: Outbox) -> OutboxStatus {
-        if let uplink { return uplink.status() }
-        let depth = (try? outbox.depth()) ?? Outbox.Depth()
-        return OutboxStatus(
-            enabled: false, backend: nil, link: "disabled", transport: "none", transitions: depth.transitions, proofs: depth.proofs,
-            pings: depth.pings, deadLetters: depth.dead, oldestPendingAgeSeconds: nil, lastSuccess: nil, lastError: nil,
-            retryInSeconds: nil, driverId: nil)
+        uplink?.status() ?? OutboxStatus(depth: (try? outbox.depth()) ?? Outbox.Depth(), now: Uplink.now())
+    }
+}
+
+extension OutboxStatus {
+    /// The queue as the store has it, and the link as the scheduler sees it (none: no backend configured).
+    init(
+        depth: Outbox.Depth, now: Double, backend: String? = nil, scheduler: UplinkScheduler? = nil,
+        transport: String = "none", driverId: String? = nil
+    ) {
+        self.init(
+            enabled: scheduler != nil, backend: backend, link: scheduler?.linkState.rawValue ?? "disabled", transport: transport,
+            transitions: depth.transitions, proofs: depth.proofs, pings: depth.pings, deadLetters: depth.dead,
+            oldestPendingAgeSeconds: depth.oldestPending.map { max(0, now - $0) }, lastSuccess: scheduler?.lastSuccessAt,
+            lastError: scheduler?.lastError, retryInSeconds: scheduler?.retryAt.map { max(0, $0 - now) }, driverId: driverId)
     }
 }
