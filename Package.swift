@@ -61,7 +61,7 @@ let package = Package(
         ),
         // The backend contract (docs/backend-openapi.yaml) as Codable types, paths and the polyline codec. No I/O.
         // dispatch-sim serves it; driverd's uplink speaks it.
-        .target(name: "BackendContract", dependencies: ["DriverDomain"]),
+        .target(name: "BackendContract", dependencies: ["DriverAPI", "DriverDomain"]),
         // The backend contract over HTTPS (async-http-client): the only way the daemon reaches the backend.
         .target(
             name: "BackendClient",
@@ -77,7 +77,7 @@ let package = Package(
             ]
         ),
         // The reference backend's rules, pure (idempotency, transitions, OTP, batches, ETA, pushes, faults).
-        .target(name: "DispatchSimCore", dependencies: ["BackendContract", "DriverDomain"]),
+        .target(name: "DispatchSimCore", dependencies: ["BackendContract", "DriverAPI", "DriverDomain"]),
         // The reference backend's HTTP and WebSocket server (Hummingbird) around DispatchSimCore.
         .target(
             name: "DispatchSim",
@@ -111,6 +111,7 @@ let package = Package(
             name: "DriverDaemon",
             dependencies: [
                 "DriverAPI", "JSONRPC", "DriverDomain", "SystemdKit", "GPSKit", "DriverStore", "BackendClient", "BackendContract",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -151,19 +152,19 @@ let package = Package(
             name: "JSONRPCTests",
             dependencies: ["JSONRPC", "DriverAPI", .product(name: "NIOEmbedded", package: "swift-nio")]
         ),
-        .testTarget(name: "DriverDomainTests", dependencies: ["DriverDomain"]),
+        .testTarget(name: "DriverDomainTests", dependencies: ["DriverDomain", "DriverAPI"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
         .testTarget(name: "DriverDaemonTests", dependencies: ["DriverDaemon", "DriverDomain"]),
         .testTarget(name: "GPSKitTests", dependencies: ["GPSKit", "NMEASynth"]),
         .testTarget(name: "DriverStoreTests", dependencies: ["DriverStore", "DriverDomain"]),
         .testTarget(name: "NMEASynthTests", dependencies: ["NMEASynth", "DriverDomain"]),
         .testTarget(name: "BackendContractTests", dependencies: ["BackendContract"]),
-        .testTarget(name: "DispatchSimCoreTests", dependencies: ["DispatchSimCore", "BackendContract", "DriverDomain"]),
+        .testTarget(name: "DispatchSimCoreTests", dependencies: ["DispatchSimCore", "BackendContract", "DriverDomain", "DriverAPI"]),
         // The reference backend over real loopback HTTP and WebSocket (Hummingbird's live test mode).
         .testTarget(
             name: "DispatchSimTests",
             dependencies: [
-                "DispatchSim", "DispatchSimCore", "BackendContract", "DriverDomain",
+                "DispatchSim", "DispatchSimCore", "BackendContract", "DriverDomain", "DriverAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -177,6 +178,7 @@ let package = Package(
             dependencies: [
                 "DriverAPI", "JSONRPC", "NMEASynth", "DriverDomain", "BackendContract", "DriverStore", "DispatchSimCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -60,6 +60,27 @@ public final class BackendClient: Sendable {
         try await send(.POST, BackendPaths.taskPOD(taskId), body: body, token: token, idempotencyKey: idempotencyKey)
     }
 
+    public func eta(taskId: String, token: String) async throws(BackendClientError) -> ETAResponse {
+        try await send(.GET, BackendPaths.taskETA(taskId), token: token)
+    }
+
+    /// The driver's stop order, encoded when it was queued.
+    public func putRoute(body: Data, token: String) async throws(BackendClientError) -> RouteSequence {
+        try await send(.PUT, BackendPaths.route, body: body, token: token)
+    }
+
+    /// A photo proof as multipart/form-data, streamed in 64 KiB chunks; `progress(sent, total)` is called as
+    /// the body goes out (total counts the whole multipart body).
+    public func postPhoto(
+        taskId: String, photo: Data, contentType: String, fields: [(String, String)], idempotencyKey: String, token: String,
+        progress: @escaping @Sendable (Int, Int) -> Void
+    ) async throws(BackendClientError) -> PODReceipt {
+        let form = MultipartBody(fields: fields, file: (PhotoPart.photo, "photo", contentType, photo))
+        return try await send(
+            .POST, BackendPaths.taskPOD(taskId), body: form.data, contentType: form.contentType, token: token,
+            idempotencyKey: idempotencyKey, progress: progress)
+    }
+
     public func pushes(after: Int, token: String) async throws(BackendClientError) -> PushList {
         try await send(.GET, BackendPaths.pushes + "?after=\(after)", token: token)
     }
@@ -77,7 +98,8 @@ public final class BackendClient: Sendable {
     }
 
     private func send<Reply: Decodable>(
-        _ method: HTTPMethod, _ path: String, body: Data? = nil, token: String? = nil, idempotencyKey: String? = nil
+        _ method: HTTPMethod, _ path: String, body: Data? = nil, contentType: String = "application/json", token: String? = nil,
+        idempotencyKey: String? = nil, progress: (@Sendable (Int, Int) -> Void)? = nil
     ) async throws(BackendClientError) -> Reply {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
@@ -85,8 +107,12 @@ public final class BackendClient: Sendable {
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let idempotencyKey { request.headers.add(name: BackendPaths.idempotencyKeyHeader, value: idempotencyKey) }
         if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: body))
+            request.headers.add(name: "Content-Type", value: contentType)
+            if let progress {
+                request.body = .stream(ChunkedBody(data: body, progress: progress), length: .known(Int64(body.count)))
+            } else {
+                request.body = .bytes(ByteBuffer(bytes: body))
+            }
         }
         let status: Int
         let bytes: ByteBuffer

@@ -40,6 +40,15 @@ public struct BackendClientError: Error, Sendable, CustomStringConvertible {
         reason = transportReason
     }
 
+    /// A request that can never be made (its queued content is unreadable): dead-lettered like a refusal.
+    public init(refusedLocally reason: String) {
+        errorClass = .refused
+        status = nil
+        body = nil
+        rawBody = ""
+        self.reason = reason
+    }
+
     init(transport error: any Error) {
         errorClass = .transient
         status = nil

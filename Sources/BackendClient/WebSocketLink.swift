@@ -47,7 +47,7 @@ public final class WebSocketLink: Sendable {
     /// Connects, says `hello` with the last push id seen, and serves the connection until it closes: acks go
     /// to their senders, pushes to `onPush`. Returns when the server closes it; throws when it cannot connect.
     public func run(
-        token: String, lastPushId: Int, connectTimeout: Duration = .seconds(15), onPush: @escaping @Sendable (Push) -> Void
+        token: String, lastPushId: Int, connectTimeout: Duration = .seconds(15), onPush: @escaping @Sendable (Push) async -> Void
     ) async throws {
         var configuration = WebSocketClientConfiguration(maxFrameSize: LocationBatch.maxBytes + 4096)
         configuration.additionalHeaders = [.authorization: "Bearer \(token)"]
@@ -85,7 +85,7 @@ public final class WebSocketLink: Sendable {
 
     private func serve(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, generation: Int, lastPushId: Int,
-        onPush: @escaping @Sendable (Push) -> Void
+        onPush: @escaping @Sendable (Push) async -> Void
     ) async throws {
         let closing = state.withLock { state -> Bool in
             let stale = state.closing || state.generation != generation
@@ -105,7 +105,7 @@ public final class WebSocketLink: Sendable {
             case .ack(let ack):
                 state.withLock { $0.waiters.removeValue(forKey: ack.batchId) }?.resume(returning: ack)
             case .push(let push):
-                onPush(push)
+                await onPush(push)
             case .error(let detail):
                 logger.warning("the backend refused a WebSocket frame", metadata: ["code": "\(detail.code.rawValue)"])
             }

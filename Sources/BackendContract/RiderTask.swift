@@ -1,12 +1,9 @@
+import DriverAPI
 import DriverDomain
 
 /// How a delivery is proved: a photo of the handover or the customer's 4-digit code.
 public enum PODType: String, Codable, Sendable, Equatable, CaseIterable {
     case photo = "PHOTO", otp = "OTP"
-}
-
-public enum StopKind: String, Codable, Sendable, Equatable {
-    case pickup, dropoff
 }
 
 /// One place to visit: the vendor (pickup) or the customer (drop-off) of a task.

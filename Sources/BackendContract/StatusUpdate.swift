@@ -1,3 +1,4 @@
+import DriverAPI
 import DriverDomain
 
 /// Where the vehicle was when something happened.

@@ -81,8 +81,13 @@ struct PODRoutes {
             }
             return value
         }
-        let lat = try number(PhotoPart.lat), lng = try number(PhotoPart.lng), timestamp = try number(PhotoPart.timestamp)
-        guard (-90...90).contains(lat), (-180...180).contains(lng) else { throw SimHTTPError(.badRequest, "lat or lng out of range") }
+        // Where it was taken is optional (no fix indoors), but lat and lng come together.
+        let timestamp = try number(PhotoPart.timestamp)
+        let hasPosition = form.parts[PhotoPart.lat] != nil || form.parts[PhotoPart.lng] != nil
+        let lat = hasPosition ? try number(PhotoPart.lat) : nil, lng = hasPosition ? try number(PhotoPart.lng) : nil
+        if let lat, let lng, !(-90...90).contains(lat) || !(-180...180).contains(lng) {
+            throw SimHTTPError(.badRequest, "lat or lng out of range")
+        }
         let sha256 = SHA256.hash(data: bytes).hexString
         if let claimed = form.parts[PhotoPart.sha256]?.text, claimed.lowercased() != sha256 {
             throw SimHTTPError(.checksumMismatch, "the photo's SHA-256 is \(sha256), not \(claimed)")

@@ -32,10 +32,11 @@ public enum PODOutcome: Codable, Sendable, Equatable {
 public struct PhotoProof: Codable, Sendable, Equatable {
     public var sha256: String
     public var bytes: Int
-    public var lat: Double
-    public var lng: Double
+    /// Where it was taken, when the device had a fix.
+    public var lat: Double?
+    public var lng: Double?
     public var timestamp: Double
-    public init(sha256: String, bytes: Int, lat: Double, lng: Double, timestamp: Double) {
+    public init(sha256: String, bytes: Int, lat: Double?, lng: Double?, timestamp: Double) {
         self.sha256 = sha256
         self.bytes = bytes
         self.lat = lat

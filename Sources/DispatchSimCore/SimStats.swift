@@ -1,3 +1,4 @@
+import DriverAPI
 import BackendContract
 import DriverDomain
 

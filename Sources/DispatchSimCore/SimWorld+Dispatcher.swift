@@ -50,15 +50,8 @@ extension SimWorld {
     public mutating func resequence(driverId: String, to order: [String], byDispatcher: Bool, now: Double) -> Result<[String], SimRefusal> {
         guard driver(id: driverId) != nil else { return .failure(SimRefusal(.notFound, "no driver \(driverId)")) }
         let current = sequence(driverId: driverId)
-        guard order.count == current.count, Set(order) == Set(current) else {
-            return .failure(SimRefusal(.invalidSequence, "the order must hold each active stop once: \(current.joined(separator: ", "))"))
-        }
-        for (index, pickup) in order.enumerated() {
-            guard let (taskId, kind) = Stop.parse(pickup), kind == .pickup else { continue }
-            let dropoff = Stop.id(taskId: taskId, kind: .dropoff)
-            if let d = order.firstIndex(of: dropoff), d < index {
-                return .failure(SimRefusal(.invalidSequence, "\(dropoff) comes before \(pickup)"))
-            }
+        if let problem = RouteRules.sequenceProblem(order, current: current, parse: Stop.parse) {
+            return .failure(SimRefusal(.invalidSequence, problem))
         }
         sequences[driverId] = order
         if byDispatcher { _ = push(.routeChanged, driverId: driverId, sequence: order, now: now) }

@@ -7,7 +7,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
         private enum Code: Sendable, Hashable {
             case parseError, invalidRequest, methodNotFound, invalidParams, internalError
-            case permissionDenied, unavailable
+            case permissionDenied, unavailable, actionRefused, notFound, proofRejected
             case other(Int)
         }
         private let code: Code
@@ -23,6 +23,12 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let permissionDenied = Kind(code: .permissionDenied)
         /// The feature exists but cannot answer now (no fix yet, store not open, ...).
         public static let unavailable = Kind(code: .unavailable)
+        /// A driver action the task's state does not allow; `data` holds `current` and `allowed`.
+        public static let actionRefused = Kind(code: .actionRefused)
+        /// No such task or stop (or no active task when none was named).
+        public static let notFound = Kind(code: .notFound)
+        /// The backend refused a proof of delivery (a wrong OTP: `data.attemptsLeft`); capture it again.
+        public static let proofRejected = Kind(code: .proofRejected)
 
         /// The number on the wire. Spec errors are negative; application errors are in 1000...1999.
         public var wireCode: Int {
@@ -34,6 +40,9 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
             case .internalError: -32603
             case .permissionDenied: 1001
             case .unavailable: 1002
+            case .actionRefused: 1003
+            case .notFound: 1004
+            case .proofRejected: 1005
             case .other(let value): value
             }
         }
@@ -41,7 +50,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
         public init(wireCode: Int) {
             let known: [Kind] = [
                 .parseError, .invalidRequest, .methodNotFound, .invalidParams, .internalError,
-                .permissionDenied, .unavailable,
+                .permissionDenied, .unavailable, .actionRefused, .notFound, .proofRejected,
             ]
             self = known.first { $0.wireCode == wireCode } ?? Kind(code: .other(wireCode))
         }
@@ -57,6 +66,9 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
             case .internalError: "internal error"
             case .permissionDenied: "permission denied"
             case .unavailable: "unavailable"
+            case .actionRefused: "action refused"
+            case .notFound: "not found"
+            case .proofRejected: "proof rejected"
             case .other(let value): "error \(value)"
             }
         }

@@ -128,5 +128,16 @@ public enum EventTopic {
     /// is kept as a dead letter with the backend's answer and never resent.
     public static let outboxRefused = "outbox.refused"
 
-    public static let all = [gpsFix, authRequired, outboxRefused]
+    /// A task changed (a driver action, a sync, a push, an ack or a refusal); params: a `TaskView`.
+    public static let taskChanged = "task.changed"
+    /// The backend and the local state disagreed; params: a `TaskConflictEvent`.
+    public static let taskConflict = "task.conflict"
+    /// The route (stops or their order) changed; params: a `RouteView`.
+    public static let routeChanged = "route.changed"
+    /// A photo upload's progress; params: a `PODProgressEvent`.
+    public static let podProgress = "pod.progress"
+    /// The backend's answer to a queued proof of delivery; params: a `PODVerdictEvent`.
+    public static let podVerdict = "pod.verdict"
+
+    public static let all = [gpsFix, authRequired, outboxRefused, taskChanged, taskConflict, routeChanged, podProgress, podVerdict]
 }

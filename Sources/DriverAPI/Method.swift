@@ -35,9 +35,26 @@ public enum Methods {
     public static let outboxFlush = Method<NoParams, OutboxStatus>("outbox.flush", mutating: true)
     public static let authLogin = Method<LoginParams, LoginResult>("auth.login", mutating: true)
 
+    public static let routeGet = Method<NoParams, RouteView>("route.get", mutating: false)
+    public static let routeNext = Method<NoParams, RouteNext>("route.next", mutating: false)
+    /// Without `confirm` a preview; with it the order is applied and sent to the backend.
+    public static let routeResequence = Method<ResequenceParams, ResequenceResult>("route.resequence", mutating: true)
+    public static let navLinks = Method<NavParams, NavResult>("nav.links", mutating: false)
+    public static let taskAccept = Method<TaskParams, TaskView>("task.accept", mutating: true)
+    /// At the store or at the destination, from the task's state.
+    public static let taskArrive = Method<TaskParams, TaskView>("task.arrive", mutating: true)
+    public static let taskPickup = Method<TaskParams, TaskView>("task.pickup", mutating: true)
+    public static let taskDeliver = Method<TaskParams, TaskView>("task.deliver", mutating: true)
+    public static let taskFail = Method<FailParams, TaskView>("task.fail", mutating: true)
+    public static let taskReturnToVendor = Method<TaskParams, TaskView>("task.returnToVendor", mutating: true)
+    public static let podPhoto = Method<PhotoParams, PODResult>("pod.photo", mutating: true)
+    public static let podOTP = Method<OTPParams, PODResult>("pod.otp", mutating: true)
+
     /// Every name, for documentation checks and `method not found` hints.
     public static let allNames: [String] = [
         agentDescribe.name, agentStatus.name, agentSetLogLevel.name, gpsStatus.name, gpsFix.name,
         gpsRequestRate.name, eventsSubscribe.name, outboxStatus.name, outboxFlush.name, authLogin.name,
+        routeGet.name, routeNext.name, routeResequence.name, navLinks.name, taskAccept.name, taskArrive.name,
+        taskPickup.name, taskDeliver.name, taskFail.name, taskReturnToVendor.name, podPhoto.name, podOTP.name,
     ]
 }

@@ -72,6 +72,15 @@ public enum Daemon {
             outbox: outbox, stateDirectory: config.stateDirectory,
             credentials: config.backendUsername.isEmpty ? nil : .init(username: config.backendUsername, password: config.backendPassword),
             hub: hub, logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == "moving" }) }
+        let workflow: Workflow
+        do {
+            workflow = try Workflow(
+                book: TaskBook(store: store), outbox: outbox, uplink: uplink, hub: hub, tracker: tracker,
+                spool: PhotoSpool(stateDirectory: config.stateDirectory), logger: Logger(label: "workflow"))
+        } catch {
+            throw StartupError(description: "cannot read the tasks in the store: \(error)")
+        }
+        uplink?.setObserver(workflow)
         let runtime = AgentRuntime(
             started: .now, socketPath: config.socketPath, socketActivated: activated, counters: counters,
             logLevel: levelControl, tracking: tracking, uplinkStatus: { UplinkHandlers.status(uplink, outbox) })
@@ -80,6 +89,7 @@ public enum Daemon {
         AgentHandlers.register(in: &router, runtime: runtime, logger: logger)
         GPSHandlers.register(in: &router, runtime: tracking, logger: Logger(label: "gps"))
         UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox)
+        WorkflowHandlers.register(in: &router, workflow: workflow)
         let dispatcher = RPCDispatcher(router: router, counters: counters, logger: Logger(label: "rpc"))
         if policy.groupID == nil {
             logger.warning("group '\(config.rpcGroup)' does not exist: only root may call mutating methods")
@@ -120,6 +130,7 @@ public enum Daemon {
                 // The uplink stops after tracking (its final flush sends the last pings).
                 services: (uplink.map { [ServiceGroupConfiguration.ServiceConfiguration(service: UplinkService(uplink: $0))] } ?? []) + [
                     .init(service: trackingService),
+                    .init(service: WorkflowService(workflow: workflow, logger: Logger(label: "workflow"))),
                     .init(service: rpcService),
                     .init(service: notifierService),
                 ],

@@ -15,4 +15,5 @@ public enum MessageID: String, Sendable, CaseIterable {
     case authRequired = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f7b"
     case outboxRefused = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f7c"
     case backlogTrimmed = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f7d"
+    case taskConflict = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f7e"
 }

@@ -50,6 +50,25 @@ enum Migrations {
                 );
                 """)
         }
+        migrator.registerMigration("v3_tasks") { db in
+            try db.execute(sql: """
+                CREATE TABLE task (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    status TEXT NOT NULL,
+                    backend_status TEXT NOT NULL,
+                    sync_state TEXT NOT NULL DEFAULT 'synced',
+                    pod_type TEXT NOT NULL,
+                    pod_state TEXT NOT NULL DEFAULT 'none',
+                    failure_reason TEXT,
+                    detail BLOB NOT NULL,
+                    updated_at REAL NOT NULL
+                );
+                CREATE TABLE route_stop (
+                    position INTEGER PRIMARY KEY NOT NULL,
+                    stop_id TEXT NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 }

@@ -33,14 +33,9 @@ public final class Outbox: Sendable {
     /// lose it.
     @discardableResult
     public func enqueue(_ item: OutboxItemRecord) throws -> OutboxItemRecord {
-        try store.pool.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-            defer { try? db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        try store.writeDurably { db in
             var item = item
-            try db.inTransaction {
-                try item.insert(db)
-                return .commit
-            }
+            try item.insert(db)
             return item
         }
     }
@@ -75,6 +70,13 @@ public final class Outbox: Sendable {
     public func recordFailure(itemId: Int64, error: String) throws {
         try store.pool.write { db in
             try db.execute(sql: "UPDATE outbox_item SET attempts = attempts + 1, last_error = ? WHERE id = ?", arguments: [error, itemId])
+        }
+    }
+
+    /// The pending items of one task, oldest first.
+    public func pendingItems(taskId: String) throws -> [OutboxItemRecord] {
+        try store.pool.read { db in
+            try OutboxItemRecord.filter(Column("task_id") == taskId && Column("state") == "pending").order(Column("id")).fetchAll(db)
         }
     }
 

@@ -9,6 +9,8 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
 
     public enum Kind: String, Codable, Sendable {
         case status, podOTP = "pod_otp", podPhoto = "pod_photo"
+        /// The driver's stop order (`task_id` is `TaskRecord.routeLane`).
+        case route
     }
 
     public enum State: String, Codable, Sendable {

@@ -20,6 +20,21 @@ public final class Store: Sendable {
         try Migrations.migrator.migrate(pool)
     }
 
+    /// Runs `body` in one transaction committed with `synchronous = FULL`: once this returns, a power cut
+    /// cannot lose it. For what a driver did (transitions, proofs of delivery), never for pings.
+    public func writeDurably<T>(_ body: (Database) throws -> T) throws -> T {
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            defer { try? db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            var result: T?
+            try db.inTransaction {
+                result = try body(db)
+                return .commit
+            }
+            return result!
+        }
+    }
+
     /// A failed write, said so an operator knows what to do: a full disk (or file-size limit) and an I/O error
     /// look alike to SQLite, and both keep everything already committed.
     public static func describeWriteFailure(_ error: any Error) -> String {

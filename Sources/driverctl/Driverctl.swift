@@ -7,7 +7,10 @@ struct Driverctl: ParsableCommand {
         commandName: "driverctl",
         abstract: "Talk to driverd, the in-vehicle delivery agent.",
         version: "driverctl (API \(APIVersion.major).\(APIVersion.minor))",
-        subcommands: [Status.self, Describe.self, GPSCommand.self, Queue.self, Sync.self, Login.self, LogLevelCommand.self])
+        subcommands: [
+            Status.self, Describe.self, GPSCommand.self, Queue.self, Sync.self, Login.self, Next.self, RouteCommand.self,
+            Accept.self, Arrive.self, Pickup.self, POD.self, Deliver.self, Fail.self, Return.self, Navigate.self, LogLevelCommand.self,
+        ])
 
     // Declared here too so `driverctl --socket X status` works as well as `driverctl status --socket X`.
     @OptionGroup var options: GlobalOptions

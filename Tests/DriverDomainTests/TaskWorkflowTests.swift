@@ -1,3 +1,4 @@
+import DriverAPI
 import DriverDomain
 import Testing
 

@@ -29,6 +29,7 @@ final class Tracker: Sendable {
         var ignition: Bool?
         var requests: [UInt64: RateRequest] = [:]
         var fixLosses = 0
+        var recentSpeed = RecentSpeed()
     }
 
     private let state: Mutex<State>
@@ -49,6 +50,7 @@ final class Tracker: Sendable {
             }
             state.lastFix = fix
             state.lastFixAt = .now
+            state.recentSpeed.observe(time: fix.time, speed: fix.speed)
             let changed = state.detector.observe(fix)
             if case .changed(let motion) = changed { state.policy.motionChanged(to: motion) }
             let decision = state.policy.decide(fix)
@@ -56,6 +58,15 @@ final class Tracker: Sendable {
                 decision: decision, motion: state.detector.motion, motionChanged: changed != nil, gapBefore: gap,
                 plan: state.policy.watchPlan, effectiveHz: state.policy.effectiveHz,
                 confirmingMovement: state.detector.isConfirmingMovement)
+        }
+    }
+
+    /// The latest fix if it is at most `maxAge` seconds old (a driver action carries it; an ETA starts
+    /// from it), and the average speed of the last minutes of driving.
+    func currentPosition(maxAge: Double = 60) -> (fix: Fix?, recentSpeed: Double?) {
+        state.withLock { state in
+            let fresh = state.lastFixAt.map { Self.seconds(.now - $0) <= maxAge } ?? false
+            return (fresh ? state.lastFix : nil, state.recentSpeed.average)
         }
     }
 

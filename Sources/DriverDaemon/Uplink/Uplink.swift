@@ -26,6 +26,7 @@ final class Uplink: Sendable {
         var authEventRaised = false
         var lastPushId = 0
         var lastPollAt = -Double.infinity
+        var observer: (any UplinkObserver)?
     }
 
     let client: BackendClient
@@ -62,6 +63,17 @@ final class Uplink: Sendable {
             lastPushId: (try? outbox.value("last_push_id")).flatMap { $0.flatMap(Int.init) } ?? 0))
     }
 
+    /// The workflow, told about answers, pushes and the link coming back.
+    func setObserver(_ observer: any UplinkObserver) { state.withLock { $0.observer = observer } }
+    private var observer: (any UplinkObserver)? { state.withLock { $0.observer } }
+
+    var isOnline: Bool { state.withLock { $0.scheduler.linkState == .online } }
+
+    /// Runs a request with a valid access token (refreshed or logged in as needed).
+    func authorized<T: Sendable>(_ request: (BackendClient, String) async throws -> T) async throws -> T {
+        try await request(client, try await validToken())
+    }
+
     // MARK: The WebSocket
 
     /// Keeps the WebSocket open while the link is usable: reconnects with backoff (1 s doubling to 60 s), and
@@ -79,7 +91,7 @@ final class Uplink: Sendable {
                 let token = try await validToken()
                 let lastPushId = state.withLock { $0.lastPushId }
                 logger.debug("WebSocket connecting", metadata: ["url": "\(webSocket.url)"])
-                try await webSocket.run(token: token, lastPushId: lastPushId) { [self] push in received(push) }
+                try await webSocket.run(token: token, lastPushId: lastPushId) { [self] push in await received(push) }
             } catch {
                 logger.debug("WebSocket unavailable", metadata: ["error": "\(error)"])
             }
@@ -90,9 +102,8 @@ final class Uplink: Sendable {
         }
     }
 
-    /// A push from the backend: remembered by id (front ends get pushes in a later release; here the uplink
-    /// keeps its place so none is fetched twice).
-    private func received(_ push: Push) {
+    /// A push from the backend: remembered by id, so none is fetched twice, and handed to the workflow.
+    private func received(_ push: Push) async {
         let isNew = state.withLock { state -> Bool in
             guard push.id > state.lastPushId else { return false }
             state.lastPushId = push.id
@@ -101,6 +112,7 @@ final class Uplink: Sendable {
         guard isNew else { return }
         try? outbox.setValue(String(push.id), for: "last_push_id")
         logger.info("push from the backend", metadata: ["kind": "\(push.kind.rawValue)", "id": "\(push.id)"])
+        await observer?.pushReceived(push)
     }
 
     /// Without the WebSocket, pushes are polled at most every 30 s.
@@ -113,7 +125,7 @@ final class Uplink: Sendable {
             return (true, state.lastPushId)
         }
         guard due else { return }
-        for push in try await client.pushes(after: after, token: token).pushes { received(push) }
+        for push in try await client.pushes(after: after, token: token).pushes { await received(push) }
     }
 
     static func now() -> Double { Date().timeIntervalSince1970 }
@@ -189,7 +201,11 @@ final class Uplink: Sendable {
             try await sendItems(token: token)
             try await sendPings(token: token)
             try await pollPushes(token: token)
-            state.withLock { $0.scheduler.succeeded(now: Self.now()) }
+            let restored = state.withLock { state -> Bool in
+                defer { state.scheduler.succeeded(now: Self.now()) }
+                return state.scheduler.linkState != .online
+            }
+            if restored { await observer?.linkRestored() }
         } catch let error as BackendClientError where error.errorClass == .unauthorized {
             // The token was refused even after a refresh: try the configured credentials once, else ask.
             if let credentials, (try? await login(username: credentials.username, password: credentials.password)) != nil {
@@ -272,13 +288,19 @@ final class Uplink: Sendable {
     private func send(_ item: OutboxItemRecord, token: String) async throws {
         guard let id = item.id else { return }
         do {
+            var receipt: PODReceipt?
             switch item.kind {
             case .status:
                 _ = try await client.patchStatus(taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
-            case .podOTP, .podPhoto:
-                _ = try await client.postOTP(taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            case .podOTP:
+                receipt = try await client.postOTP(taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            case .podPhoto:
+                receipt = try await uploadPhoto(item, token: token)
+            case .route:
+                _ = try await client.putRoute(body: item.payload, token: token)
             }
             try outbox.complete(itemId: id)
+            await observer?.itemAcked(item, receipt: receipt)
         } catch let error as BackendClientError where error.errorClass == .refused {
             // Never retried: kept with the backend's answer, and front ends are told.
             let answer = error.rawBody.isEmpty ? error.reason : error.rawBody
@@ -286,6 +308,7 @@ final class Uplink: Sendable {
             let event = OutboxRefusedEvent(
                 taskId: item.taskId, kind: item.kind.rawValue, idempotencyKey: item.idempotencyKey, status: error.status ?? 0, answer: answer)
             if let params = try? Codec.encode(event) { hub.publish(EventTopic.outboxRefused, params: params) }
+            await observer?.itemRefused(item, error: error)
             logger.warning(
                 "the backend refused a queued \(item.kind.rawValue) for task \(item.taskId)",
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.outboxRefused.rawValue)", "status": "\(error.status ?? 0)"])
@@ -293,6 +316,23 @@ final class Uplink: Sendable {
             try? outbox.recordFailure(itemId: id, error: error.reason)
             throw error
         }
+    }
+
+    /// A spooled photo, streamed with progress. A spool file that is gone cannot be sent ever: refused.
+    private func uploadPhoto(_ item: OutboxItemRecord, token: String) async throws -> PODReceipt {
+        let spooled: SpooledPhoto
+        let bytes: Data
+        do {
+            spooled = try JSONDecoder().decode(SpooledPhoto.self, from: item.payload)
+            bytes = try Data(contentsOf: URL(fileURLWithPath: spooled.file))
+        } catch {
+            throw BackendClientError(refusedLocally: "the spooled photo cannot be read: \(error)")
+        }
+        let observer = observer
+        return try await client.postPhoto(
+            taskId: item.taskId, photo: bytes, contentType: spooled.contentType, fields: spooled.formFields,
+            idempotencyKey: item.idempotencyKey, token: token
+        ) { sent, total in observer?.uploadProgress(item, sent: sent, total: total) }
     }
 
     private func sendPings(token: String) async throws {

@@ -1,3 +1,5 @@
+import DriverAPI
+
 /// The task state machine of the design brief, pure:
 ///
 /// `ASSIGNED → ACCEPTED → ARRIVED_AT_STORE → PICKED_UP → ARRIVED_AT_DESTINATION → DELIVERED`,

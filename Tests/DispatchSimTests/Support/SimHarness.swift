@@ -1,3 +1,4 @@
+import DriverAPI
 import AsyncHTTPClient
 import BackendContract
 import DispatchSim

@@ -1,0 +1,94 @@
+import BackendContract
+import Crypto
+import DriverAPI
+import Foundation
+
+/// A photo proof in the daemon's spool, as its outbox item holds it: where the copy is, its hash, and where
+/// and when it was taken.
+struct SpooledPhoto: Codable, Sendable, Equatable {
+    var file: String
+    var sha256: String
+    var bytes: Int
+    var contentType: String
+    var lat: Double?
+    var lng: Double?
+    var timestamp: Double
+
+    /// The multipart text fields of the contract (`PhotoPart`).
+    var formFields: [(String, String)] {
+        var fields = [(PhotoPart.timestamp, String(timestamp)), (PhotoPart.sha256, sha256)]
+        if let lat, let lng { fields += [(PhotoPart.lat, String(lat)), (PhotoPart.lng, String(lng))] }
+        return fields
+    }
+}
+
+/// Copies photos handed over by front ends into `<state>/spool`: checked (JPEG or PNG, at most the
+/// backend's limit), hashed, written durably under a name of their own, so the front end's file may go.
+struct PhotoSpool: Sendable {
+    let directory: String
+    let maxBytes: Int
+
+    init(stateDirectory: String, maxBytes: Int = PhotoPart.maxBytes) {
+        directory = stateDirectory + "/spool"
+        self.maxBytes = maxBytes
+    }
+
+    enum Kind: String {
+        case jpeg = "image/jpeg", png = "image/png"
+        var fileExtension: String { self == .jpeg ? "jpg" : "png" }
+    }
+
+    static func sniff(_ bytes: Data) -> Kind? {
+        if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
+        if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
+        return nil
+    }
+
+    /// Copies `path` into the spool; throws an `APIError` that says what is wrong with the file.
+    func take(_ path: String, taskId: String, lat: Double?, lng: Double?, now: Double) throws -> SpooledPhoto {
+        guard path.hasPrefix("/") else { throw APIError.invalidParams("path must be absolute: \(path)") }
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: path)
+        } catch {
+            throw APIError.invalidParams("cannot read \(path): no such file, or the daemon may not read it")
+        }
+        guard attributes[.type] as? FileAttributeType == .typeRegular else { throw APIError.invalidParams("\(path) is not a regular file") }
+        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        guard size <= maxBytes else { throw APIError.invalidParams("\(path) is \(size) bytes; a photo may have at most \(maxBytes)") }
+        guard size > 0 else { throw APIError.invalidParams("\(path) is empty") }
+        guard let bytes = FileManager.default.contents(atPath: path) else {
+            throw APIError.invalidParams("cannot read \(path): the daemon may not read it")
+        }
+        guard let kind = Self.sniff(bytes) else { throw APIError.invalidParams("\(path) is not a JPEG or PNG image") }
+        let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let target = "\(directory)/\(taskId)-\(hash.prefix(16)).\(kind.fileExtension)"
+        do {
+            try write(bytes, to: target)
+        } catch {
+            throw APIError(.internalError, "cannot spool the photo (disk full?): \(error)")
+        }
+        return SpooledPhoto(file: target, sha256: hash, bytes: bytes.count, contentType: kind.rawValue, lat: lat, lng: lng, timestamp: now)
+    }
+
+    /// Written to a temporary name, flushed, then renamed: a crash leaves the old state or the whole photo.
+    private func write(_ bytes: Data, to target: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let temporary = target + ".partial"
+        guard FileManager.default.createFile(atPath: temporary, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: temporary))
+        do {
+            try handle.write(contentsOf: bytes)
+            try handle.synchronize()
+            try handle.close()
+        } catch {
+            try? handle.close()
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw error
+        }
+        if FileManager.default.fileExists(atPath: target) { try FileManager.default.removeItem(atPath: target) }
+        try FileManager.default.moveItem(atPath: temporary, toPath: target)
+    }
+}

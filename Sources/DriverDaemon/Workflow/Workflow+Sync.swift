@@ -1,0 +1,211 @@
+import BackendClient
+import BackendContract
+import DriverAPI
+import DriverDomain
+import DriverStore
+import Foundation
+import JSONRPC
+
+extension Workflow {
+    /// Fetches the active tasks and merges them with what is queued locally (design brief §3.3): queued
+    /// transitions are kept and replayed; where the backend went elsewhere, they become dead letters and the
+    /// task shows the backend's state, with a `task.conflict` event.
+    func sync() async throws {
+        guard let uplink else { return }
+        syncRequested = false
+        let active = try await uplink.authorized { client, token in try await client.activeTasks(token: token) }
+        try merge(active)
+    }
+
+    func merge(_ active: ActiveTasks) throws {
+        let now = Self.now()
+        var upserts: [LocalTask] = []
+        var conflicts: [TaskConflictEvent] = []
+        var deadLetters: [Int64: String] = [:]
+        for remote in active.tasks {
+            guard var local = tasks[remote.id] else {
+                upserts.append(LocalTask(backend: remote, now: now))
+                continue
+            }
+            let items = try outbox.pendingItems(taskId: remote.id)
+            let pending = items.compactMap { item -> TaskSync.Pending? in
+                guard item.kind == .status, let id = item.id,
+                      let request = try? JSONDecoder().decode(StatusUpdateRequest.self, from: item.payload) else { return nil }
+                return TaskSync.Pending(itemId: id, to: request.status)
+            }
+            let before = local
+            local.detail = remote
+            switch TaskSync.merge(backend: remote.status, base: local.backendStatus, pending: pending) {
+            case .backend(let status):
+                local.status = status
+                local.backendStatus = status
+                local.failureReason = remote.failureReason
+                local.sync = items.isEmpty ? .synced : .pending
+            case .keepLocal(let status):
+                local.status = status
+                local.backendStatus = remote.status
+            case .conflict(let localStatus, let backendStatus, let dead):
+                local.status = backendStatus
+                local.backendStatus = backendStatus
+                local.failureReason = remote.failureReason
+                local.sync = .rejected
+                let reason = "the backend has the task as \(backendStatus.rawValue); the local \(localStatus.rawValue) cannot follow"
+                for id in dead { deadLetters[id] = "conflict: \(reason)" }
+                conflicts.append(TaskConflictEvent(taskId: remote.id, localStatus: localStatus, backendStatus: backendStatus, reason: reason))
+            }
+            if remote.podAccepted {
+                local.pod = .accepted
+            } else if !items.contains(where: { $0.kind != .status }), local.pod == .accepted {
+                local.pod = .none
+            }
+            if local != before {
+                local.updatedAt = now
+                upserts.append(local)
+            }
+        }
+        // Tasks the backend no longer lists (finished, cancelled, moved to another driver) leave the route
+        // unless something of theirs is still queued.
+        let listed = Set(active.tasks.map(\.id))
+        var removals: [String] = []
+        var gone: [LocalTask] = []
+        for task in tasks.values where !listed.contains(task.id) {
+            guard try outbox.pendingItems(taskId: task.id).isEmpty else { continue }
+            removals.append(task.id)
+            if !task.status.isTerminal { gone.append(task) }
+        }
+        let keepLocalOrder = !(try outbox.pendingItems(taskId: TaskRecord.routeLane)).isEmpty
+        try book.applySync(
+            upserts: upserts.map(\.record), removals: removals, sequence: keepLocalOrder ? nil : active.sequence,
+            deadLetters: deadLetters, now: now)
+        for task in upserts { tasks[task.id] = task }
+        for id in removals { tasks[id] = nil }
+        if !keepLocalOrder { sequence = active.sequence }
+        syncedAt = now
+        for event in conflicts {
+            logger.warning(
+                "task \(event.taskId): \(event.reason)",
+                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.taskConflict.rawValue)", "task_id": "\(event.taskId)"])
+            if let params = try? Codec.encode(event) { hub.publish(EventTopic.taskConflict, params: params) }
+        }
+        for task in upserts { publish(task) }
+        for var task in gone {
+            // Gone from the backend's list while open here: cancelled (or given to another driver).
+            task.status = .cancelled
+            publish(task)
+        }
+        if !upserts.isEmpty || !removals.isEmpty || !keepLocalOrder { publishRoute() }
+    }
+
+    /// Asks the service loop for a sync (a push, the link coming back).
+    func requestSync() {
+        syncRequested = true
+        syncNeeded.signal()
+    }
+
+    /// Refreshes the backend's ETA of the next stop while the driver is on the way to it.
+    func refreshServerETA() async {
+        guard let uplink, uplink.isOnline, let first = openStops().first, let (task, stop) = stop(first),
+              RouteRules.stopStatus(stop.kind, task: task.status, isNext: true) == .enRoute
+        else { return }
+        if let eta = try? await uplink.authorized({ client, token in try await client.eta(taskId: task.id, token: token) }) {
+            storeServerETA(eta)
+        }
+    }
+}
+
+// MARK: What the uplink reports
+
+extension Workflow: UplinkObserver {
+    func itemAcked(_ item: OutboxItemRecord, receipt: PODReceipt?) async {
+        guard var task = tasks[item.taskId] else { return }
+        switch item.kind {
+        case .status:
+            if let request = try? JSONDecoder().decode(StatusUpdateRequest.self, from: item.payload) { task.backendStatus = request.status }
+        case .podOTP, .podPhoto:
+            let wasAccepted = task.pod == .accepted
+            task.pod = .accepted
+            if !wasAccepted { publishVerdict(item, task: task.id, accepted: true, message: nil) }
+        case .route:
+            return
+        }
+        if ((try? outbox.pendingItems(taskId: task.id)) ?? []).isEmpty, task.sync == .pending { task.sync = .synced }
+        task.updatedAt = Self.now()
+        try? saveQuietly(task)
+    }
+
+    /// A refused change: the task goes back to the backend's state (its 409 answer says which), and the
+    /// task's later items, which followed from the refused one, become dead letters too.
+    func itemRefused(_ item: OutboxItemRecord, error: BackendClientError) async {
+        if item.kind == .route {
+            requestSync()
+            return
+        }
+        guard var task = tasks[item.taskId] else { return }
+        let local = task.status
+        if let remote = error.body?.error.task {
+            task.detail = remote
+            task.backendStatus = remote.status
+            task.pod = remote.podAccepted ? .accepted : task.pod
+            task.failureReason = remote.failureReason
+        }
+        task.status = task.backendStatus
+        task.sync = .rejected
+        if item.kind != .status {
+            task.pod = .rejected
+            publishVerdict(item, task: task.id, accepted: false, message: error.body?.error.message ?? error.reason)
+        }
+        task.updatedAt = Self.now()
+        let later = ((try? outbox.pendingItems(taskId: task.id)) ?? []).compactMap(\.id)
+        let reason = "the backend refused an earlier change of task \(task.id): \(error.reason)"
+        do {
+            try book.applySync(
+                upserts: [task.record], removals: [], sequence: nil,
+                deadLetters: Dictionary(uniqueKeysWithValues: later.map { ($0, reason) }), now: Self.now())
+            tasks[task.id] = task
+        } catch {
+            logger.error("cannot store the backend's state of task \(task.id): \(Store.describeWriteFailure(error))")
+        }
+        let event = TaskConflictEvent(taskId: task.id, localStatus: local, backendStatus: task.status, reason: error.reason)
+        if let params = try? Codec.encode(event) { hub.publish(EventTopic.taskConflict, params: params) }
+        publish(task)
+    }
+
+    nonisolated func uploadProgress(_ item: OutboxItemRecord, sent: Int, total: Int) {
+        if let params = try? Codec.encode(PODProgressEvent(taskId: item.taskId, sentBytes: sent, totalBytes: total)) {
+            hub.publish(EventTopic.podProgress, params: params)
+        }
+    }
+
+    func pushReceived(_ push: Push) async {
+        switch push.kind {
+        case .taskAssigned, .routeChanged, .taskCancelled: requestSync()
+        case .eta:
+            if let taskId = push.taskId, let seconds = push.etaSeconds, let stopId = openStops().first, Stop.parse(stopId)?.taskId == taskId {
+                storeServerETA(ETAResponse(
+                    taskId: taskId, stopId: stopId, etaSeconds: seconds, distanceMeters: nil, positionTimestamp: nil, computedAt: push.sentAt))
+            }
+        case .customerMessage: break
+        }
+    }
+
+    func linkRestored() async { requestSync() }
+
+    private func publishVerdict(_ item: OutboxItemRecord, task: String, accepted: Bool, message: String?) {
+        let type = item.kind == .podPhoto ? PODType.photo.rawValue : PODType.otp.rawValue
+        if let params = try? Codec.encode(PODVerdictEvent(taskId: task, type: type, accepted: accepted, message: message)) {
+            hub.publish(EventTopic.podVerdict, params: params)
+        }
+    }
+
+    /// Stores an answer's effect; memory follows only what was stored.
+    private func saveQuietly(_ task: LocalTask) throws {
+        do {
+            try book.commit(task.record, item: nil)
+            tasks[task.id] = task
+            publish(task)
+        } catch {
+            logger.error("cannot store task \(task.id): \(Store.describeWriteFailure(error))")
+            throw error
+        }
+    }
+}

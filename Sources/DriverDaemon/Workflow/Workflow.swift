@@ -1,0 +1,234 @@
+import BackendClient
+import BackendContract
+import DriverAPI
+import DriverDomain
+import DriverStore
+import Foundation
+import JSONRPC
+import Logging
+
+/// The delivery workflow (design brief §3.3): the driver's tasks and route, driver actions applied
+/// optimistically (the new state and its outbox item committed together, durably, before the reply), and
+/// the backend's answers, pushes and syncs merged in. An actor: every change of a task is serialised.
+actor Workflow {
+    let book: TaskBook
+    let outbox: Outbox
+    let uplink: Uplink?
+    let hub: EventHub
+    let tracker: Tracker
+    let spool: PhotoSpool
+    let logger: Logger
+
+    var tasks: [String: LocalTask] = [:]
+    /// The stop order (all stops of the active tasks, visited ones included), as the backend keeps it.
+    var sequence: [String] = []
+    var syncedAt: Double?
+    /// The backend's ETA for a task's next stop, kept with the time it was fetched.
+    var serverETAs: [String: (eta: ETAResponse, fetchedAt: Double)] = [:]
+    /// Set by pushes and reconnects; the service loop syncs when it is.
+    let syncNeeded = Wakeup()
+    var syncRequested = true
+
+    init(book: TaskBook, outbox: Outbox, uplink: Uplink?, hub: EventHub, tracker: Tracker, spool: PhotoSpool, logger: Logger) throws {
+        self.book = book
+        self.outbox = outbox
+        self.uplink = uplink
+        self.hub = hub
+        self.tracker = tracker
+        self.spool = spool
+        self.logger = logger
+        for record in try book.tasks() {
+            let task = try LocalTask(record: record)
+            tasks[task.id] = task
+        }
+        sequence = try book.sequence()
+    }
+
+    static func now() -> Double { Date().timeIntervalSince1970 }
+
+    // MARK: The route
+
+    /// Open stops in visiting order.
+    func openStops() -> [String] {
+        let fallback = tasks.values.sorted { $0.id < $1.id }.flatMap { $0.detail.stops.map(\.id) }
+        return RouteRules.openStops(sequence: sequence, fallback: fallback, parse: Stop.parse) { self.tasks[$0]?.status }
+    }
+
+    func stop(_ stopId: String) -> (LocalTask, Stop)? {
+        guard let (taskId, kind) = Stop.parse(stopId), let task = tasks[taskId], let stop = task.stop(kind) else { return nil }
+        return (task, stop)
+    }
+
+    func view(_ task: LocalTask) -> TaskView { task.view(nextStopId: openStops().first) }
+
+    func route() -> RouteView {
+        let open = openStops()
+        let stops = open.compactMap { id in stop(id).map { $0.stopView($1, isNext: id == open.first) } }
+        let active = tasks.values.filter { !$0.status.isTerminal || $0.sync != .synced }.sorted { $0.id < $1.id }
+        return RouteView(stops: stops, tasks: active.map { $0.view(nextStopId: open.first) }, syncedAt: syncedAt)
+    }
+
+    func next() -> RouteNext {
+        let open = openStops()
+        guard let first = open.first, let (task, stop) = stop(first) else { return RouteNext(next: nil, remainingStops: 0) }
+        let card = NextStopCard(
+            stop: task.stopView(stop, isNext: true), task: task.view(nextStopId: first), eta: eta(to: stop, of: task),
+            primaryAction: TaskWorkflow.primaryAction(task.status, podCaptured: task.pod.allowsDelivery),
+            navigation: .to(lat: stop.lat, lng: stop.lng))
+        return RouteNext(next: card, remainingStops: open.count)
+    }
+
+    func navigation(stopId: String?) throws -> NavResult {
+        guard let id = stopId ?? openStops().first else { throw APIError(.notFound, "no stop is left on the route") }
+        guard let (task, stop) = stop(id) else { throw APIError(.notFound, "no stop \(id) on the route") }
+        return NavResult(stop: task.stopView(stop, isNext: id == openStops().first), links: .to(lat: stop.lat, lng: stop.lng))
+    }
+
+    /// The backend's estimate while it is fresh (it is refreshed every 30 s en route), else the local one.
+    func eta(to stop: Stop, of task: LocalTask) -> ETAView? {
+        let now = Self.now()
+        if let server = serverETAs[task.id], server.eta.stopId == stop.id, now - server.fetchedAt < 90, let seconds = server.eta.etaSeconds {
+            return ETAView(
+                seconds: max(0, seconds - (now - server.fetchedAt)), distanceMeters: server.eta.distanceMeters, source: "server",
+                computedAt: server.eta.computedAt)
+        }
+        let (fix, speed) = tracker.currentPosition()
+        guard let fix else { return nil }
+        let position = LocalETA.Point(lat: fix.latitude, lng: fix.longitude)
+        let destination = LocalETA.Point(lat: stop.lat, lng: stop.lng)
+        // The polyline runs from pickup to drop-off: it is the road only on the way to the drop-off.
+        let path = stop.kind == .dropoff ? (Polyline.decode(task.detail.polyline) ?? []).map { LocalETA.Point(lat: $0.lat, lng: $0.lng) } : []
+        let metres = LocalETA.remainingDistance(from: position, to: destination, along: path)
+        return ETAView(seconds: LocalETA.seconds(distance: metres, recentSpeed: speed), distanceMeters: metres, source: "local", computedAt: now)
+    }
+
+    func storeServerETA(_ eta: ETAResponse) {
+        serverETAs[eta.taskId] = (eta, Self.now())
+    }
+
+    /// The task a call names, or the one the next stop belongs to.
+    func resolve(_ taskId: String?) throws -> LocalTask {
+        if let taskId {
+            guard let task = tasks[taskId] else { throw APIError(.notFound, "no task \(taskId) on this unit") }
+            return task
+        }
+        guard let first = openStops().first, let (taskId, _) = Stop.parse(first), let task = tasks[taskId] else {
+            throw APIError(.notFound, "no task is waiting: name one with a task id")
+        }
+        return task
+    }
+
+    // MARK: Driver actions
+
+    /// Validates the action, commits the new state with its outbox item (durably), and returns at once.
+    func act(_ action: DriverAction, taskId: String?, reason: FailureReason? = nil, note: String? = nil) throws -> TaskView {
+        var task = try resolve(taskId)
+        let next: TaskStatus
+        switch TaskWorkflow.apply(action, to: task.status, podCaptured: task.pod.allowsDelivery) {
+        case .success(let status): next = status
+        case .failure(let refusal): throw Self.refused(refusal)
+        }
+        if let note, note.count > 500 { throw APIError.invalidParams("note: at most 500 characters (got \(note.count))") }
+        let now = Self.now()
+        let request = StatusUpdateRequest(status: next, location: currentLocation(), timestamp: now, reason: reason, note: note)
+        task.status = next
+        task.sync = .pending
+        if next == .deliveryFailed { task.failureReason = reason }
+        task.updatedAt = now
+        let item = OutboxItemRecord(
+            kind: .status, taskId: task.id, idempotencyKey: Self.newKey(), payload: try Self.encode(request), createdAt: now)
+        try commit(task, item: item)
+        logger.info("task \(task.id): \(action.rawValue) → \(next.rawValue)", metadata: ["task_id": "\(task.id)"])
+        return view(task)
+    }
+
+    static func refused(_ refusal: TaskWorkflow.Refusal) -> APIError {
+        APIError(.actionRefused, refusal.reason, data: .object([
+            "current": .string(refusal.current.rawValue),
+            "allowed": .array(refusal.allowed.map { .string($0.rawValue) }),
+        ]))
+    }
+
+    /// Writes the task (and its item) durably, then updates memory, wakes the uplink and tells front ends.
+    func commit(_ task: LocalTask, item: OutboxItemRecord?) throws {
+        do {
+            try book.commit(task.record, item: item)
+        } catch {
+            throw APIError(.internalError, "the change was not stored: \(Store.describeWriteFailure(error))")
+        }
+        tasks[task.id] = task
+        if item != nil { uplink?.itemQueued() }
+        publish(task)
+    }
+
+    func publish(_ task: LocalTask) {
+        if let params = try? Codec.encode(view(task)) { hub.publish(EventTopic.taskChanged, params: params) }
+    }
+
+    func publishRoute() {
+        if let params = try? Codec.encode(route()) { hub.publish(EventTopic.routeChanged, params: params) }
+    }
+
+    /// Where the vehicle is now, for a transition: the last fix if it is recent.
+    func currentLocation() -> Location? {
+        guard let fix = tracker.currentPosition().fix else { return nil }
+        return Location(lat: fix.latitude, lng: fix.longitude, accuracy: fix.horizontalError)
+    }
+
+    static func newKey() -> String { UUID().uuidString.lowercased() }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static func encode(_ value: some Encodable) throws -> Data {
+        do {
+            return try encoder.encode(value)
+        } catch {
+            throw APIError(.internalError, "cannot encode the request: \(error)")
+        }
+    }
+
+    // MARK: Re-sequencing
+
+    func resequence(_ order: [String], confirm: Bool) throws -> ResequenceResult {
+        let open = openStops()
+        if let problem = RouteRules.sequenceProblem(order, current: open, parse: Stop.parse) {
+            throw APIError.invalidParams(problem)
+        }
+        let etas = plannedETAs(order)
+        guard confirm else { return ResequenceResult(order: etas, applied: false) }
+        // The backend keeps visited stops in its order too: visited pickups first, then the new order, then
+        // the drop-offs that are done (a failed delivery's, after its pickup that opened again).
+        let closed = sequence.filter { !open.contains($0) && stop($0) != nil }
+        let full = closed.filter { Stop.parse($0)?.kind == .pickup } + order + closed.filter { Stop.parse($0)?.kind == .dropoff }
+        let item = OutboxItemRecord(
+            kind: .route, taskId: TaskRecord.routeLane, idempotencyKey: Self.newKey(),
+            payload: try Self.encode(RouteSequence(sequence: full)), createdAt: Self.now())
+        do {
+            try book.setSequence(full, item: item)
+        } catch {
+            throw APIError(.internalError, "the new order was not stored: \(Store.describeWriteFailure(error))")
+        }
+        sequence = full
+        uplink?.itemQueued()
+        publishRoute()
+        return ResequenceResult(order: etas, applied: true)
+    }
+
+    /// Local ETAs stop after stop from the current position (or from the first stop without a fix).
+    func plannedETAs(_ order: [String]) -> [ResequenceResult.StopETA] {
+        let (fix, speed) = tracker.currentPosition()
+        var position = fix.map { LocalETA.Point(lat: $0.latitude, lng: $0.longitude) }
+        var seconds = 0.0
+        return order.compactMap { id in
+            guard let (_, stop) = stop(id) else { return nil }
+            let point = LocalETA.Point(lat: stop.lat, lng: stop.lng)
+            seconds += LocalETA.seconds(distance: LocalETA.distance(position ?? point, point) * LocalETA.detourFactor, recentSpeed: speed)
+            position = point
+            return ResequenceResult.StopETA(stopId: id, etaSeconds: seconds.rounded())
+        }
+    }
+}

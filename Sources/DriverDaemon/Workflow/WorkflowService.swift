@@ -1,0 +1,42 @@
+import Logging
+import ServiceLifecycle
+
+/// Keeps the route in step with the backend: a sync at start, after a push that changes tasks and when the
+/// link comes back (retried with backoff while it fails), and the backend's ETA every 30 s en route.
+struct WorkflowService: Service {
+    let workflow: Workflow
+    let logger: Logger
+    static let etaInterval = 30.0
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            var failures = 0
+            var nextETA = 0.0
+            while !Task.isCancelled {
+                let now = Workflow.now()
+                if await workflow.syncRequested {
+                    do {
+                        try await workflow.sync()
+                        failures = 0
+                    } catch {
+                        failures += 1
+                        logger.debug("task sync failed", metadata: ["error": "\(error)", "failures": "\(failures)"])
+                    }
+                }
+                if now >= nextETA {
+                    await workflow.refreshServerETA()
+                    nextETA = now + Self.etaInterval
+                }
+                // A failed sync is retried (1 s doubling to 60 s) even without a new reason.
+                let retry = failures > 0 ? min(60, Double(1 << min(failures, 6))) : Self.etaInterval
+                if failures > 0 { await workflow.requestSyncQuietly() }
+                await workflow.syncNeeded.wait(until: min(now + retry, nextETA), now: now)
+            }
+        }
+    }
+}
+
+extension Workflow {
+    /// Marks a sync as due without waking the loop (a retry after a failure).
+    func requestSyncQuietly() { syncRequested = true }
+}

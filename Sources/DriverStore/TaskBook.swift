@@ -1,0 +1,66 @@
+import Foundation
+import GRDB
+
+/// The driver's tasks and stop order in the store. A driver action writes the task's new state and its
+/// outbox item in one durable transaction, so neither exists without the other after a power cut.
+public final class TaskBook: Sendable {
+    public let store: Store
+
+    public init(store: Store) { self.store = store }
+
+    public func tasks() throws -> [TaskRecord] {
+        try store.pool.read { db in try TaskRecord.order(Column("id")).fetchAll(db) }
+    }
+
+    public func task(id: String) throws -> TaskRecord? {
+        try store.pool.read { db in try TaskRecord.fetchOne(db, key: id) }
+    }
+
+    /// Stop ids in visiting order.
+    public func sequence() throws -> [String] {
+        try store.pool.read { db in try String.fetchAll(db, sql: "SELECT stop_id FROM route_stop ORDER BY position") }
+    }
+
+    /// A driver action: the task's new state and, when there is one, the item that tells the backend.
+    @discardableResult
+    public func commit(_ task: TaskRecord, item: OutboxItemRecord?) throws -> OutboxItemRecord? {
+        try store.writeDurably { db in
+            try task.save(db)
+            guard var item else { return nil }
+            try item.insert(db)
+            return item
+        }
+    }
+
+    /// A new stop order and, when it came from the driver, the item that tells the backend.
+    public func setSequence(_ sequence: [String], item: OutboxItemRecord?) throws {
+        try store.writeDurably { db in
+            try Self.writeSequence(sequence, db)
+            if var item { try item.insert(db) }
+        }
+    }
+
+    /// What a sync with the backend decided, in one transaction: tasks written, tasks gone, the backend's
+    /// stop order, and queued items the backend can no longer take made dead letters with a reason.
+    public func applySync(
+        upserts: [TaskRecord], removals: [String], sequence: [String]?, deadLetters: [Int64: String], now: Double
+    ) throws {
+        try store.writeDurably { db in
+            for task in upserts { try task.save(db) }
+            for id in removals { _ = try TaskRecord.deleteOne(db, key: id) }
+            if let sequence { try Self.writeSequence(sequence, db) }
+            for (itemId, answer) in deadLetters {
+                try db.execute(
+                    sql: "UPDATE outbox_item SET state = 'dead', backend_answer = ?, finished_at = ? WHERE id = ? AND state = 'pending'",
+                    arguments: [answer, now, itemId])
+            }
+        }
+    }
+
+    private static func writeSequence(_ sequence: [String], _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM route_stop")
+        for (position, stopId) in sequence.enumerated() {
+            try db.execute(sql: "INSERT INTO route_stop(position, stop_id) VALUES (?, ?)", arguments: [position, stopId])
+        }
+    }
+}

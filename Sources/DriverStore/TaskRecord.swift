@@ -1,0 +1,43 @@
+import Foundation
+import GRDB
+
+/// A row of `task`: one active (or just finished) task with its local, optimistic status and what the
+/// backend last confirmed. `detail` is the backend's task as JSON (stops, names, phones, polyline): personal
+/// data, kept only while the task is on the route.
+public struct TaskRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "task"
+    /// The outbox lane of route changes (they are not a task's, and go in order among themselves).
+    public static let routeLane = "~route"
+
+    public var id: String
+    /// Wire names (`TaskStatus`, `SyncState`, `PODState`, `FailureReason` of the local API).
+    public var status: String
+    public var backendStatus: String
+    public var syncState: String
+    public var podType: String
+    public var podState: String
+    public var failureReason: String?
+    public var detail: Data
+    public var updatedAt: Double
+
+    enum CodingKeys: String, CodingKey {
+        case id, status, detail
+        case backendStatus = "backend_status", syncState = "sync_state", podType = "pod_type", podState = "pod_state"
+        case failureReason = "failure_reason", updatedAt = "updated_at"
+    }
+
+    public init(
+        id: String, status: String, backendStatus: String, syncState: String, podType: String, podState: String,
+        failureReason: String?, detail: Data, updatedAt: Double
+    ) {
+        self.id = id
+        self.status = status
+        self.backendStatus = backendStatus
+        self.syncState = syncState
+        self.podType = podType
+        self.podState = podState
+        self.failureReason = failureReason
+        self.detail = detail
+        self.updatedAt = updatedAt
+    }
+}

@@ -1,0 +1,115 @@
+import ArgumentParser
+import DriverAPI
+import Foundation
+
+/// Options of the commands that act on a task: which one (default: the one the next stop belongs to).
+struct TaskOption: ParsableArguments {
+    @Option(name: .long, help: "The task (default: the task of the next stop).")
+    var task: String?
+}
+
+/// `accept`, `arrive`, `pickup`, `deliver` and `return`: one call each, the task's new state printed.
+protocol TaskActionCommand: ParsableCommand {
+    static var method: Method<TaskParams, TaskView> { get }
+    var options: GlobalOptions { get }
+    var target: TaskOption { get }
+}
+
+extension TaskActionCommand {
+    func run() throws {
+        let task = try Session(options).call(Self.method, TaskParams(taskId: target.task))
+        try Output(options).emit(task) { RouteFormatter.actionDone(task) }
+    }
+}
+
+struct Accept: TaskActionCommand {
+    static let configuration = CommandConfiguration(abstract: "Accept a task.")
+    static let method = Methods.taskAccept
+    @OptionGroup var options: GlobalOptions
+    @OptionGroup var target: TaskOption
+}
+
+struct Arrive: TaskActionCommand {
+    static let configuration = CommandConfiguration(abstract: "Arrived: at the store, or at the destination once picked up.")
+    static let method = Methods.taskArrive
+    @OptionGroup var options: GlobalOptions
+    @OptionGroup var target: TaskOption
+}
+
+struct Pickup: TaskActionCommand {
+    static let configuration = CommandConfiguration(abstract: "Picked up the order at the store.")
+    static let method = Methods.taskPickup
+    @OptionGroup var options: GlobalOptions
+    @OptionGroup var target: TaskOption
+}
+
+struct Deliver: TaskActionCommand {
+    static let configuration = CommandConfiguration(abstract: "Delivered (after the proof of delivery: driverctl pod).")
+    static let method = Methods.taskDeliver
+    @OptionGroup var options: GlobalOptions
+    @OptionGroup var target: TaskOption
+}
+
+struct Return: TaskActionCommand {
+    static let configuration = CommandConfiguration(abstract: "Returned the order to the vendor after a failed delivery.")
+    static let method = Methods.taskReturnToVendor
+    @OptionGroup var options: GlobalOptions
+    @OptionGroup var target: TaskOption
+}
+
+extension FailureReason: ExpressibleByArgument {
+    /// On the command line: customer-unavailable, address-not-found, refused, unsafe, other.
+    public init?(argument: String) {
+        self.init(rawValue: argument.uppercased().replacingOccurrences(of: "-", with: "_"))
+    }
+
+    public static var allValueStrings: [String] { allCases.map { $0.rawValue.lowercased().replacingOccurrences(of: "_", with: "-") } }
+}
+
+struct Fail: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The delivery failed (then: driverctl return).")
+    @OptionGroup var options: GlobalOptions
+    @OptionGroup var target: TaskOption
+
+    @Argument(help: "customer-unavailable, address-not-found, refused, unsafe or other.")
+    var reason: FailureReason
+
+    @Option(name: .long, help: "A note for dispatch (at most 500 characters).")
+    var note: String?
+
+    func run() throws {
+        let task = try Session(options).call(Methods.taskFail, FailParams(taskId: target.task, reason: reason, note: note))
+        try Output(options).emit(task) { RouteFormatter.actionDone(task) }
+    }
+}
+
+struct POD: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pod", abstract: "Capture the proof of delivery.", subcommands: [OTP.self, Photo.self])
+
+    struct OTP: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The customer's 4-digit code: checked at once online, queued as unverified offline.")
+        @OptionGroup var options: GlobalOptions
+        @OptionGroup var target: TaskOption
+        @Argument(help: "The code.") var code: String
+
+        func run() throws {
+            let result = try Session(options, timeout: .seconds(30)).call(Methods.podOTP, OTPParams(taskId: target.task, otp: code))
+            try Output(options).emit(result) { RouteFormatter.proof(result) }
+        }
+    }
+
+    struct Photo: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A JPEG or PNG photo of the handover; the daemon keeps a copy and uploads it.")
+        @OptionGroup var options: GlobalOptions
+        @OptionGroup var target: TaskOption
+        @Argument(help: "The photo file.") var file: String
+
+        func run() throws {
+            let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
+            let result = try Session(options).call(Methods.podPhoto, PhotoParams(taskId: target.task, path: path))
+            try Output(options).emit(result) { RouteFormatter.proof(result) }
+        }
+    }
+}
