@@ -15,6 +15,11 @@ struct ContractGoldenTests {
     static func check<T: Codable & Equatable>(_ value: T, _ name: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // DRIVERD_RECORD_GOLDEN=1 writes a missing file into the source tree, to be reviewed and committed.
+        if ProcessInfo.processInfo.environment["DRIVERD_RECORD_GOLDEN"] == "1" {
+            let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/\(name).json")
+            if !FileManager.default.fileExists(atPath: url.path) { try (try encoder.encode(value) + Data("\n".utf8)).write(to: url) }
+        }
         let expected = try golden(name)
         #expect(String(decoding: try encoder.encode(value), as: UTF8.self) == String(decoding: expected, as: UTF8.self))
         #expect(try JSONDecoder().decode(T.self, from: expected) == value)
@@ -67,6 +72,41 @@ struct ContractGoldenTests {
         try Self.check(SubscribeResult(topics: ["gps.fix"]), "events.subscribe.result")
     }
 
+    static let stop = StopView(
+        id: "task-1001-dropoff", taskId: "task-1001", kind: .dropoff, status: .enRoute, address: "Dachauplatz 4, Regensburg",
+        name: "A. Customer", phone: "+49 151 0000001", lat: 49.016, lng: 12.1005)
+
+    static let task = TaskView(
+        id: "task-1001", status: .pickedUp, backendStatus: .arrivedAtStore, sync: .pending, podType: "OTP", pod: .none,
+        failureReason: nil, allowedActions: [.arrive], primaryAction: .arrivedAtDestination, stops: [stop], updatedAt: 1795852800.5)
+
+    @Test func workflowMethods() throws {
+        let links = NavigationLinks(
+            google: "google.navigation:q=49.016,12.1005", googleWeb: "https://www.google.com/maps/dir/?api=1&destination=49.016,12.1005",
+            apple: "maps://?daddr=49.016,12.1005", waze: "waze://?ll=49.016,12.1005&navigate=yes", geo: "geo:49.016,12.1005")
+        let card = NextStopCard(
+            stop: Self.stop, task: Self.task, eta: ETAView(seconds: 240, distanceMeters: 1900, source: "local", computedAt: 1795852800.5),
+            primaryAction: .arrivedAtDestination, navigation: links)
+        try Self.check(RouteNext(next: card, remainingStops: 2), "route.next.result")
+        try Self.check(RouteView(stops: [Self.stop], tasks: [Self.task], syncedAt: 1795852790), "route.get.result")
+        try Self.check(TaskParams(taskId: "task-1001"), "task.accept.params")
+        try Self.check(Self.task, "task.accept.result")
+        try Self.check(FailParams(taskId: "task-1001", reason: .customerUnavailable, note: "rang twice"), "task.fail.params")
+        try Self.check(OTPParams(taskId: "task-1001", otp: "4812"), "pod.otp.params")
+        try Self.check(PhotoParams(taskId: "task-1002", path: "/home/driver/handover.jpg"), "pod.photo.params")
+        try Self.check(PODResult(task: Self.task, sha256: String(repeating: "ab", count: 32), bytes: 614404), "pod.photo.result")
+        try Self.check(ResequenceParams(order: ["task-1002-dropoff", "task-1001-dropoff"], confirm: true), "route.resequence.params")
+        try Self.check(
+            ResequenceResult(order: [.init(stopId: "task-1002-dropoff", etaSeconds: 180), .init(stopId: "task-1001-dropoff", etaSeconds: 420)], applied: true),
+            "route.resequence.result")
+        try Self.check(NavResult(stop: Self.stop, links: links), "nav.links.result")
+        try Self.check(PODProgressEvent(taskId: "task-1002", sentBytes: 65536, totalBytes: 614900), "pod.progress.event")
+        try Self.check(PODVerdictEvent(taskId: "task-1001", type: "OTP", accepted: false, message: "wrong code"), "pod.verdict.event")
+        try Self.check(
+            TaskConflictEvent(taskId: "task-1002", localStatus: .arrivedAtDestination, backendStatus: .cancelled, reason: "HTTP 409 INVALID_TRANSITION"),
+            "task.conflict.event")
+    }
+
     @Test func setLogLevel() throws {
         try Self.check(SetLogLevelParams(level: .debug), "agent.setLogLevel.params")
         try Self.check(SetLogLevelResult(previous: .info, current: .debug), "agent.setLogLevel.result")
@@ -76,7 +116,8 @@ struct ContractGoldenTests {
     func errorCodes() {
         let expected: [(APIError.Kind, Int)] = [
             (.parseError, -32700), (.invalidRequest, -32600), (.methodNotFound, -32601), (.invalidParams, -32602),
-            (.internalError, -32603), (.permissionDenied, 1001), (.unavailable, 1002),
+            (.internalError, -32603), (.permissionDenied, 1001), (.unavailable, 1002), (.actionRefused, 1003),
+            (.notFound, 1004), (.proofRejected, 1005),
         ]
         for (kind, code) in expected {
             #expect(kind.wireCode == code)
@@ -96,7 +137,7 @@ struct ContractGoldenTests {
         for topic in EventTopic.all {
             #expect(doc.contains("`\(topic)`"), "docs/API.md lacks topic \(topic)")
         }
-        for code in [-32700, -32600, -32601, -32602, -32603, 1001, 1002] {
+        for code in [-32700, -32600, -32601, -32602, -32603, 1001, 1002, 1003, 1004, 1005] {
             #expect(doc.contains("`\(code)`"), "docs/API.md lacks error code \(code)")
         }
     }

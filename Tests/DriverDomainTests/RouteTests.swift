@@ -1,0 +1,131 @@
+import DriverAPI
+import DriverDomain
+import Testing
+
+@Suite("Route rules")
+struct RouteRulesTests {
+    static func parse(_ id: String) -> (taskId: String, kind: StopKind)? {
+        for kind in StopKind.allCases where id.hasSuffix("-" + kind.rawValue) { return (String(id.dropLast(kind.rawValue.count + 1)), kind) }
+        return nil
+    }
+
+    static let sequence = ["a-pickup", "b-pickup", "a-dropoff", "b-dropoff"]
+
+    @Test("open stops follow the tasks: picked up leaves the store, a failure reopens it, terminal tasks leave the route")
+    func openStops() {
+        func open(_ a: TaskStatus, _ b: TaskStatus?) -> [String] {
+            RouteRules.openStops(sequence: Self.sequence, fallback: [], parse: Self.parse) { ["a": a, "b": b][$0] ?? nil }
+        }
+        #expect(open(.accepted, .accepted) == Self.sequence)
+        #expect(open(.pickedUp, .arrivedAtStore) == ["b-pickup", "a-dropoff", "b-dropoff"])
+        #expect(open(.deliveryFailed, .pickedUp) == ["a-pickup", "b-dropoff"])
+        #expect(open(.delivered, .cancelled) == [])
+        #expect(open(.returnedToVendor, nil) == [])
+        // A task the stored order does not know yet comes after it.
+        let withNew = RouteRules.openStops(sequence: ["a-pickup", "a-dropoff"], fallback: ["c-pickup", "c-dropoff", "a-pickup"], parse: Self.parse) { _ in .assigned }
+        #expect(withNew == ["a-pickup", "a-dropoff", "c-pickup", "c-dropoff"])
+    }
+
+    @Test("every stop status: pending, en-route for the next stop, arrived, picked-up, delivered, failed")
+    func stopStatuses() {
+        let expected: [(StopKind, TaskStatus, Bool, StopStatus)] = [
+            (.pickup, .assigned, false, .pending), (.pickup, .accepted, true, .enRoute), (.pickup, .arrivedAtStore, true, .arrived),
+            (.pickup, .pickedUp, false, .pickedUp), (.pickup, .delivered, false, .pickedUp), (.pickup, .deliveryFailed, true, .enRoute),
+            (.pickup, .returnedToVendor, false, .failed), (.pickup, .cancelled, false, .failed),
+            (.dropoff, .accepted, false, .pending), (.dropoff, .pickedUp, true, .enRoute), (.dropoff, .pickedUp, false, .pending),
+            (.dropoff, .arrivedAtDestination, true, .arrived), (.dropoff, .delivered, false, .delivered),
+            (.dropoff, .deliveryFailed, false, .failed), (.dropoff, .cancelled, false, .failed),
+        ]
+        for (kind, status, isNext, stop) in expected {
+            #expect(RouteRules.stopStatus(kind, task: status, isNext: isNext) == stop, "\(kind) \(status) next=\(isNext)")
+        }
+    }
+
+    @Test("a new order holds every open stop once, each pickup before its drop-off")
+    func sequenceRule() {
+        #expect(RouteRules.sequenceProblem(["b-pickup", "a-pickup", "b-dropoff", "a-dropoff"], current: Self.sequence, parse: Self.parse) == nil)
+        #expect(RouteRules.sequenceProblem(["a-dropoff", "a-pickup", "b-pickup", "b-dropoff"], current: Self.sequence, parse: Self.parse)
+            == "a-dropoff comes before a-pickup")
+        #expect(RouteRules.sequenceProblem(["a-pickup", "b-pickup", "a-dropoff"], current: Self.sequence, parse: Self.parse)?
+            .hasPrefix("the order must hold each active stop once") == true)
+        #expect(RouteRules.sequenceProblem(["a-pickup", "a-pickup", "a-dropoff", "b-dropoff"], current: Self.sequence, parse: Self.parse) != nil)
+    }
+}
+
+@Suite("Task sync merge")
+struct TaskSyncTests {
+    let pending = [TaskSync.Pending(itemId: 1, to: .arrivedAtStore), TaskSync.Pending(itemId: 2, to: .pickedUp)]
+
+    @Test("nothing queued: the backend's status")
+    func nothingQueued() {
+        #expect(TaskSync.merge(backend: .accepted, base: .assigned, pending: []) == .backend(.accepted))
+    }
+
+    @Test("the backend anywhere along the queued chain: the local status stays and the rest is replayed")
+    func alongTheChain() {
+        for backend in [TaskStatus.accepted, .arrivedAtStore, .pickedUp] {
+            #expect(TaskSync.merge(backend: backend, base: .accepted, pending: pending) == .keepLocal(.pickedUp))
+        }
+    }
+
+    @Test("an ack that was not recorded (the backend ahead of base) still fits")
+    func unrecordedAck() {
+        #expect(TaskSync.merge(backend: .arrivedAtStore, base: .assigned, pending: [.init(itemId: 3, to: .pickedUp)]) == .keepLocal(.pickedUp))
+    }
+
+    @Test("a cancelled task or one moved elsewhere: a conflict, the backend's state, every queued item dead")
+    func conflicts() {
+        #expect(TaskSync.merge(backend: .cancelled, base: .accepted, pending: pending)
+            == .conflict(local: .pickedUp, backend: .cancelled, deadItems: [1, 2]))
+        #expect(TaskSync.merge(backend: .delivered, base: .accepted, pending: pending)
+            == .conflict(local: .pickedUp, backend: .delivered, deadItems: [1, 2]))
+    }
+}
+
+@Suite("Local ETA and navigation links")
+struct LocalETATests {
+    let regensburg = LocalETA.Point(lat: 49.0189, lng: 12.0927)
+    let customer = LocalETA.Point(lat: 49.0160, lng: 12.1005)
+
+    @Test("without a path: the straight line × 1.3 over the recent speed, with a floor and a default")
+    func straightLine() {
+        let straight = LocalETA.distance(regensburg, customer)
+        #expect(abs(straight - 651) < 5, "\(straight)")
+        let metres = LocalETA.remainingDistance(from: regensburg, to: customer, along: [])
+        #expect(abs(metres - straight * 1.3) < 0.001)
+        #expect(LocalETA.seconds(distance: 1000, recentSpeed: 10) == 100)
+        #expect(LocalETA.seconds(distance: 900, recentSpeed: 0.5) == 300)
+        #expect(abs(LocalETA.seconds(distance: 830, recentSpeed: nil) - 100) < 1e-9)
+    }
+
+    @Test("along a path: from the nearest vertex to the end")
+    func alongPath() {
+        let path = [regensburg, LocalETA.Point(lat: 49.0189, lng: 12.1005), customer]
+        let position = LocalETA.Point(lat: 49.0189, lng: 12.1000)
+        let expected = LocalETA.distance(position, path[1]) + LocalETA.distance(path[1], path[2])
+        #expect(abs(LocalETA.remainingDistance(from: position, to: customer, along: path) - expected) < 0.001)
+    }
+
+    @Test("recent speed counts moving samples of the last five minutes only")
+    func recentSpeed() {
+        var speed = RecentSpeed()
+        #expect(speed.average == nil)
+        speed.observe(time: 0, speed: 10)
+        speed.observe(time: 10, speed: 0.2)  // waiting at a light: not counted
+        speed.observe(time: 20, speed: 14)
+        #expect(speed.average == 12)
+        speed.observe(time: 400, speed: 6)
+        #expect(speed.average == 6)
+    }
+
+    @Test("links for Google Maps, Apple Maps, Waze and geo: (RFC 5870)")
+    func links() {
+        let links = NavigationLinks.to(lat: 49.016, lng: 12.1005)
+        #expect(links.google == "google.navigation:q=49.016,12.1005")
+        #expect(links.googleWeb == "https://www.google.com/maps/dir/?api=1&destination=49.016,12.1005")
+        #expect(links.apple == "maps://?daddr=49.016,12.1005")
+        #expect(links.waze == "waze://?ll=49.016,12.1005&navigate=yes")
+        #expect(links.geo == "geo:49.016,12.1005")
+        #expect(NavigationLinks.to(lat: -33.8688197, lng: 151.2092955).geo == "geo:-33.86882,151.209296")
+    }
+}
