@@ -20,3 +20,6 @@ fi
 echo
 echo "== Outbox and uplink"
 "$bin/driverd-bench" uplink --bin "$bin" --seconds "${BENCH_UPLINK_SECONDS:-60}"
+echo
+echo "== Driver actions online"
+"$bin/driverd-bench" workflow --bin "$bin" --tasks "${BENCH_WORKFLOW_TASKS:-30}"

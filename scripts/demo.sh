@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# make demo: gpsd fed by gpsfake with a synthesised drive, and driverd with its state and socket under
-# ./.demo, seen through driverctl. Ends by itself after DEMO_SECONDS (default 60) or on Ctrl-C, and leaves
-# no process behind.
+# make demo: the whole stack on one machine, and a scripted driver doing one delivery while the screen shows
+# the driver's view (the next-stop card and the queue). gpsd is fed by gpsfake with a synthesised drive through
+# Regensburg (depot, restaurant, customer) at twice real time; dispatch-sim serves the matching order; driverd
+# talks to both. Ends by itself after the delivery (DEMO_SECONDS bounds it, default 240) or on Ctrl-C, and
+# leaves no process behind.
 set -euo pipefail
 bin=${1:?usage: demo.sh BIN_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
 root=$(pwd)/.demo
 rm -rf "$root"
 mkdir -p "$root"
@@ -21,25 +24,94 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+ctl() { "$bin/driverctl" "$@"; }
+say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
 
-echo "== synthesising a drive (depot, restaurant, customer) as NMEA"
+say "== dispatch-sim (the reference backend) with one order for driver rider1"
+"$bin/dispatch-sim" --port 0 --scenario "$here/demo-scenario.json" >"$root/sim.out" 2>"$root/sim.log" &
+pids+=($!)
+for _ in $(seq 100); do [[ -s "$root/sim.out" ]] && break; sleep 0.1; done
+backend=$(head -1 "$root/sim.out" | sed 's/.* listening on //')
+echo "   $backend"
+
+say "== gpsd fed by gpsfake on 127.0.0.1:$port (a synthesised drive, twice real time)"
 "$bin/nmea-synth" --preset demo -o "$root/demo.nmea"
-echo "== gpsd fed by gpsfake on 127.0.0.1:$port (real time)"
-TMPDIR="$root" gpsfake -q -n -P "$port" -c 0.333 "$root/demo.nmea" >"$root/gpsfake.log" 2>&1 &
+TMPDIR="$root" gpsfake -q -n -P "$port" -c 0.166 "$root/demo.nmea" >"$root/gpsfake.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
 
-echo "== driverd"
+say "== driverd (log: .demo/driverd.log)"
+cat >"$root/driverd.toml" <<TOML
+[backend]
+url = "$backend"
+# The reference backend's documented demo driver (docs/dispatch-sim.md).
+username = "rider1"
+password = "demo-password"
+TOML
 "$bin/driverd" --socket "$socket" --state-dir "$root/state" --config "$root/driverd.toml" \
-    --gpsd "127.0.0.1:$port" --log-target stderr 2> >(sed 's/^/  driverd| /' >&2) &
+    --gpsd "127.0.0.1:$port" --log-target stderr 2>"$root/driverd.log" &
 daemon=$!
 pids=("$daemon" "${pids[@]}")
 for _ in $(seq 100); do [[ -S "$socket" ]] && break; sleep 0.1; done
-sleep 3
+for _ in $(seq 100); do ctl --json route 2>/dev/null | grep -q task-1001 && break; sleep 0.2; done
 
-echo; echo "\$ driverctl status"; "$bin/driverctl" status
-echo; echo "\$ driverctl gps --follow   (each recorded fix: 1 Hz moving, 0.1 Hz stationary)"
-timeout "${DEMO_SECONDS:-60}" "$bin/driverctl" gps --follow || true
-echo; echo "\$ driverctl gps"; "$bin/driverctl" gps
-echo; echo "stopping (SIGTERM: driverd commits its last pings)"
+# The scripted driver: each step waits for the vehicle to stand still near the next stop.
+# The scripted driver: "arrive" waits until the vehicle stands (under 1 m/s) within 50 m of the next stop.
+near_and_stopped() {
+    python3 - "$(ctl --json next)" "$(ctl --json gps)" <<'PY'
+import json, math, sys
+card, gps = json.loads(sys.argv[1])["next"], json.loads(sys.argv[2])
+fix = gps.get("lastFix")
+if not card or not fix:
+    sys.exit(1)
+stop = card["stop"]
+dlat, dlng = math.radians(stop["lat"] - fix["latitude"]), math.radians(stop["lng"] - fix["longitude"])
+h = math.sin(dlat / 2) ** 2 + math.cos(math.radians(fix["latitude"])) * math.cos(math.radians(stop["lat"])) * math.sin(dlng / 2) ** 2
+metres = 2 * 6371008.8 * math.asin(math.sqrt(h))
+sys.exit(0 if metres < 50 and (fix.get("speed") or 0) < 1 else 1)
+PY
+}
+steps=("accept" "wait" "arrive" "pickup" "wait" "arrive" "otp 1111" "otp 4812" "deliver")
+step=0
+last="(the driver opens the app)"
+show() {
+    [[ -t 1 ]] && printf '\033[H\033[2J' || echo "------------------------------------------------------------"
+    echo "driverd demo · $(date +%T) · scripted driver: $last"
+    echo
+    ctl next || true
+    echo
+    echo "route:"
+    ctl route || true
+    echo
+    ctl queue | sed 's/^/  /' || true
+}
+deadline=$((SECONDS + ${DEMO_SECONDS:-240}))
+while ((SECONDS < deadline)) && ((step < ${#steps[@]})); do
+    action=${steps[$step]}
+    case $action in
+    wait)
+        if near_and_stopped; then step=$((step + 1)); continue; fi
+        last="${last%% · driving*} · driving to the next stop" ;;
+    otp*)
+        code=${action#otp }
+        if out=$(ctl pod otp "$code" 2>&1); then last="driverctl pod otp $code → $out"; else last="driverctl pod otp $code → $out (the customer reads it again)"; fi
+        step=$((step + 1)) ;;
+    *)
+        last="driverctl $action → $(ctl "$action" 2>&1)"
+        step=$((step + 1)) ;;
+    esac
+    show
+    sleep 1
+done
+ctl sync >/dev/null 2>&1 || true
+show
+say "== the backend received (GET $backend/sim/stats)"
+python3 -c '
+import json, sys, urllib.request
+stats = json.load(urllib.request.urlopen(sys.argv[1] + "/sim/stats"))
+for update in stats["statusUpdates"]:
+    print("   %-10s %-24s key %s" % (update["taskId"], update["status"], update["idempotencyKey"][:8]))
+print("   proofs of delivery: %s" % ", ".join("%s %s" % (p["type"], "accepted" if p["accepted"] else "refused") for p in stats["pods"]))
+print("   pings: %d unique in %d batches" % (stats["uniquePings"], stats["batches"]))' "$backend"
+say "stopping (SIGTERM: driverd flushes and stops; nothing is left running)"
 kill -TERM "$daemon"; wait "$daemon" 2>/dev/null || true
