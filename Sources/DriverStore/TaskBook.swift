@@ -21,12 +21,17 @@ public final class TaskBook: Sendable {
         try store.pool.read { db in try String.fetchAll(db, sql: "SELECT stop_id FROM route_stop ORDER BY position") }
     }
 
-    /// A driver action: the task's new state and, when there is one, the item that tells the backend.
+    /// A driver action: the task's new state and, when there is one, the item that tells the backend,
+    /// committed durably. Without an item the change only mirrors what the backend already has (an ack, an
+    /// accepted code), which a sync restores after a power cut: it is committed without waiting for the disk.
     @discardableResult
     public func commit(_ task: TaskRecord, item: OutboxItemRecord?) throws -> OutboxItemRecord? {
-        try store.writeDurably { db in
+        guard var item else {
+            try store.pool.write { db in try task.save(db) }
+            return nil
+        }
+        return try store.writeDurably { db in
             try task.save(db)
-            guard var item else { return nil }
             try item.insert(db)
             return item
         }
