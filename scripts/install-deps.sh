@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build, tests and demo need, only when some are missing. Idempotent, quiet.
 set -euo pipefail
-packages=(pkg-config libsystemd-dev libsqlite3-dev libgps-dev gpsd gpsd-clients systemd python3 python3-venv)
+packages=(pkg-config libsystemd-dev libsqlite3-dev libgps-dev zlib1g-dev gpsd gpsd-clients systemd python3 python3-venv)
 missing=()
 for package in "${packages[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)

@@ -6,6 +6,7 @@ import NIOCore
 import NIOSSL
 import Synchronization
 import WSClient
+import WSCompression
 
 /// The backend's WebSocket (`/api/v1/rider/ws`): location batches up with their acks down, and pushes down.
 /// `run` holds one connection until it closes; `send` uses it while it is open. Lock-guarded; the lock is never
@@ -49,7 +50,10 @@ public final class WebSocketLink: Sendable {
     public func run(
         token: String, lastPushId: Int, connectTimeout: Duration = .seconds(15), onPush: @escaping @Sendable (Push) async -> Void
     ) async throws {
-        var configuration = WebSocketClientConfiguration(maxFrameSize: LocationBatch.maxBytes + 4096)
+        // permessage-deflate, when the backend agrees: batches of JSON pings compress several times over.
+        var configuration = WebSocketClientConfiguration(
+            maxFrameSize: LocationBatch.maxBytes + 4096,
+            extensions: [.perMessageDeflate(maxDecompressedFrameSize: 1 << 20)])
         configuration.additionalHeaders = [.authorization: "Bearer \(token)"]
         let setup = (configuration, tls, logger, url)
         let generation = state.withLock { state -> Int in

@@ -3,6 +3,7 @@ import DispatchSimCore
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
+import HummingbirdWSCompression
 import Logging
 import NIOCore
 
@@ -56,7 +57,10 @@ public enum SimServer {
                 webSocketRouter: router,
                 configuration: .init(
                     http1: .init(additionalChannelHandlers: [RefuseConnectionsHandler(faults: faults)]),
-                    ws: .init(maxFrameSize: RiderWebSocket.maxMessageBytes))),
+                    // permessage-deflate when the client offers it: location batches shrink several times.
+                    ws: .init(
+                        maxFrameSize: RiderWebSocket.maxMessageBytes,
+                        extensions: [.perMessageDeflate(maxDecompressedFrameSize: RiderWebSocket.maxMessageBytes)]))),
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "dispatch-sim"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? options.port) },
             logger: logger)

@@ -13,6 +13,17 @@ struct ContractTests {
         #expect(Polyline.decode("") == [])
     }
 
+    @Test("500 pings of the longest form fit in 256 KiB, so the ping count is the batch limit that binds")
+    func batchBytes() throws {
+        // Every field present, negative coordinates and long fractions: the longest JSON a ping can take.
+        let ping = LocationPing(
+            lat: -89.1234567, lng: -179.1234567, accuracy: 99999.9, speed: 99999.99, heading: 359.9, timestamp: 9_999_999_999.999)
+        let batch = LocationBatch(batchId: String(repeating: "f", count: 36), pings: Array(repeating: ping, count: LocationBatch.maxPings))
+        let bytes = try JSONEncoder().encode(batch).count
+        #expect(bytes < LocationBatch.maxBytes, "\(bytes) bytes")
+        #expect(bytes > LocationBatch.maxBytes / 8, "a sanity floor: \(bytes) bytes")
+    }
+
     @Test("stop ids name their task and kind")
     func stopIDs() {
         #expect(Stop.id(taskId: "task-1", kind: .dropoff) == "task-1-dropoff")

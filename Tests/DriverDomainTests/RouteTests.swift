@@ -29,7 +29,7 @@ struct RouteRulesTests {
     @Test("every stop status: pending, en-route for the next stop, arrived, picked-up, delivered, failed")
     func stopStatuses() {
         let expected: [(StopKind, TaskStatus, Bool, StopStatus)] = [
-            (.pickup, .assigned, false, .pending), (.pickup, .accepted, true, .enRoute), (.pickup, .arrivedAtStore, true, .arrived),
+            (.pickup, .assigned, false, .pending), (.pickup, .assigned, true, .pending), (.pickup, .accepted, true, .enRoute), (.pickup, .arrivedAtStore, true, .arrived),
             (.pickup, .pickedUp, false, .pickedUp), (.pickup, .delivered, false, .pickedUp), (.pickup, .deliveryFailed, true, .enRoute),
             (.pickup, .returnedToVendor, false, .failed), (.pickup, .cancelled, false, .failed),
             (.dropoff, .accepted, false, .pending), (.dropoff, .pickedUp, true, .enRoute), (.dropoff, .pickedUp, false, .pending),
@@ -56,29 +56,43 @@ struct RouteRulesTests {
 struct TaskSyncTests {
     let pending = [TaskSync.Pending(itemId: 1, to: .arrivedAtStore), TaskSync.Pending(itemId: 2, to: .pickedUp)]
 
-    @Test("nothing queued: the backend's status")
+    @Test("nothing queued: the backend's status, unless it is older than the last answer")
     func nothingQueued() {
-        #expect(TaskSync.merge(backend: .accepted, base: .assigned, pending: []) == .backend(.accepted))
+        #expect(TaskSync.merge(backend: .accepted, confirmed: .assigned, pending: []) == .backend(.accepted))
+        #expect(TaskSync.merge(backend: .cancelled, confirmed: .pickedUp, pending: []) == .backend(.cancelled))
+        #expect(TaskSync.merge(backend: .accepted, confirmed: .pickedUp, pending: []) == .keepLocal(.pickedUp))
     }
 
-    @Test("the backend anywhere along the queued chain: the local status stays and the rest is replayed")
+    @Test("the backend anywhere before the queue's end: the local status stays and the rest is replayed")
     func alongTheChain() {
-        for backend in [TaskStatus.accepted, .arrivedAtStore, .pickedUp] {
-            #expect(TaskSync.merge(backend: backend, base: .accepted, pending: pending) == .keepLocal(.pickedUp))
+        for backend in [TaskStatus.assigned, .accepted, .arrivedAtStore, .pickedUp] {
+            #expect(TaskSync.merge(backend: backend, confirmed: .accepted, pending: pending) == .keepLocal(.pickedUp), "\(backend)")
         }
     }
 
-    @Test("an ack that was not recorded (the backend ahead of base) still fits")
+    @Test("an ack that was not recorded (the backend ahead of the confirmed status) still fits")
     func unrecordedAck() {
-        #expect(TaskSync.merge(backend: .arrivedAtStore, base: .assigned, pending: [.init(itemId: 3, to: .pickedUp)]) == .keepLocal(.pickedUp))
+        #expect(TaskSync.merge(backend: .arrivedAtStore, confirmed: .assigned, pending: [.init(itemId: 3, to: .pickedUp)]) == .keepLocal(.pickedUp))
     }
 
     @Test("a cancelled task or one moved elsewhere: a conflict, the backend's state, every queued item dead")
     func conflicts() {
-        #expect(TaskSync.merge(backend: .cancelled, base: .accepted, pending: pending)
+        #expect(TaskSync.merge(backend: .cancelled, confirmed: .accepted, pending: pending)
             == .conflict(local: .pickedUp, backend: .cancelled, deadItems: [1, 2]))
-        #expect(TaskSync.merge(backend: .delivered, base: .accepted, pending: pending)
+        #expect(TaskSync.merge(backend: .delivered, confirmed: .accepted, pending: pending)
             == .conflict(local: .pickedUp, backend: .delivered, deadItems: [1, 2]))
+        #expect(TaskSync.merge(backend: .deliveryFailed, confirmed: .arrivedAtDestination, pending: [.init(itemId: 4, to: .delivered)])
+            == .conflict(local: .delivered, backend: .deliveryFailed, deadItems: [4]))
+    }
+
+    @Test("precedes: forward along driver actions only")
+    func precedes() {
+        #expect(TaskWorkflow.precedes(.assigned, .delivered))
+        #expect(TaskWorkflow.precedes(.arrivedAtDestination, .returnedToVendor))
+        #expect(!TaskWorkflow.precedes(.delivered, .pickedUp))
+        #expect(!TaskWorkflow.precedes(.deliveryFailed, .delivered))
+        #expect(!TaskWorkflow.precedes(.accepted, .cancelled))
+        #expect(!TaskWorkflow.precedes(.pickedUp, .pickedUp))
     }
 }
 

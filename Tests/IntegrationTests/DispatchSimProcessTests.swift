@@ -45,6 +45,35 @@ struct DispatchSimProcessTests {
         #expect(missing.status != 0 && missing.stderr.contains("cannot load scenario"))
     }
 
+    @Test("the rider WebSocket agrees to permessage-deflate when the client offers it")
+    func webSocketCompression() async throws {
+        let sim = try SimProcess()
+        let token = try await SimHTTP(base: sim.base).login()
+        let port = try #require(Int(sim.base.split(separator: ":").last ?? ""))
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected == 0)
+        let request = "GET \(BackendPaths.webSocket) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            + "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\nAuthorization: Bearer \(token)\r\n\r\n"
+        _ = request.withCString { send(fd, $0, strlen($0), 0) }
+        var response = [UInt8](repeating: 0, count: 4096)
+        let count = recv(fd, &response, response.count, 0)
+        let head = String(decoding: response[..<max(0, count)], as: UTF8.self).lowercased()
+        #expect(head.hasPrefix("http/1.1 101"), "\(head)")
+        #expect(head.contains("sec-websocket-extensions: permessage-deflate"), "\(head)")
+        close(fd)
+        #expect(sim.stop() == 0)
+    }
+
     @Test("--state: a transition and its idempotency key survive kill -9")
     func stateThroughKill() async throws {
         let directory = TemporaryDirectory("dispatch-sim-state")

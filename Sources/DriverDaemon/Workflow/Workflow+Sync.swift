@@ -35,7 +35,7 @@ extension Workflow {
             }
             let before = local
             local.detail = remote
-            switch TaskSync.merge(backend: remote.status, base: local.backendStatus, pending: pending) {
+            switch TaskSync.merge(backend: remote.status, confirmed: local.backendStatus, pending: pending) {
             case .backend(let status):
                 local.status = status
                 local.backendStatus = status
@@ -43,7 +43,7 @@ extension Workflow {
                 local.sync = items.isEmpty ? .synced : .pending
             case .keepLocal(let status):
                 local.status = status
-                local.backendStatus = remote.status
+                if TaskWorkflow.precedes(local.backendStatus, remote.status) { local.backendStatus = remote.status }
             case .conflict(let localStatus, let backendStatus, let dead):
                 local.status = backendStatus
                 local.backendStatus = backendStatus
@@ -53,11 +53,8 @@ extension Workflow {
                 for id in dead { deadLetters[id] = "conflict: \(reason)" }
                 conflicts.append(TaskConflictEvent(taskId: remote.id, localStatus: localStatus, backendStatus: backendStatus, reason: reason))
             }
-            if remote.podAccepted {
-                local.pod = .accepted
-            } else if !items.contains(where: { $0.kind != .status }), local.pod == .accepted {
-                local.pod = .none
-            }
+            // The backend never takes a proof back; a list that does not show it yet is older than the answer.
+            if remote.podAccepted { local.pod = .accepted }
             if local != before {
                 local.updatedAt = now
                 upserts.append(local)

@@ -11,11 +11,13 @@ public enum RouteRules {
         }
     }
 
-    /// A stop's status for the UI: `en-route` for the next stop while the driver heads there.
+    /// A stop's status for the UI: `en-route` for the next stop while the driver heads there (an offered task
+    /// the driver has not accepted is not on the way yet).
     public static func stopStatus(_ kind: StopKind, task status: TaskStatus, isNext: Bool) -> StopStatus {
         switch (kind, status) {
         case (_, .cancelled): .failed
-        case (.pickup, .assigned), (.pickup, .accepted), (.pickup, .deliveryFailed): isNext ? .enRoute : .pending
+        case (.pickup, .assigned): .pending
+        case (.pickup, .accepted), (.pickup, .deliveryFailed): isNext ? .enRoute : .pending
         case (.pickup, .arrivedAtStore): .arrived
         case (.pickup, .returnedToVendor): .failed
         case (.pickup, _): .pickedUp

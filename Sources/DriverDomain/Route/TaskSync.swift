@@ -16,7 +16,8 @@ public enum TaskSync {
     public enum Outcome: Sendable, Equatable {
         /// Nothing queued: the backend's status is the task's status.
         case backend(TaskStatus)
-        /// The backend is somewhere along the queued chain: keep the local status, the rest is replayed.
+        /// The backend is along the queued chain, or behind what this daemon already knows (an answer it
+        /// got after the backend's list was read): the local status stays and the queue is replayed.
         case keepLocal(TaskStatus)
         /// The backend moved elsewhere (a cancellation, another device): take its status, dead-letter the
         /// queued items.
@@ -25,15 +26,16 @@ public enum TaskSync {
 
     /// - Parameters:
     ///   - backend: the status the backend reports.
-    ///   - base: the status the first queued transition started from.
+    ///   - confirmed: the last status the backend confirmed to this daemon (the queue starts from it).
     ///   - pending: the queued transitions, oldest first.
-    public static func merge(backend: TaskStatus, base: TaskStatus, pending: [Pending]) -> Outcome {
-        guard let last = pending.last else { return .backend(backend) }
-        let chain = [base] + pending.map(\.to)
-        if chain.contains(backend) { return .keepLocal(last.to) }
-        // The backend may be ahead of `base` when an ack was not recorded (a crash between the two): the queue
-        // still fits if one of its transitions follows from the backend's status.
-        if pending.contains(where: { TaskWorkflow.isTransition(from: backend, to: $0.to) }) { return .keepLocal(last.to) }
-        return .conflict(local: last.to, backend: backend, deadItems: pending.map(\.itemId))
+    public static func merge(backend: TaskStatus, confirmed: TaskStatus, pending: [Pending]) -> Outcome {
+        guard let target = pending.last?.to else {
+            // A list read before the latest answer shows an older status: keep what the answer said.
+            return TaskWorkflow.precedes(backend, confirmed) ? .keepLocal(confirmed) : .backend(backend)
+        }
+        // Statuses only move forward: a backend behind the queue's target has not had all of it yet (or its
+        // list was read before the latest answers, or an ack was not recorded); the queue is replayed.
+        if backend == target || TaskWorkflow.precedes(backend, target) { return .keepLocal(target) }
+        return .conflict(local: target, backend: backend, deadItems: pending.map(\.itemId))
     }
 }

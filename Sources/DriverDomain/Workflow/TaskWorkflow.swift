@@ -61,6 +61,20 @@ public enum TaskWorkflow {
         }
     }
 
+    /// Whether driver actions lead from `a` to `b` (in one step or more). Statuses only move forward, so a
+    /// backend status that precedes one the daemon already had confirmed is stale, not a change.
+    public static func precedes(_ a: TaskStatus, _ b: TaskStatus) -> Bool {
+        var frontier = [a], seen: Set<TaskStatus> = [a]
+        while let current = frontier.popLast() {
+            for next in TaskStatus.allCases where next != .cancelled && !seen.contains(next) && isTransition(from: current, to: next) {
+                if next == b { return true }
+                seen.insert(next)
+                frontier.append(next)
+            }
+        }
+        return false
+    }
+
     /// The one button for a task, nil when nothing is left to do.
     public static func primaryAction(_ current: TaskStatus, podCaptured: Bool) -> PrimaryAction? {
         switch current {
