@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import BackendContract
+import CompressNIO
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -47,8 +48,27 @@ public final class BackendClient: Sendable {
         try await send(.GET, BackendPaths.activeTasks, token: token)
     }
 
+    /// A batch, gzipped when that saves anything worth it (the backend takes `Content-Encoding: gzip`).
     public func postLocations(_ batch: LocationBatch, token: String) async throws(BackendClientError) -> BatchAck {
-        try await send(.POST, BackendPaths.locations, json: batch, token: token)
+        let body: Data
+        do {
+            body = try Self.encoder.encode(batch)
+        } catch {
+            throw BackendClientError(transport: error)
+        }
+        guard body.count >= Self.gzipThreshold, let compressed = Self.gzip(body) else {
+            return try await send(.POST, BackendPaths.locations, body: body, token: token)
+        }
+        return try await send(.POST, BackendPaths.locations, body: compressed, contentEncoding: "gzip", token: token)
+    }
+
+    /// Bodies smaller than this go as they are: gzip's header and the CPU are not worth it.
+    static let gzipThreshold = 1024
+
+    static func gzip(_ data: Data) -> Data? {
+        var buffer = ByteBuffer(bytes: data)
+        guard let compressed = try? buffer.compress(with: .gzip()) else { return nil }
+        return Data(compressed.readableBytesView)
     }
 
     /// A status update whose body was encoded when it was queued (the replay must be the same request).
@@ -98,8 +118,9 @@ public final class BackendClient: Sendable {
     }
 
     private func send<Reply: Decodable>(
-        _ method: HTTPMethod, _ path: String, body: Data? = nil, contentType: String = "application/json", token: String? = nil,
-        idempotencyKey: String? = nil, progress: (@Sendable (Int, Int) -> Void)? = nil
+        _ method: HTTPMethod, _ path: String, body: Data? = nil, contentType: String = "application/json",
+        contentEncoding: String? = nil, token: String? = nil, idempotencyKey: String? = nil,
+        progress: (@Sendable (Int, Int) -> Void)? = nil
     ) async throws(BackendClientError) -> Reply {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
@@ -108,6 +129,7 @@ public final class BackendClient: Sendable {
         if let idempotencyKey { request.headers.add(name: BackendPaths.idempotencyKeyHeader, value: idempotencyKey) }
         if let body {
             request.headers.add(name: "Content-Type", value: contentType)
+            if let contentEncoding { request.headers.add(name: "Content-Encoding", value: contentEncoding) }
             if let progress {
                 request.body = .stream(ChunkedBody(data: body, progress: progress), length: .known(Int64(body.count)))
             } else {

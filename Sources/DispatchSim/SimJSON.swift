@@ -1,5 +1,6 @@
 import BackendContract
 import Foundation
+import CompressNIO
 import Hummingbird
 import NIOCore
 
@@ -35,9 +36,24 @@ enum SimJSON {
         }
     }
 
+    /// The request body, inflated when it came with `Content-Encoding: gzip`; `limit` holds for the body as
+    /// the contract sees it (inflated).
     static func body(of request: Request, limit: Int) async throws -> ByteBuffer {
         do {
-            return try await request.body.collect(upTo: limit)
+            var body = try await request.body.collect(upTo: limit)
+            switch request.headers[.contentEncoding]?.lowercased() {
+            case nil, "identity": return body
+            case "gzip":
+                do {
+                    return try body.decompress(with: .gzip(), maxSize: limit)
+                } catch let error as CompressNIOError where error == .bufferOverflow {
+                    throw SimHTTPError(.payloadTooLarge, "the inflated body is over \(limit) bytes")
+                } catch is CompressNIOError {
+                    throw SimHTTPError(.badRequest, "the body is not valid gzip")
+                }
+            case let other?:
+                throw SimHTTPError(.unsupportedMediaType, "Content-Encoding \(other) is not supported (gzip is)")
+            }
         } catch is NIOTooManyBytesError {
             throw SimHTTPError(.payloadTooLarge, "the body is over \(limit) bytes")
         }

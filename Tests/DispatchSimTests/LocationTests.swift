@@ -1,6 +1,8 @@
 import BackendContract
+import CompressNIO
 import DispatchSim
 import Foundation
+import NIOCore
 import Testing
 
 @Suite("dispatch-sim: location batches and ETA")
@@ -38,6 +40,28 @@ struct LocationTests {
             let offEarth = LocationBatch(batchId: "bad", pings: [LocationPing(lat: 91, lng: 0, timestamp: 0)])
             #expect(try await sim.json(.POST, BackendPaths.locations, offEarth, token: token).status == 400)
             #expect(try await sim.json(.POST, BackendPaths.locations, LocationBatch(batchId: "ok", pings: Self.pings(500)), token: token).status == 200)
+        }
+    }
+
+    @Test("a gzipped batch (Content-Encoding: gzip) is taken; bad gzip is 400, another encoding 415, a bomb over 256 KiB 413")
+    func gzipped() async throws {
+        @Sendable func gzip(_ data: Data) throws -> Data {
+            var buffer = ByteBuffer(bytes: data)
+            return Data(try buffer.compress(with: .gzip()).readableBytesView)
+        }
+        try await SimHarness.run { sim in
+            let token = try await sim.login().accessToken
+            let json = try JSONEncoder().encode(LocationBatch(batchId: "gz", pings: Self.pings(500)))
+            let compressed = try gzip(json)
+            #expect(compressed.count * 3 < json.count, "\(compressed.count) of \(json.count) bytes")
+            let encoding = [("Content-Encoding", "gzip")]
+            let ack = try await sim.request(.POST, BackendPaths.locations, token: token, headers: encoding, body: compressed)
+            #expect(try ack.decode(BatchAck.self) == BatchAck(batchId: "gz", received: 500, unique: 500, duplicate: false))
+            #expect(try await sim.request(.POST, BackendPaths.locations, token: token, headers: encoding, body: Data("not gzip".utf8)).status == 400)
+            #expect(try await sim.request(.POST, BackendPaths.locations, token: token, headers: [("Content-Encoding", "br")], body: json).status == 415)
+            let bomb = try gzip(Data(#"{"batchId":"bomb","pings":[],"x":""#.utf8) + Data(repeating: 0x61, count: 4 * LocationBatch.maxBytes) + Data(#""}"#.utf8))
+            #expect(bomb.count < 8 * 1024)
+            #expect(try await sim.request(.POST, BackendPaths.locations, token: token, headers: encoding, body: bomb).status == 413)
         }
     }
 
