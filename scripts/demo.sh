@@ -71,7 +71,7 @@ metres = 2 * 6371008.8 * math.asin(math.sqrt(h))
 sys.exit(0 if metres < 50 and (fix.get("speed") or 0) < 1 else 1)
 PY
 }
-steps=("accept" "wait" "arrive" "pickup" "wait" "arrive" "otp 1111" "otp 4812" "deliver")
+steps=("shift start" "accept" "wait" "arrive" "pickup" "wait" "arrive" "otp 1111" "otp 4812" "deliver")
 step=0
 last="(the driver opens the app)"
 show() {
@@ -97,7 +97,8 @@ while ((SECONDS < deadline)) && ((step < ${#steps[@]})); do
         if out=$(ctl pod otp "$code" 2>&1); then last="driverctl pod otp $code → $out"; else last="driverctl pod otp $code → $out (the customer reads it again)"; fi
         step=$((step + 1)) ;;
     *)
-        last="driverctl $action → $(ctl "$action" 2>&1)"
+        # shellcheck disable=SC2086 # "shift start" is two words
+        last="driverctl $action → $(ctl $action 2>&1)"
         step=$((step + 1)) ;;
     esac
     show

@@ -169,6 +169,13 @@ public final class WebSocketLink: Sendable {
         if let outbound { Task { try? await outbound.close(.goingAway, reason: "driverd stopping") } }
     }
 
+    /// Ends the current connection (a logout) and lets `run` connect again later.
+    public func disconnect() {
+        let (outbound, finish) = state.withLock { ($0.outbound, $0.finishRun) }
+        finish?(.failure(CancellationError()))
+        if let outbound { Task { try? await outbound.close(.normalClosure, reason: "logged out") } }
+    }
+
     private func disconnected(_ generation: Int) {
         let waiters = state.withLock { state -> [CheckedContinuation<BatchAck, any Error>] in
             guard state.generation == generation else { return [] }

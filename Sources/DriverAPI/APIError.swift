@@ -7,7 +7,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
         private enum Code: Sendable, Hashable {
             case parseError, invalidRequest, methodNotFound, invalidParams, internalError
-            case permissionDenied, unavailable, actionRefused, notFound, proofRejected
+            case permissionDenied, unavailable, actionRefused, notFound, proofRejected, drivingGate
             case other(Int)
         }
         private let code: Code
@@ -29,6 +29,8 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let notFound = Kind(code: .notFound)
         /// The backend refused a proof of delivery (a wrong OTP: `data.attemptsLeft`); capture it again.
         public static let proofRejected = Kind(code: .proofRejected)
+        /// The vehicle moves (or its speed is unknown): the action needs the driver's attention.
+        public static let drivingGate = Kind(code: .drivingGate)
 
         /// The number on the wire. Spec errors are negative; application errors are in 1000...1999.
         public var wireCode: Int {
@@ -43,6 +45,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
             case .actionRefused: 1003
             case .notFound: 1004
             case .proofRejected: 1005
+            case .drivingGate: 1006
             case .other(let value): value
             }
         }
@@ -50,7 +53,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
         public init(wireCode: Int) {
             let known: [Kind] = [
                 .parseError, .invalidRequest, .methodNotFound, .invalidParams, .internalError,
-                .permissionDenied, .unavailable, .actionRefused, .notFound, .proofRejected,
+                .permissionDenied, .unavailable, .actionRefused, .notFound, .proofRejected, .drivingGate,
             ]
             self = known.first { $0.wireCode == wireCode } ?? Kind(code: .other(wireCode))
         }
@@ -69,6 +72,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
             case .actionRefused: "action refused"
             case .notFound: "not found"
             case .proofRejected: "proof rejected"
+            case .drivingGate: "pull over to complete"
             case .other(let value): "error \(value)"
             }
         }

@@ -15,13 +15,19 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     public var shift: SectionAvailability
     /// The outbox and the backend link in detail (API 1.2).
     public var uplink: OutboxStatus?
+    /// The shift and the driving-safety gate (API 1.4).
+    public var shiftStatus: ShiftStatus?
+    public var safety: SafetyStatus?
 
     public init(
         daemonVersion: String, apiMajor: Int, apiMinor: Int, uptimeSeconds: Double, rpc: RPCSection,
         gps: GPSStatus, sampling: SamplingStatus, outbox: SectionAvailability,
-        link: SectionAvailability, shift: SectionAvailability, uplink: OutboxStatus? = nil
+        link: SectionAvailability, shift: SectionAvailability, uplink: OutboxStatus? = nil,
+        shiftStatus: ShiftStatus? = nil, safety: SafetyStatus? = nil
     ) {
         self.uplink = uplink
+        self.shiftStatus = shiftStatus
+        self.safety = safety
         self.daemonVersion = daemonVersion
         self.apiMajor = apiMajor
         self.apiMinor = apiMinor

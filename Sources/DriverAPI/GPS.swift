@@ -139,5 +139,14 @@ public enum EventTopic {
     /// The backend's answer to a queued proof of delivery; params: a `PODVerdictEvent`.
     public static let podVerdict = "pod.verdict"
 
-    public static let all = [gpsFix, authRequired, outboxRefused, taskChanged, taskConflict, routeChanged, podProgress, podVerdict]
+    /// A push from the backend (new order, route changed, task cancelled, customer message); params: a
+    /// `PushEvent`. Kept until `events.ack`; unacknowledged ones are sent again to each new subscriber.
+    /// Interruptive pushes are held while the vehicle moves.
+    public static let push = "push"
+    /// What waits, without interrupting (sent instead of held pushes while driving); params: a `PushSummary`.
+    public static let pushSummary = "push.summary"
+
+    public static let all = [
+        gpsFix, authRequired, outboxRefused, taskChanged, taskConflict, routeChanged, podProgress, podVerdict, push, pushSummary,
+    ]
 }

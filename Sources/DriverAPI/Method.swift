@@ -50,11 +50,22 @@ public enum Methods {
     public static let podPhoto = Method<PhotoParams, PODResult>("pod.photo", mutating: true)
     public static let podOTP = Method<OTPParams, PODResult>("pod.otp", mutating: true)
 
+    /// Acknowledges a push: it is not sent again. Interruptive ones only while the vehicle stands.
+    public static let eventsAck = Method<AckParams, PushSummary>("events.ack", mutating: true)
+    /// What pushes wait, said without interrupting (also while driving).
+    public static let eventsPending = Method<NoParams, PushSummary>("events.pending", mutating: false)
+    public static let shiftStart = Method<NoParams, ShiftStatus>("shift.start", mutating: true)
+    public static let shiftEnd = Method<NoParams, ShiftStatus>("shift.end", mutating: true)
+    public static let shiftStatus = Method<NoParams, ShiftStatus>("shift.status", mutating: false)
+    /// Clears personal data and the tokens; keeps what is queued for the same driver's next login.
+    public static let authLogout = Method<NoParams, LogoutResult>("auth.logout", mutating: true)
+
     /// Every name, for documentation checks and `method not found` hints.
     public static let allNames: [String] = [
         agentDescribe.name, agentStatus.name, agentSetLogLevel.name, gpsStatus.name, gpsFix.name,
         gpsRequestRate.name, eventsSubscribe.name, outboxStatus.name, outboxFlush.name, authLogin.name,
         routeGet.name, routeNext.name, routeResequence.name, navLinks.name, taskAccept.name, taskArrive.name,
         taskPickup.name, taskDeliver.name, taskFail.name, taskReturnToVendor.name, podPhoto.name, podOTP.name,
+        eventsAck.name, eventsPending.name, shiftStart.name, shiftEnd.name, shiftStatus.name, authLogout.name,
     ]
 }

@@ -11,6 +11,8 @@ struct AgentRuntime: Sendable {
     let logLevel: LogLevelControl
     let tracking: TrackingRuntime
     let uplinkStatus: @Sendable () -> OutboxStatus
+    let shiftStatus: @Sendable () -> ShiftStatus
+    let safetyStatus: @Sendable () -> SafetyStatus
 }
 
 /// The `agent.*` methods.
@@ -49,7 +51,7 @@ enum AgentHandlers {
             sampling: runtime.tracking.tracker.samplingStatus(),
             outbox: SectionAvailability(available: true),
             link: SectionAvailability(available: true),
-            shift: .notInThisBuild("shift tracking"),
-            uplink: runtime.uplinkStatus())
+            shift: SectionAvailability(available: true),
+            uplink: runtime.uplinkStatus(), shiftStatus: runtime.shiftStatus(), safety: runtime.safetyStatus())
     }
 }

@@ -55,41 +55,56 @@ public enum Daemon {
                 })
             : nil
         let hub = EventHub()
+        let outbox = Outbox(store: store)
+        let shift = Shift(outbox: outbox, autoStart: config.shiftAutoStart)
+        let safety = Safety(limit: config.safetySpeedLimit, staleAfter: config.safetyStaleFixSeconds)
         let pipeline = TrackingPipeline(
             tracker: tracker, recorder: recorder, hub: hub,
             power: PowerInputs(powerSupplyDirectory: config.powerSupplyDirectory, ignitionPath: config.ignitionPath),
-            saverThresholdPercent: config.saverThresholdPercent, watchMode: config.gpsWatch, logger: Logger(label: "gps"))
+            saverThresholdPercent: config.saverThresholdPercent, watchMode: config.gpsWatch, logger: Logger(label: "gps"),
+            shift: shift, safety: safety)
         let reader = GPSDReader(endpoint: endpoint, handler: pipeline)
         pipeline.attach(reader)
         let trackingService = TrackingService(
             reader: reader, pipeline: pipeline, powerPollInterval: .seconds(config.powerPollSeconds))
         let tracking = TrackingRuntime(tracker: tracker, recorder: recorder, reader: reader, hub: hub, pipeline: pipeline)
-        let outbox = Outbox(store: store)
         let caFile = config.backendCAFile.isEmpty ? nil : config.backendCAFile
         let client = config.backendURL.isEmpty ? nil : BackendClient(baseURL: config.backendURL, caFile: caFile)
         let uplink = client.map { client in Uplink(
             client: client, webSocket: WebSocketLink(baseURL: client.baseURL, caFile: caFile, logger: Logger(label: "uplink")),
             outbox: outbox, stateDirectory: config.stateDirectory,
             credentials: config.backendUsername.isEmpty ? nil : .init(username: config.backendUsername, password: config.backendPassword),
-            hub: hub, logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == "moving" }) }
+            hub: hub, logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == "moving" },
+            onShift: { shift.isOn }, maxLoginAge: config.maxLoginAgeHours * 3600) }
+        let pushBox = PushBox(store: store)
+        let pushes = PushCenter(box: pushBox, hub: hub, safety: safety, shift: shift, logger: Logger(label: "pushes"))
+        safety.whenOpened { Task { await pushes.deliverHeld() } }
+        hub.whenSubscribed { connection, topics in
+            if topics.contains(EventTopic.push) { Task { await pushes.subscribed(connection) } }
+        }
         let workflow: Workflow
         do {
             workflow = try Workflow(
                 book: TaskBook(store: store), outbox: outbox, uplink: uplink, hub: hub, tracker: tracker,
-                spool: PhotoSpool(stateDirectory: config.stateDirectory), logger: Logger(label: "workflow"))
+                spool: PhotoSpool(stateDirectory: config.stateDirectory), pushes: pushes, shift: shift, logger: Logger(label: "workflow"))
         } catch {
             throw StartupError(description: "cannot read the tasks in the store: \(error)")
         }
         uplink?.setObserver(workflow)
         let runtime = AgentRuntime(
             started: .now, socketPath: config.socketPath, socketActivated: activated, counters: counters,
-            logLevel: levelControl, tracking: tracking, uplinkStatus: { UplinkHandlers.status(uplink, outbox) })
+            logLevel: levelControl, tracking: tracking, uplinkStatus: { UplinkHandlers.status(uplink, outbox) },
+            shiftStatus: { shift.status },
+            safetyStatus: { safety.status(heldPushes: ((try? pushBox.pending()) ?? []).filter { !$0.delivered }.count) })
 
         var router = RPCRouter()
         AgentHandlers.register(in: &router, runtime: runtime, logger: logger)
         GPSHandlers.register(in: &router, runtime: tracking, logger: Logger(label: "gps"))
         UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox)
-        WorkflowHandlers.register(in: &router, workflow: workflow)
+        WorkflowHandlers.register(in: &router, workflow: workflow, safety: safety)
+        DriverHandlers.register(
+            in: &router, shift: shift, pushes: pushes, workflow: workflow, recorder: recorder,
+            uplink: uplink, logger: Logger(label: "shift"))
         let dispatcher = RPCDispatcher(router: router, counters: counters, logger: Logger(label: "rpc"))
         if policy.groupID == nil {
             logger.warning("group '\(config.rpcGroup)' does not exist: only root may call mutating methods")

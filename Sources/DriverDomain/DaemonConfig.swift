@@ -55,6 +55,14 @@ public struct DaemonConfig: Sendable, Equatable {
     public var maxPingAgeHours = 168
     /// Past this many queued pings the oldest are thinned to one per minute, then dropped.
     public var maxPings = 1_000_000
+    /// Above this speed (m/s; 4.47 = 10 mph) attention-needing actions wait and interruptive pushes are held.
+    public var safetySpeedLimit = 4.47
+    /// A fix older than this (seconds) leaves the speed unknown, which counts as moving unless the ignition is off.
+    public var safetyStaleFixSeconds = 10.0
+    /// Start a shift when the daemon starts (units without a driver, tests); otherwise `shift.start`.
+    public var shiftAutoStart = false
+    /// A login older than this (hours) must be renewed: the uplink pauses and `auth.required` is raised.
+    public var maxLoginAgeHours = 24.0
 
     public init() {}
 
@@ -205,6 +213,14 @@ public struct DaemonConfig: Sendable, Equatable {
             config.maxPings = count
             return nil
         },
+        "safety.speed_limit": number(0.5...50, "a speed in m/s from 0.5 to 50") { $0.safetySpeedLimit = $1 },
+        "safety.stale_fix_seconds": number(1...300, "seconds from 1 to 300") { $0.safetyStaleFixSeconds = $1 },
+        "shift.auto_start": { config, value in
+            guard case .bool(let flag) = value else { return "expected true or false" }
+            config.shiftAutoStart = flag
+            return nil
+        },
+        "auth.max_login_age_hours": number(0.0005...720, "hours from 0.0005 to 720") { $0.maxLoginAgeHours = $1 },
         "rpc.max_line_bytes": { config, value in
             guard case .integer(let bytes) = value, (1024...(16 << 20)).contains(bytes) else {
                 return "expected an integer from 1024 to 16777216"
@@ -213,6 +229,22 @@ public struct DaemonConfig: Sendable, Equatable {
             return nil
         },
     ]
+
+    private static func number(
+        _ range: ClosedRange<Double>, _ expected: String, _ set: @escaping @Sendable (inout DaemonConfig, Double) -> Void
+    ) -> Apply {
+        { config, value in
+            let number: Double
+            switch value {
+            case .double(let value): number = value
+            case .integer(let value): number = Double(value)
+            default: return "expected \(expected)"
+            }
+            guard range.contains(number) else { return "expected \(expected)" }
+            set(&config, number)
+            return nil
+        }
+    }
 
     private static func rate(_ set: @escaping @Sendable (inout DaemonConfig, Double) -> Void) -> Apply {
         { config, value in

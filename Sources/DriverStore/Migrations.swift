@@ -69,6 +69,20 @@ enum Migrations {
                 );
                 """)
         }
+        migrator.registerMigration("v4_pushes") { db in
+            try db.execute(sql: """
+                CREATE TABLE push (
+                    id INTEGER PRIMARY KEY NOT NULL,
+                    kind TEXT NOT NULL,
+                    task_id TEXT,
+                    message TEXT,
+                    title TEXT NOT NULL,
+                    interruptive INTEGER NOT NULL,
+                    delivered INTEGER NOT NULL DEFAULT 0,
+                    received_at REAL NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 }

@@ -80,6 +80,15 @@ public final class Outbox: Sendable {
         }
     }
 
+    /// Spool files that pending photo items still need (their payload's `file`).
+    public func pendingPhotoFiles() throws -> [String] {
+        try store.pool.read { db in
+            try String.fetchAll(db, sql: """
+                SELECT json_extract(CAST(payload AS TEXT), '$.file') FROM outbox_item WHERE kind = 'pod_photo' AND state = 'pending'
+                """).compactMap { $0 }
+        }
+    }
+
     public func deadItems() throws -> [OutboxItemRecord] {
         try store.pool.read { db in try OutboxItemRecord.filter(Column("state") == "dead").order(Column("id")).fetchAll(db) }
     }

@@ -15,6 +15,9 @@ public final class Store: Sendable {
             // Pings tolerate NORMAL: in WAL mode a crash of the process loses nothing committed; transitions
             // and proof of delivery raise it to FULL for their own transactions.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // Deleted rows are overwritten, not left in free pages: a logout must really remove customers'
+            // names and phones, and acked pings are locations.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         try Migrations.migrator.migrate(pool)
@@ -33,6 +36,11 @@ public final class Store: Sendable {
             }
             return result!
         }
+    }
+
+    /// Folds the write-ahead log into the database and empties it, so deleted data is gone from both files.
+    public func checkpoint() throws {
+        try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
     }
 
     /// A failed write, said so an operator knows what to do: a full disk (or file-size limit) and an I/O error

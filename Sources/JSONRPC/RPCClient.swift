@@ -32,6 +32,8 @@ public final class RPCClient {
     private let fd: Int32
     private var buffer: [UInt8] = []
     private var nextID = 1
+    /// Notifications that arrived while a call waited for its reply; `readReply` hands them out first.
+    private var notifications: [JSONValue] = []
 
     /// - Parameter timeout: how long to wait for each reply (nil: forever, for subscriptions).
     public init(socketPath: String, timeout: Duration? = .seconds(10)) throws(Failure) {
@@ -56,7 +58,7 @@ public final class RPCClient {
         nextID += 1
         let request = try Self.request(method, params, id: id)
         try writeLine(request)
-        let reply = try readReply()
+        let reply = try readAnswer()
         return try Self.result(of: reply, for: method, id: id)
     }
 
@@ -69,7 +71,7 @@ public final class RPCClient {
         try writeLine(Envelope.batch([
             try Self.request(first, firstParams, id: ids.0), try Self.request(second, secondParams, id: ids.1),
         ]))
-        guard case .array(let replies) = try readReply() else { throw .malformedReply("expected a batch reply") }
+        guard case .array(let replies) = try readAnswer() else { throw .malformedReply("expected a batch reply") }
         func reply(_ id: JSONValue) throws(Failure) -> JSONValue {
             guard let found = replies.first(where: { $0["id"] == id }) else {
                 throw .malformedReply("no reply for id \(JSONWriter.string(id))")
@@ -116,8 +118,25 @@ public final class RPCClient {
         }
     }
 
-    /// Reads one line and parses it.
+    /// The next reply to a request (an object with an id, or a batch), keeping notifications for later.
+    private func readAnswer() throws(Failure) -> JSONValue {
+        while true {
+            let message = try readMessage()
+            if case .object = message, message["id"] == nil, message["method"] != nil {
+                notifications.append(message)
+                continue
+            }
+            return message
+        }
+    }
+
+    /// The next message: a notification kept while a call waited, else the next line parsed.
     public func readReply() throws(Failure) -> JSONValue {
+        if !notifications.isEmpty { return notifications.removeFirst() }
+        return try readMessage()
+    }
+
+    private func readMessage() throws(Failure) -> JSONValue {
         let line = try readLine()
         do {
             return try JSONParser.parse(line)

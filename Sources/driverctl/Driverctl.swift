@@ -9,7 +9,8 @@ struct Driverctl: ParsableCommand {
         version: "driverctl (API \(APIVersion.major).\(APIVersion.minor))",
         subcommands: [
             Status.self, Describe.self, GPSCommand.self, Queue.self, Sync.self, Login.self, Next.self, RouteCommand.self,
-            Accept.self, Arrive.self, Pickup.self, POD.self, Deliver.self, Fail.self, Return.self, Navigate.self, LogLevelCommand.self,
+            Accept.self, Arrive.self, Pickup.self, POD.self, Deliver.self, Fail.self, Return.self, Navigate.self, Watch.self,
+            ShiftCommand.self, Ack.self, Logout.self, LogLevelCommand.self,
         ])
 
     // Declared here too so `driverctl --socket X status` works as well as `driverctl status --socket X`.

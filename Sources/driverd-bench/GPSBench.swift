@@ -48,8 +48,9 @@ struct GPSBench: ParsableCommand {
         }
         usleep(1_500_000)
         let socket = scratch + "/driverd.sock"
+        try "[shift]\nauto_start = true\n".write(toFile: scratch + "/shift.toml", atomically: true, encoding: .utf8)
         let daemon = try spawn(bin + "/driverd", [
-            "--socket", socket, "--state-dir", scratch + "/state", "--config", scratch + "/none.toml",
+            "--socket", socket, "--state-dir", scratch + "/state", "--config", scratch + "/shift.toml",
             "--gpsd", "127.0.0.1:\(port)", "--log-level", "warning", "--log-target", "stderr",
         ])
         let pipe = try spawn("/usr/bin/gpspipe", ["-w", "127.0.0.1:\(port)"], quiet: true)

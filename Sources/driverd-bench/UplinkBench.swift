@@ -101,6 +101,8 @@ struct UplinkBench: AsyncParsableCommand {
             url = "\(sim.base)"
             username = "rider1"
             password = "demo-password"
+            [shift]
+            auto_start = true
             """.write(toFile: config, atomically: true, encoding: .utf8)
         let daemon = try spawn(bin + "/driverd", ["--config", config, "--socket", socket, "--state-dir", state, "--gpsd", "127.0.0.1:1", "--log-target", "stderr", "--log-level", "warning"], quiet: true)
         defer { daemon.terminate(); daemon.waitUntilExit() }
@@ -143,6 +145,8 @@ struct UplinkBench: AsyncParsableCommand {
                 url = "\(driverdSim.base)"
                 username = "rider1"
                 password = "demo-password"
+                [shift]
+                auto_start = true
                 """.write(toFile: state + "/d.toml", atomically: true, encoding: .utf8)
             let daemon = try spawn(bin + "/driverd", ["--config", state + "/d.toml", "--socket", socket, "--state-dir", state + "/s", "--gpsd", "127.0.0.1:\(port)", "--log-target", "stderr", "--log-level", "warning"], quiet: true)
             defer { daemon.terminate(); daemon.waitUntilExit() }

@@ -31,7 +31,11 @@ struct WorkflowBench: AsyncParsableCommand {
         for id in ids + rawIds { try await sim.assign(Self.task(id)) }
 
         let socket = directory + "/workflow.sock", config = directory + "/workflow.toml"
+        // No GPS here: the ignition input says the engine is off, so the safety gate lets deliveries through.
+        try "0\n".write(toFile: directory + "/ignition", atomically: true, encoding: .utf8)
         try """
+            [ignition]
+            path = "\(directory)/ignition"
             [backend]
             url = "\(sim.base)"
             username = "rider1"

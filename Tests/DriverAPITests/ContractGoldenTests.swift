@@ -117,7 +117,7 @@ struct ContractGoldenTests {
         let expected: [(APIError.Kind, Int)] = [
             (.parseError, -32700), (.invalidRequest, -32600), (.methodNotFound, -32601), (.invalidParams, -32602),
             (.internalError, -32603), (.permissionDenied, 1001), (.unavailable, 1002), (.actionRefused, 1003),
-            (.notFound, 1004), (.proofRejected, 1005),
+            (.notFound, 1004), (.proofRejected, 1005), (.drivingGate, 1006),
         ]
         for (kind, code) in expected {
             #expect(kind.wireCode == code)
@@ -137,7 +137,7 @@ struct ContractGoldenTests {
         for topic in EventTopic.all {
             #expect(doc.contains("`\(topic)`"), "docs/API.md lacks topic \(topic)")
         }
-        for code in [-32700, -32600, -32601, -32602, -32603, 1001, 1002, 1003, 1004, 1005] {
+        for code in [-32700, -32600, -32601, -32602, -32603, 1001, 1002, 1003, 1004, 1005, 1006] {
             #expect(doc.contains("`\(code)`"), "docs/API.md lacks error code \(code)")
         }
     }

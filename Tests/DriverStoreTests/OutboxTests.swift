@@ -28,7 +28,7 @@ struct OutboxTests {
             }
         }
         let store = try Store(directory: directory)
-        #expect(try store.appliedMigrations() == ["v1_pings", "v2_outbox", "v3_tasks"])
+        #expect(try store.appliedMigrations() == ["v1_pings", "v2_outbox", "v3_tasks", "v4_pushes"])
         let pings = try store.pool.read { try PingRecord.order(Column("id")).fetchAll($0) }
         #expect(pings.count == 25 && pings.allSatisfy { $0.batchId == nil } && pings.last?.fixTime == 24)
         #expect(try Outbox(store: store).depth().pings == 25)

@@ -18,10 +18,19 @@ struct WorkflowTests {
         let daemon: DaemonProcess
         let ctl = Binaries.path("driverctl")
 
-        init(gpsd: String = "127.0.0.1:1", directory: TemporaryDirectory = TemporaryDirectory()) throws {
+        /// Without a GPS the speed is unknown, which the safety gate treats as moving; the ignition input says
+        /// the engine is off, so the driver may complete deliveries.
+        init(
+            gpsd: String = "127.0.0.1:1", ignition: String? = "0", arguments: [String] = [], directory: TemporaryDirectory = TemporaryDirectory()
+        ) throws {
             sim = try SimProcess()
             http = SimHTTP(base: sim.base)
-            daemon = try DaemonProcess(arguments: ["--gpsd", gpsd], config: UplinkTests.config(backend: sim), directory: directory)
+            var config = UplinkTests.config(backend: sim)
+            if let ignition {
+                try (ignition + "\n").write(toFile: directory.file("ignition"), atomically: true, encoding: .utf8)
+                config += "\n[ignition]\npath = \"\(directory.file("ignition"))\"\n"
+            }
+            daemon = try DaemonProcess(arguments: ["--gpsd", gpsd] + arguments, config: config, directory: directory)
             try waitFor("the route synced") { try route().stops.count == 4 }
         }
 

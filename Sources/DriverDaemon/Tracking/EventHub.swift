@@ -4,6 +4,10 @@ import Synchronization
 /// Who subscribed to which topic. Publishing encodes once and queues the line on each subscriber's connection.
 final class EventHub: Sendable {
     private let subscribers = Mutex<[String: [UInt64: RPCConnection]]>([:])
+    private let onSubscribe = Mutex<(@Sendable (RPCConnection, [String]) -> Void)?>(nil)
+
+    /// Called after each subscription (pushes waiting for acknowledgement go to a new subscriber).
+    func whenSubscribed(_ action: @escaping @Sendable (RPCConnection, [String]) -> Void) { onSubscribe.withLock { $0 = action } }
 
     /// Subscribes `connection`; the subscription ends with the connection. Returns its topics.
     func subscribe(_ connection: RPCConnection, to topics: [String]) -> [String] {
@@ -19,7 +23,13 @@ final class EventHub: Sendable {
                 }
             }
         }
+        onSubscribe.withLock { $0 }?(connection, topics)
         return subscribers.withLock { table in table.filter { $0.value[connection.id] != nil }.keys.sorted() }
+    }
+
+    /// One notification to one connection.
+    func send(_ topic: String, params: [UInt8], to connection: RPCConnection) {
+        connection.notify(Envelope.notification(method: topic, params: params))
     }
 
     func hasSubscribers(_ topic: String) -> Bool { subscribers.withLock { !($0[topic]?.isEmpty ?? true) } }

@@ -17,14 +17,19 @@ final class TrackingPipeline: GPSEventHandler {
     let saverThresholdPercent: Int
     let watchMode: GPSWatchMode
     let logger: Logger
+    /// Off shift nothing is recorded; every live fix feeds the safety gate.
+    let shift: Shift?
+    let safety: Safety?
     /// Set once the reader exists (the reader holds the pipeline as its handler).
     private let reader = Mutex<GPSDReader?>(nil)
     private let lastPowerRead = Mutex<ContinuousClock.Instant>(.now)
 
     init(
         tracker: Tracker, recorder: PingRecorder?, hub: EventHub, power: PowerInputs, saverThresholdPercent: Int,
-        watchMode: GPSWatchMode, logger: Logger
+        watchMode: GPSWatchMode, logger: Logger, shift: Shift? = nil, safety: Safety? = nil
     ) {
+        self.shift = shift
+        self.safety = safety
         self.tracker = tracker
         self.recorder = recorder
         self.hub = hub
@@ -59,6 +64,7 @@ final class TrackingPipeline: GPSEventHandler {
 
     private func handle(_ fix: Fix) -> GPSPace {
         let outcome = tracker.observe(fix)
+        safety?.observe(speed: fix.speed, nextFixWithin: 1 / outcome.effectiveHz)
         if let gap = outcome.gapBefore {
             logger.warning(
                 "gps: no fix for \(Int(gap.rounded())) s, fix regained",
@@ -72,7 +78,7 @@ final class TrackingPipeline: GPSEventHandler {
         guard case .record(let reason) = outcome.decision else { return .continue }
         // Suspected movement: stay awake to confirm it within seconds, not at the next slow sample.
         let plan = outcome.confirmingMovement ? .continuous : outcome.plan
-        if let recorder {
+        if let recorder, shift?.isOn ?? true {
             let now = WallClock.now()
             recorder.append(PingRecord(fix: fix, motion: outcome.motion, reason: reason, recordedAt: now), now: now, nextSampleIn: 1 / outcome.effectiveHz)
         }
@@ -108,6 +114,7 @@ final class TrackingPipeline: GPSEventHandler {
 
     func refreshPower() {
         let ignition = power.readIgnition()
+        safety?.setIgnition(ignition)
         let saver = BatteryPolicy.saver(readings: power.readSupplies(), thresholdPercent: saverThresholdPercent, ignition: ignition)
         guard tracker.setPower(saver: saver, ignition: ignition) != nil else { return }
         logger.notice(

@@ -11,12 +11,15 @@ struct StoredTokens: Codable, Sendable, Equatable {
     var driverId: String
     /// Unix seconds when the access token expires.
     var expiresAt: Double
+    /// Unix seconds of the login these tokens come from (a refresh keeps it); nil in files of older releases.
+    var loggedInAt: Double?
 
-    init(_ response: TokenResponse, now: Double) {
+    init(_ response: TokenResponse, now: Double, loggedInAt: Double? = nil) {
         accessToken = response.accessToken
         refreshToken = response.refreshToken
         driverId = response.driverId
         expiresAt = now + Double(response.expiresIn)
+        self.loggedInAt = loggedInAt ?? now
     }
 }
 

@@ -27,6 +27,8 @@ final class Uplink: Sendable {
         var lastPushId = 0
         var lastPollAt = -Double.infinity
         var observer: (any UplinkObserver)?
+        /// The flush at the end of a shift sends the shift's last pings although the shift is over.
+        var shiftEndFlush = false
     }
 
     let client: BackendClient
@@ -38,6 +40,9 @@ final class Uplink: Sendable {
     private let hub: EventHub
     private let logger: Logger
     private let isMoving: @Sendable () -> Bool
+    /// Off shift no ping is sent (they wait for the next shift).
+    private let onShift: @Sendable () -> Bool
+    private let maxLoginAge: Double
     private let state: Mutex<State>
     private let wakeup = Wakeup()
     /// Ends the WebSocket loop's waits at shutdown.
@@ -48,8 +53,11 @@ final class Uplink: Sendable {
 
     init(
         client: BackendClient, webSocket: WebSocketLink?, outbox: Outbox, stateDirectory: String, credentials: Credentials?,
-        hub: EventHub, scheduler: UplinkScheduler = UplinkScheduler(), logger: Logger, isMoving: @escaping @Sendable () -> Bool
+        hub: EventHub, scheduler: UplinkScheduler = UplinkScheduler(), logger: Logger, isMoving: @escaping @Sendable () -> Bool,
+        onShift: @escaping @Sendable () -> Bool = { true }, maxLoginAge: Double = 24 * 3600
     ) {
+        self.onShift = onShift
+        self.maxLoginAge = maxLoginAge
         self.client = client
         self.webSocket = webSocket
         self.outbox = outbox
@@ -164,6 +172,13 @@ final class Uplink: Sendable {
         webSocket?.close()
     }
 
+    /// The end of a shift: its last pings go out now; after this nothing is sent until the next shift.
+    func flushShiftEnd() async {
+        state.withLock { $0.shiftEndFlush = true }
+        await flush()
+        state.withLock { $0.shiftEndFlush = false }
+    }
+
     /// Wakes the loop for an immediate attempt and returns once it is over.
     func flush() async {
         await withCheckedContinuation { continuation in
@@ -188,8 +203,15 @@ final class Uplink: Sendable {
 
     private func currentBacklog() -> UplinkScheduler.Backlog {
         let depth = (try? outbox.depth()) ?? Outbox.Depth()
-        let items = (try? outbox.headItems().count) ?? 0
-        return UplinkScheduler.Backlog(pings: depth.pings, items: items, fullBatch: depth.pings >= Self.maxPings)
+        let items = itemsHeld ? 0 : (try? outbox.headItems().count) ?? 0
+        let pings = onShift() || state.withLock({ $0.shiftEndFlush }) ? depth.pings : 0
+        return UplinkScheduler.Backlog(pings: pings, items: items, fullBatch: pings >= Self.maxPings)
+    }
+
+    /// Items queued by a driver who logged out wait for that driver's next login.
+    private var itemsHeld: Bool {
+        guard let owner = try? outbox.value("outbox_owner"), !owner.isEmpty else { return false }
+        return state.withLock { $0.tokens?.driverId } != owner
     }
 
     // MARK: One attempt
@@ -246,9 +268,15 @@ final class Uplink: Sendable {
             guard let credentials else { throw NeedsLogin(reason: "no token: log in (driverctl login)") }
             return try await login(username: credentials.username, password: credentials.password).accessToken
         }
+        if Self.now() - (tokens.loggedInAt ?? Self.now()) > maxLoginAge {
+            guard let credentials else {
+                throw NeedsLogin(reason: "the login is older than \(TextFormat.fixed(maxLoginAge / 3600, decimals: 1)) h: log in again")
+            }
+            return try await login(username: credentials.username, password: credentials.password).accessToken
+        }
         guard tokens.expiresAt - Self.now() < 60 else { return tokens.accessToken }
         do {
-            let refreshed = StoredTokens(try await client.refresh(refreshToken: tokens.refreshToken), now: Self.now())
+            let refreshed = StoredTokens(try await client.refresh(refreshToken: tokens.refreshToken), now: Self.now(), loggedInAt: tokens.loggedInAt)
             try store(refreshed)
             return refreshed.accessToken
         } catch let error as BackendClientError where error.errorClass != .transient {
@@ -262,13 +290,32 @@ final class Uplink: Sendable {
     func login(username: String, password: String) async throws -> StoredTokens {
         let tokens = StoredTokens(try await client.login(username: username, password: password), now: Self.now())
         try store(tokens)
+        if let owner = try? outbox.value("outbox_owner"), owner == tokens.driverId { try? outbox.setValue("", for: "outbox_owner") }
         state.withLock {
             $0.scheduler.authRestored()
             $0.authEventRaised = false
         }
         logger.info("logged in", metadata: ["driver": "\(tokens.driverId)"])
         wakeup.signal()
+        // A new login (after a logout, say) wants the driver's route at once.
+        if let observer { Task { await observer.linkRestored() } }
         return tokens
+    }
+
+    /// Forgets the tokens and pauses until the next login; what is queued stays for the same driver.
+    func logout() {
+        let driverId = state.withLock { state -> String? in
+            defer {
+                state.tokens = nil
+                _ = state.scheduler.failed(.unauthorized, now: Self.now(), random: 0)
+                state.authEventRaised = true
+            }
+            return state.tokens?.driverId
+        }
+        TokenFile.remove(from: stateDirectory)
+        if let driverId { try? outbox.setValue(driverId, for: "outbox_owner") }
+        webSocket?.disconnect()
+        logger.info("logged out", metadata: ["driver": "\(driverId ?? "none")"])
     }
 
     private func store(_ tokens: StoredTokens) throws {
@@ -278,6 +325,7 @@ final class Uplink: Sendable {
 
     /// Transitions and proofs: the head of each task's queue, again until none is left.
     private func sendItems(token: String) async throws {
+        guard !itemsHeld else { return }
         while true {
             let items = try outbox.headItems()
             guard !items.isEmpty else { return }
@@ -336,6 +384,7 @@ final class Uplink: Sendable {
     }
 
     private func sendPings(token: String) async throws {
+        guard onShift() || state.withLock({ $0.shiftEndFlush }) else { return }
         for _ in 0..<Self.batchesPerAttempt {
             guard let batch = try outbox.claimPingBatch(maxPings: Self.maxPings, newBatchId: { UUID().uuidString.lowercased() }) else { return }
             let pings = batch.pings.map(Self.locationPing)

@@ -174,6 +174,7 @@ extension Workflow: UplinkObserver {
     }
 
     func pushReceived(_ push: Push) async {
+        await pushes.received(push)
         switch push.kind {
         case .taskAssigned, .routeChanged, .taskCancelled: requestSync()
         case .eta:

@@ -17,6 +17,8 @@ actor Workflow {
     let hub: EventHub
     let tracker: Tracker
     let spool: PhotoSpool
+    let pushes: PushCenter
+    let shift: Shift
     let logger: Logger
 
     var tasks: [String: LocalTask] = [:]
@@ -29,7 +31,12 @@ actor Workflow {
     let syncNeeded = Wakeup()
     var syncRequested = true
 
-    init(book: TaskBook, outbox: Outbox, uplink: Uplink?, hub: EventHub, tracker: Tracker, spool: PhotoSpool, logger: Logger) throws {
+    init(
+        book: TaskBook, outbox: Outbox, uplink: Uplink?, hub: EventHub, tracker: Tracker, spool: PhotoSpool, pushes: PushCenter,
+        shift: Shift, logger: Logger
+    ) throws {
+        self.pushes = pushes
+        self.shift = shift
         self.book = book
         self.outbox = outbox
         self.uplink = uplink
@@ -169,9 +176,9 @@ actor Workflow {
         if let params = try? Codec.encode(route()) { hub.publish(EventTopic.routeChanged, params: params) }
     }
 
-    /// Where the vehicle is now, for a transition: the last fix if it is recent.
+    /// Where the vehicle is now, for a transition: the last fix if it is recent, and never off shift.
     func currentLocation() -> Location? {
-        guard let fix = tracker.currentPosition().fix else { return nil }
+        guard shift.isOn, let fix = tracker.currentPosition().fix else { return nil }
         return Location(lat: fix.latitude, lng: fix.longitude, accuracy: fix.horizontalError)
     }
 

@@ -85,14 +85,18 @@ final class DaemonProcess {
     /// Starts driverd and waits until its socket answers.
     init(
         arguments extra: [String] = [], environment: [String: String] = [:], config: String? = nil,
-        waitForSocket: Bool = true, directory: TemporaryDirectory = TemporaryDirectory()
+        waitForSocket: Bool = true, directory: TemporaryDirectory = TemporaryDirectory(), onShift: Bool = true
     ) throws {
         self.directory = directory
         socketPath = directory.file("driverd.sock")
         stderrFile = directory.file("driverd.stderr")
         var arguments = ["--socket", socketPath, "--state-dir", directory.file("state"), "--log-target", "stderr"]
         let configPath = directory.file("driverd.toml")
-        if let config { try config.write(toFile: configPath, atomically: true, encoding: .utf8) }
+        // Off shift nothing is recorded: tests about tracking start on shift unless they say otherwise.
+        let shiftSection = onShift && !(config ?? "").contains("[shift]") ? "\n[shift]\nauto_start = true\n" : ""
+        if config != nil || !shiftSection.isEmpty {
+            try ((config ?? "") + shiftSection).write(toFile: configPath, atomically: true, encoding: .utf8)
+        }
         arguments += ["--config", configPath]
         // setpriv --pdeathsig: the daemon dies with the test process even if that crashes.
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") {
@@ -146,6 +150,11 @@ final class DaemonProcess {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
+        }
+        // Every daemon's log is kept for the privacy check that runs after the suite (scripts/check-log-privacy.sh).
+        if let directory = ProcessInfo.processInfo.environment["DRIVERD_TEST_LOG_DIR"], !directory.isEmpty {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try? FileManager.default.copyItem(atPath: stderrFile, toPath: "\(directory)/driverd-\(UUID().uuidString).log")
         }
     }
 }

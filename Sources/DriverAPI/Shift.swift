@@ -1,0 +1,90 @@
+/// Result of `shift.start`, `shift.end` and `shift.status`. Off shift no location is recorded or sent and
+/// no push reaches a front end.
+public struct ShiftStatus: Codable, Sendable, Equatable {
+    public var onShift: Bool
+    /// Unix seconds when the current (or last) shift started and ended.
+    public var startedAt: Double?
+    public var endedAt: Double?
+    public init(onShift: Bool, startedAt: Double?, endedAt: Double?) {
+        self.onShift = onShift
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+    }
+}
+
+/// The driving-safety gate as the daemon sees it now.
+public struct SafetyStatus: Codable, Sendable, Equatable {
+    /// `stationary`, `moving`, or `unknown` (no fix, or one older than the staleness limit: treated as moving
+    /// unless the ignition is off).
+    public var state: String
+    /// Speed of the live fix, m/s.
+    public var speed: Double?
+    /// Above this speed, actions that need the driver's attention wait ("pull over to complete").
+    public var limit: Double
+    /// Interruptive pushes held until the vehicle stands.
+    public var heldPushes: Int
+    public init(state: String, speed: Double?, limit: Double, heldPushes: Int) {
+        self.state = state
+        self.speed = speed
+        self.limit = limit
+        self.heldPushes = heldPushes
+    }
+}
+
+/// A push from the backend as front ends get it (topic `push`), kept until a front end acknowledges it.
+public struct PushEvent: Codable, Sendable, Equatable {
+    public var id: Int
+    /// `TASK_ASSIGNED`, `ROUTE_CHANGED`, `TASK_CANCELLED` or `CUSTOMER_MESSAGE`.
+    public var kind: String
+    public var taskId: String?
+    /// The customer's or dispatcher's text (personal data: shown, never logged).
+    public var message: String?
+    /// A short line a UI or a voice can read: "New order task-1003".
+    public var title: String
+    /// Interruptive pushes (all of these kinds) are held while the vehicle moves.
+    public var interruptive: Bool
+    public var receivedAt: Double
+    public init(id: Int, kind: String, taskId: String?, message: String?, title: String, interruptive: Bool, receivedAt: Double) {
+        self.id = id
+        self.kind = kind
+        self.taskId = taskId
+        self.message = message
+        self.title = title
+        self.interruptive = interruptive
+        self.receivedAt = receivedAt
+    }
+}
+
+/// Params of the `push.summary` event and result of `events.pending`: what waits, said without interrupting.
+public struct PushSummary: Codable, Sendable, Equatable {
+    /// Unacknowledged pushes, and how many of them are held because the vehicle moves.
+    public var pending: Int
+    public var held: Int
+    /// "1 new order, 2 messages" (empty when nothing waits).
+    public var summary: String
+    public init(pending: Int, held: Int, summary: String) {
+        self.pending = pending
+        self.held = held
+        self.summary = summary
+    }
+}
+
+/// Params of `events.ack`.
+public struct AckParams: Codable, Sendable, Equatable {
+    public var id: Int
+    public init(id: Int) { self.id = id }
+}
+
+/// Result of `auth.logout`.
+public struct LogoutResult: Codable, Sendable, Equatable {
+    /// Transitions and proofs kept to send after the same driver's next login.
+    public var keptItems: Int
+    /// Personal data removed: tasks (with names, phones, addresses), uploaded photos, pushes.
+    public var removedTasks: Int
+    public var removedPhotos: Int
+    public init(keptItems: Int, removedTasks: Int, removedPhotos: Int) {
+        self.keptItems = keptItems
+        self.removedTasks = removedTasks
+        self.removedPhotos = removedPhotos
+    }
+}

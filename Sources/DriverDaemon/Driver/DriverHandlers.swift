@@ -1,0 +1,42 @@
+import DriverAPI
+import DriverStore
+import JSONRPC
+import Logging
+
+/// `shift.*`, `events.ack`, `events.pending` and `auth.logout`.
+enum DriverHandlers {
+    static func register(
+        in router: inout RPCRouter, shift: Shift, pushes: PushCenter, workflow: Workflow, recorder: PingRecorder?,
+        uplink: Uplink?, logger: Logger
+    ) {
+        router.register(Methods.shiftStatus) { _, _ in shift.status }
+        router.register(Methods.shiftStart) { _, _ in
+            let (status, changed) = try change(shift, on: true)
+            if changed {
+                logger.info("shift started")
+                await pushes.deliverHeld()
+            }
+            return status
+        }
+        router.register(Methods.shiftEnd) { _, _ in
+            // From now on nothing is recorded; what the shift recorded goes out in a last flush.
+            let (status, changed) = try change(shift, on: false)
+            guard changed else { return status }
+            recorder?.flush()
+            await uplink?.flushShiftEnd()
+            logger.info("shift ended")
+            return status
+        }
+        router.register(Methods.eventsAck) { params, _ in try await pushes.acknowledge(params.id) }
+        router.register(Methods.eventsPending) { _, _ in await pushes.summary() }
+        router.register(Methods.authLogout) { _, _ in try await workflow.logout() }
+    }
+
+    private static func change(_ shift: Shift, on: Bool) throws -> (ShiftStatus, Bool) {
+        do {
+            return try shift.set(on: on, now: Shift.now())
+        } catch {
+            throw APIError(.internalError, "the shift change was not stored: \(error)")
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import BackendContract
+import DriverAPI
+import DriverStore
+import Foundation
+import JSONRPC
+import Logging
+
+/// Pushes from the backend on their way to front ends (design brief §3.5): kept in the store until a front
+/// end acknowledges them, sent again to every new subscriber, held while the vehicle moves (a summary goes
+/// instead), and routed only on shift.
+actor PushCenter {
+    let box: PushBox
+    let hub: EventHub
+    let safety: Safety
+    let shift: Shift
+    let logger: Logger
+
+    init(box: PushBox, hub: EventHub, safety: Safety, shift: Shift, logger: Logger) {
+        self.box = box
+        self.hub = hub
+        self.safety = safety
+        self.shift = shift
+        self.logger = logger
+    }
+
+    static func now() -> Double { Date().timeIntervalSince1970 }
+
+    /// The kinds front ends get; ETA pushes only refresh the next-stop card.
+    static func record(_ push: Push, now: Double) -> PushRecord? {
+        let title: String
+        switch push.kind {
+        case .taskAssigned: title = "New order \(push.taskId ?? "")"
+        case .routeChanged: title = push.taskId.map { "Route changed for \($0)" } ?? "Stop order changed by dispatch"
+        case .taskCancelled: title = "Order \(push.taskId ?? "") cancelled"
+        case .customerMessage: title = push.taskId.map { "Message about \($0)" } ?? "Message from dispatch"
+        case .eta: return nil
+        }
+        return PushRecord(
+            id: Int64(push.id), kind: push.kind.rawValue, taskId: push.taskId, message: push.message, title: title,
+            interruptive: true, delivered: false, receivedAt: now)
+    }
+
+    func received(_ push: Push) {
+        guard let record = Self.record(push, now: Self.now()) else { return }
+        do {
+            guard try box.keep(record) else { return }
+        } catch {
+            logger.error("cannot keep push \(push.id): \(Store.describeWriteFailure(error))")
+            return
+        }
+        deliverHeld()
+    }
+
+    /// Sends what may go out now: everything undelivered while the vehicle stands on shift, else a summary.
+    func deliverHeld() {
+        guard shift.isOn, let pending = try? box.pending(), !pending.isEmpty else { return }
+        let held = pending.filter { !$0.delivered }
+        guard !held.isEmpty else { return }
+        guard safety.isOpen else {
+            publishSummary(pending)
+            return
+        }
+        for record in held {
+            if let params = try? Codec.encode(Self.event(record)) { hub.publish(EventTopic.push, params: params) }
+        }
+        try? box.markDelivered(held.map(\.id))
+    }
+
+    /// A front end subscribed to `push`: it gets every unacknowledged push (or the summary while driving).
+    func subscribed(_ connection: RPCConnection) {
+        guard shift.isOn, let pending = try? box.pending(), !pending.isEmpty else { return }
+        guard safety.isOpen else {
+            if let params = try? Codec.encode(Self.summary(pending, gateOpen: false)) {
+                hub.send(EventTopic.pushSummary, params: params, to: connection)
+            }
+            return
+        }
+        for record in pending {
+            if let params = try? Codec.encode(Self.event(record)) { hub.send(EventTopic.push, params: params, to: connection) }
+        }
+        try? box.markDelivered(pending.filter { !$0.delivered }.map(\.id))
+    }
+
+    func acknowledge(_ id: Int) throws -> PushSummary {
+        guard let record = try box.push(id: Int64(id)) else { throw APIError(.notFound, "no unacknowledged push \(id)") }
+        if record.interruptive { try safety.require("acknowledging this message") }
+        try box.acknowledge(id: Int64(id))
+        return summary()
+    }
+
+    func summary() -> PushSummary { Self.summary((try? box.pending()) ?? [], gateOpen: safety.isOpen && shift.isOn) }
+
+    var heldCount: Int { ((try? box.pending()) ?? []).filter { !$0.delivered }.count }
+
+    @discardableResult
+    func removeAll() -> Int { (try? box.removeAll()) ?? 0 }
+
+    private func publishSummary(_ pending: [PushRecord]) {
+        if let params = try? Codec.encode(Self.summary(pending, gateOpen: false)) { hub.publish(EventTopic.pushSummary, params: params) }
+    }
+
+    static func event(_ record: PushRecord) -> PushEvent {
+        PushEvent(
+            id: Int(record.id), kind: record.kind, taskId: record.taskId, message: record.message, title: record.title,
+            interruptive: record.interruptive, receivedAt: record.receivedAt)
+    }
+
+    /// "1 new order, 2 messages": what waits, in words a glance or a voice can take while driving.
+    static func summary(_ pending: [PushRecord], gateOpen: Bool) -> PushSummary {
+        let counts: [(String, String, String)] = [
+            (PushKind.taskAssigned.rawValue, "new order", "new orders"),
+            (PushKind.taskCancelled.rawValue, "cancellation", "cancellations"),
+            (PushKind.routeChanged.rawValue, "route change", "route changes"),
+            (PushKind.customerMessage.rawValue, "message", "messages"),
+        ]
+        let parts = counts.compactMap { kind, one, many -> String? in
+            let count = pending.filter { $0.kind == kind }.count
+            return count == 0 ? nil : "\(count) \(count == 1 ? one : many)"
+        }
+        let held = gateOpen ? pending.filter { !$0.delivered }.count : pending.count
+        return PushSummary(pending: pending.count, held: gateOpen ? 0 : held, summary: parts.joined(separator: ", "))
+    }
+}

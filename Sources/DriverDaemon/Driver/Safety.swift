@@ -1,0 +1,46 @@
+import DriverAPI
+import DriverDomain
+import Foundation
+import Synchronization
+
+/// Owns the pure `SafetyGate`: fed by every fix (on the GPS thread) and the ignition input, asked by the
+/// handlers of attention-needing actions. Lock-guarded; the lock is never held across a call out.
+final class Safety: Sendable {
+    private let gate: Mutex<SafetyGate>
+    private let onOpened = Mutex<(@Sendable () -> Void)?>(nil)
+
+    init(limit: Double, staleAfter: Double) {
+        gate = Mutex(SafetyGate(limit: limit, staleAfter: staleAfter))
+    }
+
+    static func now() -> Double { Date().timeIntervalSince1970 }
+
+    /// Called when the vehicle comes to a stand (held pushes go out then).
+    func whenOpened(_ action: @escaping @Sendable () -> Void) { onOpened.withLock { $0 = action } }
+
+    func observe(speed: Double?, nextFixWithin: Double) {
+        let change = gate.withLock { $0.observe(speed: speed, now: Self.now(), nextFixWithin: nextFixWithin) }
+        if change == .opened { onOpened.withLock { $0 }?() }
+    }
+
+    func setIgnition(_ ignition: Bool?) {
+        let change = gate.withLock { $0.setIgnition(ignition, now: Self.now()) }
+        if change == .opened { onOpened.withLock { $0 }?() }
+    }
+
+    var isOpen: Bool { gate.withLock { $0.isOpen(now: Self.now()) } }
+
+    /// Throws the dedicated error unless the vehicle stands.
+    func require(_ action: String) throws {
+        let (open, state, speed) = gate.withLock { gate in (gate.isOpen(now: Self.now()), gate.state(now: Self.now()), gate.speed) }
+        guard !open else { return }
+        let why = state == .moving ? "the vehicle is moving (\(TextFormat.fixed(speed ?? 0, decimals: 1)) m/s)" : "the vehicle's speed is unknown"
+        throw APIError(.drivingGate, "pull over to complete: \(action) waits until the vehicle stands; \(why)")
+    }
+
+    func status(heldPushes: Int) -> SafetyStatus {
+        gate.withLock { gate in
+            SafetyStatus(state: gate.state(now: Self.now()).rawValue, speed: gate.speed, limit: gate.limit, heldPushes: heldPushes)
+        }
+    }
+}

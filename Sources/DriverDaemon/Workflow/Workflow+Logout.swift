@@ -1,0 +1,33 @@
+import DriverAPI
+import DriverStore
+import Foundation
+
+extension Workflow {
+    /// Logout (design brief §3.6): personal data goes (tasks with names, phones and addresses, the stop
+    /// order, pushes, photos already uploaded); transitions and proofs still queued stay, to be sent after
+    /// the same driver's next login.
+    func logout() async throws -> LogoutResult {
+        let pending = try outbox.depth()
+        let keptPhotos = Set(try outbox.pendingPhotoFiles())
+        let removedTasks: Int
+        do {
+            removedTasks = try book.removeAll()
+        } catch {
+            throw APIError(.internalError, "cannot clear the tasks: \(Store.describeWriteFailure(error))")
+        }
+        tasks = [:]
+        sequence = []
+        serverETAs = [:]
+        syncedAt = nil
+        await pushes.removeAll()
+        var removedPhotos = 0
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: spool.directory)) ?? []
+        for name in files where !keptPhotos.contains(spool.directory + "/" + name) {
+            if (try? FileManager.default.removeItem(atPath: spool.directory + "/" + name)) != nil { removedPhotos += 1 }
+        }
+        uplink?.logout()
+        publishRoute()
+        logger.info("logged out: personal data cleared", metadata: ["tasks": "\(removedTasks)", "photos": "\(removedPhotos)"])
+        return LogoutResult(keptItems: pending.transitions + pending.proofs, removedTasks: removedTasks, removedPhotos: removedPhotos)
+    }
+}

@@ -1,0 +1,66 @@
+/// The driving-safety gate of the design brief (§3.5), pure: above the speed limit (4.47 m/s, 10 mph, by
+/// default) actions that need the driver's attention wait and interruptive pushes are held. A fix older
+/// than `staleAfter` says nothing about now: the speed is unknown, and unknown counts as moving unless the
+/// ignition is off.
+public struct SafetyGate: Sendable, Equatable {
+    public enum State: String, Sendable, Equatable {
+        case stationary, moving, unknown
+    }
+
+    public enum Change: Sendable, Equatable {
+        /// The vehicle stands (or the ignition went off): release what was held.
+        case opened
+        case closed
+    }
+
+    public let limit: Double
+    public let staleAfter: Double
+    public private(set) var speed: Double?
+    public private(set) var fixAt: Double?
+    /// How long the last fix speaks for the vehicle: `staleAfter`, or longer when the sampling rate is slow
+    /// (a parked unit samples every 10 s or less often and must not read as "unknown" in between).
+    public private(set) var fixValidFor: Double
+    public private(set) var ignition: Bool?
+
+    public init(limit: Double = 4.47, staleAfter: Double = 10) {
+        self.limit = limit
+        self.staleAfter = staleAfter
+        fixValidFor = staleAfter
+    }
+
+    public func state(now: Double) -> State {
+        guard let fixAt, now - fixAt <= fixValidFor, let speed else { return .unknown }
+        return speed > limit ? .moving : .stationary
+    }
+
+    /// Whether attention-needing actions may go ahead now.
+    public func isOpen(now: Double) -> Bool {
+        switch state(now: now) {
+        case .stationary: true
+        case .moving: false
+        case .unknown: ignition == false
+        }
+    }
+
+    /// A live fix: its speed (nil when the receiver gave none) at `now`; the next fix is due within
+    /// `nextFixWithin` seconds (the sampling interval).
+    public mutating func observe(speed: Double?, now: Double, nextFixWithin: Double = 0) -> Change? {
+        let wasOpen = isOpen(now: now)
+        self.speed = speed
+        fixAt = now
+        fixValidFor = max(staleAfter, nextFixWithin * 1.5 + 2)
+        return change(from: wasOpen, now: now)
+    }
+
+    public mutating func setIgnition(_ ignition: Bool?, now: Double) -> Change? {
+        let wasOpen = isOpen(now: now)
+        self.ignition = ignition
+        return change(from: wasOpen, now: now)
+    }
+
+    private func change(from wasOpen: Bool, now: Double) -> Change? {
+        let open = isOpen(now: now)
+        guard open != wasOpen else { return nil }
+        return open ? .opened : .closed
+    }
+}

@@ -1,0 +1,54 @@
+import ArgumentParser
+import DriverAPI
+
+struct ShiftCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "shift", abstract: "Start or end the shift (off shift no location is recorded or sent).")
+
+    enum Action: String, ExpressibleByArgument, CaseIterable {
+        case start, end, status
+    }
+
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "start, end or status.") var action: Action = .status
+
+    func run() throws {
+        let method = switch action {
+        case .start: Methods.shiftStart
+        case .end: Methods.shiftEnd
+        case .status: Methods.shiftStatus
+        }
+        let status = try Session(options, timeout: .seconds(90)).call(method, NoParams())
+        try Output(options).emit(status) { Self.text(status) }
+    }
+
+    static func text(_ status: ShiftStatus) -> String {
+        if status.onShift { return "on shift since " + (status.startedAt.map { TextFormat.UTC($0).iso8601 } ?? "?") }
+        return "off shift" + (status.endedAt.map { " since \(TextFormat.UTC($0).iso8601)" } ?? "") + ": no location is recorded or sent"
+    }
+}
+
+struct Logout: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Log out: clears the route, names, phones and uploaded photos; keeps unsent changes for your next login.")
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        let result = try Session(options).call(Methods.authLogout, NoParams())
+        try Output(options).emit(result) {
+            "logged out: \(StatusFormatter.plural(result.removedTasks, "task")) and \(StatusFormatter.plural(result.removedPhotos, "photo")) removed; "
+                + "\(StatusFormatter.plural(result.keptItems, "unsent change")) kept for your next login"
+        }
+    }
+}
+
+struct Ack: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Acknowledge a message or order notice (driverctl watch shows their ids).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The push id.") var id: Int
+
+    func run() throws {
+        let summary = try Session(options).call(Methods.eventsAck, AckParams(id: id))
+        try Output(options).emit(summary) { summary.pending == 0 ? "nothing else waits" : "still waiting: \(summary.summary)" }
+    }
+}

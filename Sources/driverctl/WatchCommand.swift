@@ -1,0 +1,125 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import DriverAPI
+import JSONRPC
+
+/// A live view that reads at a glance: the next stop, the queue, the link and sync state, the shift and the
+/// safety gate, and pushes as they come. Redrawn in place on a terminal; plain lines otherwise.
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Live view: next stop, queue, link, shift, pushes (Ctrl-C to leave).")
+    @OptionGroup var options: GlobalOptions
+
+    @Option(name: .long, help: "Seconds between refreshes when nothing happens (ETA, ages).")
+    var refresh: Double = 2
+
+    @Option(name: .long, help: "Stop after this many seconds (default: run until interrupted).")
+    var seconds: Double?
+
+    static let topics = [
+        EventTopic.push, EventTopic.pushSummary, EventTopic.taskChanged, EventTopic.routeChanged, EventTopic.taskConflict,
+        EventTopic.outboxRefused, EventTopic.authRequired, EventTopic.podVerdict,
+    ]
+
+    func run() throws {
+        guard refresh >= 0.2 else { throw ValidationError("--refresh: at least 0.2 seconds") }
+        let queries = try Session(options)
+        let events = try Session(options, timeout: .milliseconds(Int(refresh * 1000)))
+        _ = try events.call(Methods.eventsSubscribe, SubscribeParams(topics: Self.topics))
+        let terminal = isatty(STDOUT_FILENO) == 1
+        var view = WatchView()
+        let start = ContinuousClock.now
+        var lastDraw = ContinuousClock.now - .seconds(3600)
+        while seconds.map({ ContinuousClock.now - start < .seconds($0) }) ?? true {
+            if let (topic, params) = try events.nextNotification() {
+                let line = view.note(topic, params)
+                if !terminal, let line { Environment.printLine(line) }
+            }
+            guard terminal || ContinuousClock.now - lastDraw >= .seconds(refresh) || view.changed else { continue }
+            let screen = try view.render(
+                next: queries.call(Methods.routeNext, NoParams()), outbox: queries.call(Methods.outboxStatus, NoParams()),
+                status: queries.call(Methods.agentStatus, NoParams()))
+            if terminal {
+                Environment.printLine("\u{1B}[H\u{1B}[2J" + screen)
+            } else if view.changed || ContinuousClock.now - lastDraw >= .seconds(30) {
+                Environment.printLine(screen.split(separator: "\n").prefix(2).joined(separator: " | "))
+            }
+            view.changed = false
+            lastDraw = .now
+        }
+    }
+}
+
+/// What the watch shows, kept between redraws.
+struct WatchView {
+    var pushes: [PushEvent] = []
+    var summary: PushSummary?
+    var notes: [String] = []
+    var changed = true
+
+    /// Takes a notification in; returns a line for plain output.
+    mutating func note(_ topic: String, _ params: JSONValue?) -> String? {
+        changed = true
+        let bytes = params.map { JSONWriter.bytes($0) } ?? []
+        switch topic {
+        case EventTopic.push:
+            guard let push = try? Codec.decode(PushEvent.self, from: bytes) else { return nil }
+            pushes.removeAll { $0.id == push.id }
+            pushes.append(push)
+            summary = nil
+            return "push #\(push.id): \(push.title)" + (push.message.map { ": \($0)" } ?? "")
+        case EventTopic.pushSummary:
+            summary = try? Codec.decode(PushSummary.self, from: bytes)
+            return summary.map { "waiting while driving: \($0.summary)" }
+        case EventTopic.taskConflict, EventTopic.outboxRefused, EventTopic.authRequired, EventTopic.podVerdict:
+            let text = "\(topic): " + String(decoding: bytes, as: UTF8.self)
+            notes = Array((notes + [text]).suffix(3))
+            return text
+        default:
+            return nil
+        }
+    }
+
+    func render(next: RouteNext, outbox: OutboxStatus, status: AgentStatus) -> String {
+        var lines: [String] = []
+        let shift = status.shiftStatus.map { $0.onShift ? "ON SHIFT" : "OFF SHIFT" } ?? "shift ?"
+        let safety = status.safety.map { safety -> String in
+            switch safety.state {
+            case "moving": "DRIVING \(TextFormat.fixed(safety.speed ?? 0, decimals: 0)) m/s"
+            case "stationary": "stopped"
+            default: "speed unknown"
+            }
+        } ?? ""
+        let link = outbox.enabled ? "\(outbox.link) (\(outbox.transport))" : "no backend"
+        let queued = outbox.transitions + outbox.proofs
+        lines.append("\(shift) · \(safety) · link \(link) · \(queued == 0 ? "all sent" : "\(queued) to send")")
+        lines.append(String(repeating: "─", count: 60))
+        lines.append(RouteFormatter.card(next))
+        lines.append(String(repeating: "─", count: 60))
+        if let summary, summary.held > 0 {
+            lines.append("WAITING (pull over to read): \(summary.summary)")
+        }
+        for push in pushes.suffix(3) {
+            lines.append("#\(push.id) \(push.title)" + (push.message.map { ": \($0)" } ?? "") + "   (driverctl ack \(push.id))")
+        }
+        lines += notes
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension Session {
+    /// The next notification, or nil when none came within the session's timeout.
+    func nextNotification() throws -> (String, JSONValue?)? {
+        do {
+            let message = try client.readReply()
+            guard case .string(let method) = message["method"] else { return nil }
+            return (method, message["params"])
+        } catch .timedOut {
+            return nil
+        } catch {
+            throw ExitCode(1)
+        }
+    }
+}

@@ -1,0 +1,194 @@
+import BackendContract
+import DispatchSimCore
+import DriverAPI
+import DriverStore
+import Foundation
+import JSONRPC
+import NMEASynth
+import Testing
+
+/// Pushes and the driving-safety gate, shifts, and the rest of auth, against gpsd fed by gpsfake and the
+/// reference backend.
+@Suite("Pushes, safety gate, shifts and auth", .serialized)
+struct DriverSafetyTests {
+    /// Standing 20 s, driving 60 s at 12 m/s, then standing: fed three times faster than real time.
+    static func drive(_ directory: TemporaryDirectory) throws -> GPSFake {
+        let route = SyntheticRoute(
+            start: .init(lat: 49.01890, lon: 12.09270), startTime: 1_795_852_800,
+            legs: [.stop(seconds: 20), .drive(to: .init(lat: 49.02500, lon: 12.09270), speed: 12), .stop(seconds: 300)],
+            noise: 1, seed: 9)
+        let log = directory.file("drive.nmea")
+        try NMEAWriter.log(route).write(toFile: log, atomically: true, encoding: .utf8)
+        return try GPSFake(log: log, delay: 0.1)
+    }
+
+    static func safety(_ daemon: DaemonProcess) throws -> SafetyStatus {
+        try #require(try daemon.client().call(Methods.agentStatus, NoParams()).safety)
+    }
+
+    static func gateError(_ body: () throws -> Void) -> APIError? {
+        do {
+            try body()
+            return nil
+        } catch let failure as RPCClient.Failure {
+            if case .server(let error) = failure { return error }
+            return nil
+        } catch {
+            return nil
+        }
+    }
+
+    @Test("while driving: actions that need attention get 'pull over to complete', a message is held and summarised; at the stop it is delivered and the same actions succeed")
+    func safetyGate() async throws {
+        let directory = TemporaryDirectory()
+        let fake = try Self.drive(directory)
+        let rig = try WorkflowTests.Rig(gpsd: fake.endpoint, ignition: nil, directory: directory)
+        let events = try SubscribedConnection(rig.daemon, topics: [EventTopic.push, EventTopic.pushSummary])
+        for action in ["accept", "arrive", "pickup", "arrive"] { try rig.ctl(action, "--task", "task-1001") }
+        try rig.waitFor("driving", timeout: .seconds(60)) { try Self.safety(rig.daemon).state == "moving" }
+
+        let sent = try await rig.http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "taskId": "task-1001", "text": "leave it at the door"])
+        let push = try sent.decode(Push.self)
+        let summary = try events.waitFor(EventTopic.pushSummary)
+        #expect(summary["held"]?.number == 1 && summary["summary"] == .string("1 message"), "\(summary)")
+        #expect(!events.received.contains { $0.0 == EventTopic.push }, "nothing interruptive while driving")
+
+        let client = try rig.daemon.client()
+        let otp = Self.gateError { _ = try client.call(Methods.podOTP, OTPParams(taskId: "task-1001", otp: "4812")) }
+        #expect(otp?.kind == .drivingGate && otp?.message.hasPrefix("pull over to complete") == true, "\(String(describing: otp))")
+        let ack = Self.gateError { _ = try client.call(Methods.eventsAck, AckParams(id: push.id)) }
+        #expect(ack?.kind == .drivingGate)
+        let deliver = try rig.ctl("deliver", "--task", "task-1001", expectFailure: true)
+        #expect(deliver.stderr.contains("pull over to complete"), "\(deliver.stderr)")
+        let pending = try client.call(Methods.eventsPending, NoParams())
+        #expect(pending.pending == 1 && pending.held == 1 && pending.summary == "1 message")
+
+        // The vehicle stops: the message comes, and the same actions go through.
+        let delivered = try events.waitFor(EventTopic.push)
+        #expect(delivered["id"]?.number == push.id && delivered["message"] == .string("leave it at the door"))
+        #expect(try Self.safety(rig.daemon).state == "stationary")
+        #expect(try client.call(Methods.podOTP, OTPParams(taskId: "task-1001", otp: "4812")).task.pod == .accepted)
+        try rig.ctl("deliver", "--task", "task-1001")
+        #expect(try client.call(Methods.eventsAck, AckParams(id: push.id)).pending == 0)
+        // A front end that connects later gets what nobody acknowledged; an acknowledged push is gone.
+        _ = try await rig.http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "call dispatch"])
+        _ = try events.waitFor(EventTopic.push)
+        let late = try SubscribedConnection(rig.daemon, topics: [EventTopic.push])
+        let replayed = try late.waitFor(EventTopic.push)
+        #expect(replayed["message"] == .string("call dispatch"))
+        try rig.daemon.stop()
+        fake.kill()
+    }
+
+    @Test("off shift nothing is recorded or sent; on shift pings flow; after the shift ends they stop")
+    func shifts() async throws {
+        let directory = TemporaryDirectory()
+        let drive = directory.file("drive.nmea")
+        try NMEAWriter.log(RoutePresets.driving(laps: 4)).write(toFile: drive, atomically: true, encoding: .utf8)
+        let fake = try GPSFake(log: drive, delay: 0.05)
+        let sim = try SimProcess()
+        let http = SimHTTP(base: sim.base)
+        let daemon = try DaemonProcess(
+            arguments: ["--gpsd", fake.endpoint], config: UplinkTests.config(backend: sim), directory: directory, onShift: false)
+        let client = try daemon.client(timeout: .seconds(60))
+        #expect(try client.call(Methods.shiftStatus, NoParams()).onShift == false)
+        let offShift = try GPSReplayTests.waitFor(daemon) { $0.fixesSeen >= 30 }.0
+        #expect(offShift.pingsRecorded == 0 && offShift.pingsPending == 0, "\(offShift)")
+        #expect(try await http.request(.GET, "/sim/stats").decode(SimStats.self).uniquePings == 0)
+
+        #expect(try client.call(Methods.shiftStart, NoParams()).onShift)
+        let onShift = try GPSReplayTests.waitFor(daemon) { $0.pingsRecorded >= 20 }.0
+        #expect(onShift.pingsRecorded >= 20)
+
+        let ended = try client.call(Methods.shiftEnd, NoParams())
+        #expect(!ended.onShift && ended.endedAt != nil)
+        let recorded = try daemon.client().call(Methods.gpsStatus, NoParams()).pingsRecorded
+        let sent = try await http.request(.GET, "/sim/stats").decode(SimStats.self).uniquePings
+        #expect(sent == recorded, "the shift's pings went out before it ended")
+        let before = try daemon.client().call(Methods.gpsStatus, NoParams()).fixesSeen
+        try await Task.sleep(for: .seconds(4))
+        let after = try daemon.client().call(Methods.gpsStatus, NoParams())
+        #expect(after.fixesSeen > before + 10, "gpsd still feeds fixes")
+        #expect(after.pingsRecorded == recorded, "nothing recorded off shift")
+        #expect(try await http.request(.GET, "/sim/stats").decode(SimStats.self).uniquePings == sent, "nothing sent off shift")
+        try daemon.stop()
+        fake.kill()
+    }
+
+    @Test("a login older than its limit pauses the uplink with auth.required while the outbox fills; a new login sends it all")
+    func loginExpiry() async throws {
+        let directory = TemporaryDirectory()
+        let sim = try SimProcess()
+        let ignition = directory.file("ignition")
+        try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(
+            arguments: ["--gpsd", "127.0.0.1:1"],
+            config: UplinkTests.config(backend: sim, credentials: false) + "\n[auth]\nmax_login_age_hours = 0.001\n[ignition]\npath = \"\(ignition)\"\n",
+            directory: directory)
+        let ctl = Binaries.path("driverctl")
+        func login() throws {
+            let outcome = try runProgram(ctl, ["login", "--username", "rider1"], environment: ["DRIVERD_SOCKET": daemon.socketPath], stdin: "demo-password\n")
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+        }
+        try login()
+        let client = try daemon.client(timeout: .seconds(60))
+        let events = try SubscribedConnection(daemon, topics: [EventTopic.authRequired])
+        var deadline = ContinuousClock.now + .seconds(30)
+        while try client.call(Methods.routeGet, NoParams()).stops.isEmpty, ContinuousClock.now < deadline { usleep(100_000) }
+        _ = try client.call(Methods.taskAccept, TaskParams(taskId: "task-1001"))
+        _ = try UplinkTests.drain(daemon)
+        // 0.001 h is 3.6 s: past it the stored login is refused by the daemon itself.
+        try await Task.sleep(for: .seconds(4))
+        _ = try client.call(Methods.taskArrive, TaskParams(taskId: "task-1001"))
+        let required = try events.waitFor(EventTopic.authRequired)
+        #expect(required["reason"].map { JSONWriter.string($0).contains("older than") } == true, "\(required)")
+        let status = try client.call(Methods.outboxFlush, NoParams())
+        #expect(status.link == "authRequired" && status.transitions == 1)
+        try login()
+        let drained = try UplinkTests.drain(daemon)
+        #expect(drained.link == "online")
+        let stats = try await SimHTTP(base: sim.base).request(.GET, "/sim/stats").decode(SimStats.self)
+        #expect(stats.statusUpdates.map(\.status) == [.accepted, .arrivedAtStore])
+        try daemon.stop()
+    }
+
+    @Test("logout clears the route, names, phones and uploaded photos, keeps unsent changes; the next login sends them")
+    func logout() async throws {
+        let rig = try WorkflowTests.Rig()
+        let client = try rig.daemon.client(timeout: .seconds(60))
+        // An uploaded photo (task-1002 is proved by photo).
+        for action in ["accept", "arrive", "pickup"] { try rig.ctl(action, "--task", "task-1002") }
+        let photo = rig.daemon.directory.file("handover.png")
+        try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 7, count: 2000)).write(to: URL(fileURLWithPath: photo))
+        try rig.ctl("pod", "photo", photo, "--task", "task-1002")
+        _ = try UplinkTests.drain(rig.daemon)
+        let spool = rig.daemon.directory.file("state/spool")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool).count == 1)
+        // Offline: two changes wait.
+        try await rig.cutNetwork()
+        try rig.ctl("accept", "--task", "task-1001")
+        try rig.ctl("arrive", "--task", "task-1002")
+        let result = try client.call(Methods.authLogout, NoParams())
+        #expect(result.keptItems == 2 && result.removedTasks == 2 && result.removedPhotos == 1, "\(result)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool).isEmpty)
+        let route = try rig.route()
+        #expect(route.stops.isEmpty && route.tasks.isEmpty)
+        #expect(try rig.ctl("next").stdout.contains("No stops left"))
+        // Names and phones are gone from the database too.
+        let database = try Data(contentsOf: URL(fileURLWithPath: rig.daemon.directory.file("state/driverd.sqlite")))
+        #expect(database.range(of: Data("A. Customer".utf8)) == nil)
+        try await rig.restoreNetwork()
+        let paused = try client.call(Methods.outboxFlush, NoParams())
+        #expect(paused.transitions == 2 && paused.link == "authRequired")
+        let login = try runProgram(
+            Binaries.path("driverctl"), ["login", "--username", "rider1"], environment: ["DRIVERD_SOCKET": rig.daemon.socketPath],
+            stdin: "demo-password\n")
+        #expect(login.status == 0, "\(login.stderr)")
+        _ = try UplinkTests.drain(rig.daemon)
+        let stats = try await rig.stats()
+        #expect(rig.statuses(stats, "task-1001") == [.accepted])
+        #expect(rig.statuses(stats, "task-1002") == [.accepted, .arrivedAtStore, .pickedUp, .arrivedAtDestination])
+        try rig.waitFor("the route back after the login") { try rig.route().stops.count == 3 }
+        try rig.daemon.stop()
+    }
+}
