@@ -80,9 +80,13 @@ struct WorkflowTests {
 
     static let journey: [TaskStatus] = [.accepted, .arrivedAtStore, .pickedUp, .arrivedAtDestination, .delivered]
 
-    @Test("online: accept, arrived at store, picked up, arrived, a wrong OTP then the right one, delivered")
+    /// What a daemon must never log, at any level: the built-in world's customer names and phones, its codes,
+    /// and the texts the tests send.
+    static let personalData = ["A. Customer", "B. Customer", "+49 151", "4812", "0000", "leave it at the door", "rang twice"]
+
+    @Test("online: accept, arrived at store, picked up, arrived, a wrong OTP then the right one, delivered; nothing personal logged at trace level")
     func journeyOnline() async throws {
-        let rig = try Rig()
+        let rig = try Rig(arguments: ["--log-level", "trace"])
         let card = try rig.ctl("next").stdout
         #expect(card.contains("Pick up at Pizzeria Da Marco") && card.contains("Accept"), "\(card)")
         try rig.ctl("accept")
@@ -104,7 +108,15 @@ struct WorkflowTests {
         #expect(stats.pods.filter { $0.taskId == "task-1001" }.map(\.accepted) == [false, true])
         // Delivered and synced: the task has left the route.
         try rig.waitFor("task-1001 to leave the route") { try !rig.route().tasks.contains { $0.id == "task-1001" } }
+        _ = try await rig.http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "taskId": "task-1002", "text": "leave it at the door"])
+        try rig.ctl("fail", "customer-unavailable", "--task", "task-1002", "--note", "rang twice", expectFailure: true)
+        _ = try UplinkTests.drain(rig.daemon)
         try rig.daemon.stop()
+        let log = rig.daemon.log
+        #expect(log.contains("<7>") && log.contains("task task-1001: deliver"), "a debug-level log of the whole journey")
+        for text in Self.personalData {
+            #expect(!log.contains(text), "the daemon logged \(text):\n\(log.split(separator: "\n").filter { $0.contains(text) }.prefix(3).joined(separator: "\n"))")
+        }
     }
 
     @Test("offline from before the pickup until after the delivery: the backend ends with the same statuses, once each, in order, and the POD")

@@ -15,22 +15,31 @@ public struct SafetyGate: Sendable, Equatable {
 
     public let limit: Double
     public let staleAfter: Double
+    /// How long the speed must stay at or below the limit before the vehicle counts as standing: slowing
+    /// down for a corner is not pulling over.
+    public let settle: Double
     public private(set) var speed: Double?
+    /// Since when the live speed has been at or below the limit.
+    public private(set) var slowSince: Double?
     public private(set) var fixAt: Double?
     /// How long the last fix speaks for the vehicle: `staleAfter`, or longer when the sampling rate is slow
     /// (a parked unit samples every 10 s or less often and must not read as "unknown" in between).
     public private(set) var fixValidFor: Double
     public private(set) var ignition: Bool?
+    /// What the last observation reported (opening can come with time, seen at the next fix).
+    private var reportedOpen = false
 
-    public init(limit: Double = 4.47, staleAfter: Double = 10) {
+    public init(limit: Double = 4.47, staleAfter: Double = 10, settle: Double = 3) {
         self.limit = limit
         self.staleAfter = staleAfter
+        self.settle = settle
         fixValidFor = staleAfter
     }
 
     public func state(now: Double) -> State {
-        guard let fixAt, now - fixAt <= fixValidFor, let speed else { return .unknown }
-        return speed > limit ? .moving : .stationary
+        guard let fixAt, now - fixAt <= fixValidFor, speed != nil else { return .unknown }
+        guard let slowSince, now - slowSince >= settle else { return .moving }
+        return .stationary
     }
 
     /// Whether attention-needing actions may go ahead now.
@@ -45,22 +54,26 @@ public struct SafetyGate: Sendable, Equatable {
     /// A live fix: its speed (nil when the receiver gave none) at `now`; the next fix is due within
     /// `nextFixWithin` seconds (the sampling interval).
     public mutating func observe(speed: Double?, now: Double, nextFixWithin: Double = 0) -> Change? {
-        let wasOpen = isOpen(now: now)
         self.speed = speed
+        if let speed, speed <= limit {
+            if slowSince == nil { slowSince = now }
+        } else {
+            slowSince = nil
+        }
         fixAt = now
         fixValidFor = max(staleAfter, nextFixWithin * 1.5 + 2)
-        return change(from: wasOpen, now: now)
+        return report(now: now)
     }
 
     public mutating func setIgnition(_ ignition: Bool?, now: Double) -> Change? {
-        let wasOpen = isOpen(now: now)
         self.ignition = ignition
-        return change(from: wasOpen, now: now)
+        return report(now: now)
     }
 
-    private func change(from wasOpen: Bool, now: Double) -> Change? {
+    private mutating func report(now: Double) -> Change? {
         let open = isOpen(now: now)
-        guard open != wasOpen else { return nil }
+        guard open != reportedOpen else { return nil }
+        reportedOpen = open
         return open ? .opened : .closed
     }
 }
