@@ -27,7 +27,20 @@ enum StatusFormatter {
         if let uplink = status.uplink {
             lines.append(row("backend", uplink.enabled ? "\(uplink.link), \(plural(uplink.transitions + uplink.proofs + uplink.pings, "item")) queued" : "not configured"))
         }
-        lines.append(row("shift", status.shift.available ? "available" : "not available: \(status.shift.reason ?? "no reason given")"))
+        if let shift = status.shiftStatus {
+            lines.append(row("shift", ShiftCommand.text(shift)))
+        } else {
+            lines.append(row("shift", status.shift.available ? "available" : "not available: \(status.shift.reason ?? "no reason given")"))
+        }
+        if let safety = status.safety {
+            let gate = safety.state == "stationary" ? "actions open" : "pull over to complete"
+            let state = switch safety.state {
+            case "moving": "moving at \(TextFormat.fixed(safety.speed ?? 0, decimals: 1)) m/s"
+            case "unknown": "speed unknown"
+            default: safety.state
+            }
+            lines.append(row("safety", "\(state): \(gate)" + (safety.heldPushes > 0 ? "; \(plural(safety.heldPushes, "push")) held" : "")))
+        }
         return lines.joined(separator: "\n")
     }
 

@@ -89,6 +89,7 @@ struct WatchView {
             switch safety.state {
             case "moving": "DRIVING \(TextFormat.fixed(safety.speed ?? 0, decimals: 0)) m/s"
             case "stationary": "stopped"
+            case "stopping": "stopping"
             default: "speed unknown"
             }
         } ?? ""

@@ -13,6 +13,7 @@ struct SafetyGateTests {
         #expect(gate.observe(speed: 9, now: 3) == nil)
         #expect(gate.observe(speed: 4.47, now: 4) == nil)
         #expect(gate.observe(speed: 0.3, now: 5) == nil)
+        #expect(gate.state(now: 5) == .stopping && !gate.isOpen(now: 5))
         #expect(gate.observe(speed: 0.2, now: 7) == .opened)
         #expect(gate.isOpen(now: 8) && gate.state(now: 8) == .stationary)
         #expect(gate.observe(speed: 4.5, now: 9) == .closed)

@@ -25,16 +25,17 @@ struct DriverctlTests {
         #expect(outcome.stderr.split(separator: "\n").count == 1)
     }
 
-    @Test("status for people names every section and says what is not available")
+    @Test("status for people names every section: the backend not configured, the shift and the safety gate")
     func humanStatus() throws {
         let daemon = try DaemonProcess()
         let outcome = try runProgram(ctl, ["status"], environment: ["DRIVERD_SOCKET": daemon.socketPath])
         #expect(outcome.status == 0, "\(outcome.stderr)")
-        for section in ["rpc", "gps", "sampling", "backend", "shift"] {
+        for section in ["rpc", "gps", "sampling", "backend", "shift", "safety"] {
             #expect(outcome.stdout.contains("\n\(section) "), "missing \(section) in:\n\(outcome.stdout)")
         }
         #expect(outcome.stdout.contains("backend   not configured"))
-        #expect(outcome.stdout.contains("not available"))
+        #expect(outcome.stdout.contains("shift     on shift since "), "\(outcome.stdout)")
+        #expect(outcome.stdout.contains("safety    speed unknown: pull over to complete"), "\(outcome.stdout)")
         #expect(outcome.stdout.hasPrefix("driverd 0."))
     }
 
@@ -47,7 +48,8 @@ struct DriverctlTests {
         #expect(object["apiMajor"] as? Int == 1)
         #expect((object["gps"] as? [String: Any])?["available"] as? Bool == true)
         #expect((object["uplink"] as? [String: Any])?["link"] as? String == "disabled")
-        #expect((object["shift"] as? [String: Any])?["available"] as? Bool == false)
+        #expect((object["shiftStatus"] as? [String: Any])?["onShift"] as? Bool == true)
+        #expect((object["safety"] as? [String: Any])?["state"] as? String == "unknown")
         #expect((object["rpc"] as? [String: Any])?["socketPath"] as? String == daemon.socketPath)
 
         let describe = try runProgram(ctl, ["describe", "--json", "--socket", daemon.socketPath])

@@ -34,7 +34,11 @@ final class Safety: Sendable {
     func require(_ action: String) throws {
         let (open, state, speed) = gate.withLock { gate in (gate.isOpen(now: Self.now()), gate.state(now: Self.now()), gate.speed) }
         guard !open else { return }
-        let why = state == .moving ? "the vehicle is moving (\(TextFormat.fixed(speed ?? 0, decimals: 1)) m/s)" : "the vehicle's speed is unknown"
+        let why = switch state {
+        case .moving: "the vehicle is moving (\(TextFormat.fixed(speed ?? 0, decimals: 1)) m/s)"
+        case .stopping: "the vehicle has only just stopped"
+        default: "the vehicle's speed is unknown"
+        }
         throw APIError(.drivingGate, "pull over to complete: \(action) waits until the vehicle stands; \(why)")
     }
 

@@ -4,7 +4,8 @@
 /// ignition is off.
 public struct SafetyGate: Sendable, Equatable {
     public enum State: String, Sendable, Equatable {
-        case stationary, moving, unknown
+        /// `stopping`: at or below the limit for less than `settle` seconds; still closed.
+        case stationary, stopping, moving, unknown
     }
 
     public enum Change: Sendable, Equatable {
@@ -38,15 +39,15 @@ public struct SafetyGate: Sendable, Equatable {
 
     public func state(now: Double) -> State {
         guard let fixAt, now - fixAt <= fixValidFor, speed != nil else { return .unknown }
-        guard let slowSince, now - slowSince >= settle else { return .moving }
-        return .stationary
+        guard let slowSince else { return .moving }
+        return now - slowSince >= settle ? .stationary : .stopping
     }
 
     /// Whether attention-needing actions may go ahead now.
     public func isOpen(now: Double) -> Bool {
         switch state(now: now) {
         case .stationary: true
-        case .moving: false
+        case .stopping, .moving: false
         case .unknown: ignition == false
         }
     }
