@@ -1,13 +1,8 @@
+import DriverDomain
+
 /// Google's encoded polyline format (precision 5), the usual way a backend sends a route line.
 public enum Polyline {
-    public struct Point: Sendable, Equatable {
-        public var lat: Double
-        public var lng: Double
-        public init(lat: Double, lng: Double) {
-            self.lat = lat
-            self.lng = lng
-        }
-    }
+    public typealias Point = GeoPoint
 
     public static func encode(_ points: [Point]) -> String {
         var output: [UInt8] = []

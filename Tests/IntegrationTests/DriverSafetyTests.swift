@@ -11,11 +11,12 @@ import Testing
 /// reference backend.
 @Suite("Pushes, safety gate, shifts and auth", .serialized)
 struct DriverSafetyTests {
-    /// Standing 20 s, driving 60 s at 12 m/s, then standing: fed three times faster than real time.
+    /// Standing 20 s, driving 150 s at 12 m/s, then standing: fed about three times faster than real time, so
+    /// the drive lasts long enough on a loaded machine for every check made while it goes on.
     static func drive(_ directory: TemporaryDirectory) throws -> GPSFake {
         let route = SyntheticRoute(
             start: .init(lat: 49.01890, lon: 12.09270), startTime: 1_795_852_800,
-            legs: [.stop(seconds: 20), .drive(to: .init(lat: 49.02500, lon: 12.09270), speed: 12), .stop(seconds: 300)],
+            legs: [.stop(seconds: 20), .drive(to: .init(lat: 49.03510, lon: 12.09270), speed: 12), .stop(seconds: 300)],
             noise: 1, seed: 9)
         let log = directory.file("drive.nmea")
         try NMEAWriter.log(route).write(toFile: log, atomically: true, encoding: .utf8)
@@ -54,6 +55,7 @@ struct DriverSafetyTests {
         #expect(!events.received.contains { $0.0 == EventTopic.push }, "nothing interruptive while driving")
 
         let client = try rig.daemon.client()
+        try #require(try Self.safety(rig.daemon).state == "moving", "the drive ended before the checks made while driving")
         let otp = Self.gateError { _ = try client.call(Methods.podOTP, OTPParams(taskId: "task-1001", otp: "4812")) }
         #expect(otp?.kind == .drivingGate && otp?.message.hasPrefix("pull over to complete") == true, "\(String(describing: otp))")
         let ack = Self.gateError { _ = try client.call(Methods.eventsAck, AckParams(id: push.id)) }

@@ -104,7 +104,7 @@ actor Workflow {
         let position = LocalETA.Point(lat: fix.latitude, lng: fix.longitude)
         let destination = LocalETA.Point(lat: stop.lat, lng: stop.lng)
         // The polyline runs from pickup to drop-off: it is the road only on the way to the drop-off.
-        let path = stop.kind == .dropoff ? (Polyline.decode(task.detail.polyline) ?? []).map { LocalETA.Point(lat: $0.lat, lng: $0.lng) } : []
+        let path = stop.kind == .dropoff ? Polyline.decode(task.detail.polyline) ?? [] : []
         let metres = LocalETA.remainingDistance(from: position, to: destination, along: path)
         return ETAView(seconds: LocalETA.seconds(distance: metres, recentSpeed: speed), distanceMeters: metres, source: "local", computedAt: now)
     }

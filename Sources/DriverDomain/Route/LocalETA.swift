@@ -3,14 +3,7 @@ import DriverAPI
 /// The offline ETA of the design brief (§3.4): remaining distance along the route polyline, or great-circle
 /// × 1.3 without one, over the recent average speed. Pure.
 public enum LocalETA {
-    public struct Point: Sendable, Equatable {
-        public var lat: Double
-        public var lng: Double
-        public init(lat: Double, lng: Double) {
-            self.lat = lat
-            self.lng = lng
-        }
-    }
+    public typealias Point = GeoPoint
 
     /// Roads are longer than the straight line: the brief's detour factor.
     public static let detourFactor = 1.3

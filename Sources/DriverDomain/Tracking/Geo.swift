@@ -3,6 +3,16 @@ import Glibc
 #endif
 import DriverAPI
 
+/// A place in decimal degrees (WGS 84).
+public struct GeoPoint: Sendable, Equatable {
+    public var lat: Double
+    public var lng: Double
+    public init(lat: Double, lng: Double) {
+        self.lat = lat
+        self.lng = lng
+    }
+}
+
 public enum Geo {
     static let earthRadius = 6_371_008.8
 
