@@ -44,7 +44,7 @@ struct DriverSafetyTests {
         let directory = TemporaryDirectory()
         let fake = try Self.drive(directory)
         let rig = try WorkflowTests.Rig(gpsd: fake.endpoint, ignition: nil, directory: directory)
-        let events = try SubscribedConnection(rig.daemon, topics: [EventTopic.push, EventTopic.pushSummary])
+        let events = try SubscribedConnection(rig.daemon, topics: [EventTopic.push, EventTopic.pushSummary], timeout: 120)
         for action in ["accept", "arrive", "pickup", "arrive"] { try rig.ctl(action, "--task", "task-1001") }
         try rig.waitFor("driving", timeout: .seconds(60)) { try Self.safety(rig.daemon).state == "moving" }
 

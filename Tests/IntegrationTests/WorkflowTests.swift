@@ -245,8 +245,8 @@ final class SubscribedConnection {
     let socket: RawConnection
     private(set) var received: [(String, JSONValue)] = []
 
-    init(_ daemon: DaemonProcess, topics: [String]) throws {
-        socket = try RawConnection(daemon.socketPath, receiveTimeout: 30)
+    init(_ daemon: DaemonProcess, topics: [String], timeout: Double = 30) throws {
+        socket = try RawConnection(daemon.socketPath, receiveTimeout: timeout)
         let topicList = topics.map { "\"\($0)\"" }.joined(separator: ",")
         try socket.send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"events.subscribe\",\"params\":{\"topics\":[\(topicList)]}}\n")
         _ = try socket.readLine()
