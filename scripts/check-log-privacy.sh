@@ -13,7 +13,7 @@ fi
 patterns=(
     'A\. Customer' 'B\. Customer' '\+49 151' '0000001' '0000002'   # customer names and phones
     '\b4812\b' '"otp"' '"value":"[0-9]{4}"'                     # OTP codes
-    'gate code' 'rang twice' 'leave it at the door'             # texts from customers and drivers
+    'gate code' 'rang twice' 'leave it at the door' 'new entrance' 'door code' 'Ring twice'  # texts from customers and drivers
 )
 status=0
 for pattern in "${patterns[@]}"; do

@@ -93,9 +93,9 @@ public enum Daemon {
         uplink?.setObserver(workflow)
         let runtime = AgentRuntime(
             started: .now, socketPath: config.socketPath, socketActivated: activated, counters: counters,
-            logLevel: levelControl, tracking: tracking, uplinkStatus: { UplinkHandlers.status(uplink, outbox) },
+            logLevel: levelControl, tracking: tracking, uplinkStatus: { UplinkHandlers.status(uplink, outbox, maxAge: .seconds(1)) },
             shiftStatus: { shift.status },
-            safetyStatus: { safety.status(heldPushes: ((try? pushBox.pending()) ?? []).filter { !$0.delivered }.count) })
+            safetyStatus: { safety.status(heldPushes: pushes.heldCount.withLock { $0 }) })
 
         var router = RPCRouter()
         AgentHandlers.register(in: &router, runtime: runtime, logger: logger)
@@ -116,7 +116,7 @@ public enum Daemon {
         let rpcService = RPCService(server: server, listener: listener, readiness: readiness)
         let notifierService = NotifierService(notifier: ServiceNotifier(), readiness: readiness, logger: logger) {
             let (link, motion, hz) = tracker.summary
-            let depth = (try? outbox.depth()) ?? Outbox.Depth()
+            let depth = (try? outbox.depth(maxAge: .seconds(1))) ?? Outbox.Depth()
             return StatusLine(
                 clients: counters.openConnections, link: link, motion: motion, samplingHz: hz,
                 pings: recorder?.committed ?? 0, backend: uplink?.linkSummary ?? "disabled",

@@ -1,11 +1,14 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// The durable outbox: transitions and proofs of delivery (`outbox_item`, in order per task) and pings
 /// (`ping`, sent in batches whose ids are stored before sending, so a batch resent after a crash is the same
 /// batch and the backend stores it once). Rows leave only when the backend acks them.
 public final class Outbox: Sendable {
     public let store: Store
+    /// The last depth read and when (monotonic seconds), for status snapshots that may be a second old.
+    private let recent = Mutex<(depth: Depth, at: ContinuousClock.Instant)?>(nil)
 
     public init(store: Store) { self.store = store }
 
@@ -145,7 +148,20 @@ public final class Outbox: Sendable {
         }
     }
 
+    /// The depth as read at most `maxAge` ago: `agent.status` and the systemd status line are asked often
+    /// (many front ends polling), and counting the ping table each time would cost more than the answer.
+    public func depth(maxAge: Duration) throws -> Depth {
+        if let recent = recent.withLock({ $0 }), ContinuousClock.now - recent.at <= maxAge { return recent.depth }
+        return try depth()
+    }
+
     public func depth() throws -> Depth {
+        let depth = try readDepth()
+        recent.withLock { $0 = (depth, ContinuousClock.now) }
+        return depth
+    }
+
+    private func readDepth() throws -> Depth {
         try store.pool.read { db in
             var depth = Depth()
             for row in try Row.fetchAll(db, sql: "SELECT kind, state, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox_item GROUP BY kind, state") {

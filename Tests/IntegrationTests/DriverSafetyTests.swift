@@ -72,12 +72,27 @@ struct DriverSafetyTests {
         #expect(try client.call(Methods.podOTP, OTPParams(taskId: "task-1001", otp: "4812")).task.pod == .accepted)
         try rig.ctl("deliver", "--task", "task-1001")
         #expect(try client.call(Methods.eventsAck, AckParams(id: push.id)).pending == 0)
+        // driverctl watch, not on a terminal, prints a line per push and a status line.
+        let (ctl, socket) = (Binaries.path("driverctl"), rig.daemon.socketPath)
+        let watch = Task.detached {
+            try runProgram(ctl, ["watch", "--seconds", "4", "--refresh", "0.5"], environment: ["DRIVERD_SOCKET": socket])
+        }
+        try await Task.sleep(for: .seconds(1))
+        _ = try await rig.http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "new entrance at the back"])
+        let watched = try await watch.value
+        #expect(watched.status == 0, "\(watched.stderr)")
+        #expect(watched.stdout.contains("Message from dispatch: new entrance at the back"), "\(watched.stdout)")
+        #expect(watched.stdout.contains("ON SHIFT · stopped · link online"), "\(watched.stdout)")
         // A front end that connects later gets what nobody acknowledged; an acknowledged push is gone.
-        _ = try await rig.http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "call dispatch"])
-        _ = try events.waitFor(EventTopic.push)
+        _ = try await rig.http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "door code on the sign"])
+        while try events.waitFor(EventTopic.push)["message"] != .string("door code on the sign") {}
         let late = try SubscribedConnection(rig.daemon, topics: [EventTopic.push])
-        let replayed = try late.waitFor(EventTopic.push)
-        #expect(replayed["message"] == .string("call dispatch"))
+        var replayed: [JSONValue] = []
+        while replayed.count < 6, !replayed.contains(.string("door code on the sign")) {
+            replayed.append(try late.waitFor(EventTopic.push)["message"] ?? .null)
+        }
+        #expect(replayed.contains(.string("new entrance at the back")) && replayed.contains(.string("door code on the sign")), "\(replayed)")
+        #expect(!replayed.contains(.string("leave it at the door")), "the acknowledged push is not sent again")
         try rig.daemon.stop()
         fake.kill()
     }

@@ -89,6 +89,8 @@ struct WorkflowTests {
         let rig = try Rig(arguments: ["--log-level", "trace"])
         let card = try rig.ctl("next").stdout
         #expect(card.contains("Pick up at Pizzeria Da Marco") && card.contains("Accept"), "\(card)")
+        #expect(try rig.ctl("navigate", "--app", "waze").stdout == "waze://?ll=49.021,12.097&navigate=yes\n")
+        #expect(try rig.ctl("navigate", "--stop", "task-1001-dropoff").stdout == "geo:49.016,12.1005\n")
         try rig.ctl("accept")
         try rig.ctl("arrive")
         try rig.ctl("pickup")

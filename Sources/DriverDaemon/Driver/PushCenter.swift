@@ -4,6 +4,7 @@ import DriverStore
 import Foundation
 import JSONRPC
 import Logging
+import Synchronization
 
 /// Pushes from the backend on their way to front ends (design brief §3.5): kept in the store until a front
 /// end acknowledges them, sent again to every new subscriber, held while the vehicle moves (a summary goes
@@ -14,6 +15,8 @@ actor PushCenter {
     let safety: Safety
     let shift: Shift
     let logger: Logger
+    /// Pushes not yet shown, for `agent.status` without a database read on every call.
+    nonisolated let heldCount: Mutex<Int>
 
     init(box: PushBox, hub: EventHub, safety: Safety, shift: Shift, logger: Logger) {
         self.box = box
@@ -21,6 +24,7 @@ actor PushCenter {
         self.safety = safety
         self.shift = shift
         self.logger = logger
+        heldCount = Mutex(((try? box.pending()) ?? []).filter { !$0.delivered }.count)
     }
 
     static func now() -> Double { Date().timeIntervalSince1970 }
@@ -51,8 +55,14 @@ actor PushCenter {
         deliverHeld()
     }
 
+    private func countHeld() {
+        let held = ((try? box.pending()) ?? []).filter { !$0.delivered }.count
+        heldCount.withLock { $0 = held }
+    }
+
     /// Sends what may go out now: everything undelivered while the vehicle stands on shift, else a summary.
     func deliverHeld() {
+        defer { countHeld() }
         guard shift.isOn, let pending = try? box.pending(), !pending.isEmpty else { return }
         let held = pending.filter { !$0.delivered }
         guard !held.isEmpty else { return }
@@ -68,6 +78,7 @@ actor PushCenter {
 
     /// A front end subscribed to `push`: it gets every unacknowledged push (or the summary while driving).
     func subscribed(_ connection: RPCConnection) {
+        defer { countHeld() }
         guard shift.isOn, let pending = try? box.pending(), !pending.isEmpty else { return }
         guard safety.isOpen else {
             if let params = try? Codec.encode(Self.summary(pending, gateOpen: false)) {
@@ -85,15 +96,18 @@ actor PushCenter {
         guard let record = try box.push(id: Int64(id)) else { throw APIError(.notFound, "no unacknowledged push \(id)") }
         if record.interruptive { try safety.require("acknowledging this message") }
         try box.acknowledge(id: Int64(id))
+        countHeld()
         return summary()
     }
 
     func summary() -> PushSummary { Self.summary((try? box.pending()) ?? [], gateOpen: safety.isOpen && shift.isOn) }
 
-    var heldCount: Int { ((try? box.pending()) ?? []).filter { !$0.delivered }.count }
 
     @discardableResult
-    func removeAll() -> Int { (try? box.removeAll()) ?? 0 }
+    func removeAll() -> Int {
+        defer { countHeld() }
+        return (try? box.removeAll()) ?? 0
+    }
 
     private func publishSummary(_ pending: [PushRecord]) {
         if let params = try? Codec.encode(Self.summary(pending, gateOpen: false)) { hub.publish(EventTopic.pushSummary, params: params) }

@@ -412,8 +412,9 @@ final class Uplink: Sendable {
 
     // MARK: Status
 
-    func status() -> OutboxStatus {
-        let depth = (try? outbox.depth()) ?? Outbox.Depth()
+    /// - Parameter maxAge: how old the queue depths may be (a snapshot for `agent.status`; exact for `outbox.status`).
+    func status(maxAge: Duration = .zero) -> OutboxStatus {
+        let depth = (try? outbox.depth(maxAge: maxAge)) ?? Outbox.Depth()
         let now = Self.now()
         let transport = webSocket?.isConnected == true ? "websocket" : "https"
         let (scheduler, driverId) = state.withLock { ($0.scheduler, $0.tokens?.driverId) }

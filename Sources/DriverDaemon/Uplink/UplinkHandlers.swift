@@ -30,8 +30,8 @@ enum UplinkHandlers {
         }
     }
 
-    static func status(_ uplink: Uplink?, _ outbox: Outbox) -> OutboxStatus {
-        uplink?.status() ?? OutboxStatus(depth: (try? outbox.depth()) ?? Outbox.Depth(), now: Uplink.now())
+    static func status(_ uplink: Uplink?, _ outbox: Outbox, maxAge: Duration = .zero) -> OutboxStatus {
+        uplink?.status(maxAge: maxAge) ?? OutboxStatus(depth: (try? outbox.depth(maxAge: maxAge)) ?? Outbox.Depth(), now: Uplink.now())
     }
 }
 

@@ -9,6 +9,11 @@ struct WorkflowService: Service {
     static let etaInterval = 30.0
 
     func run() async throws {
+        // Without a backend there is nothing to sync: no timer wakes the process for it.
+        guard workflow.uplink != nil else {
+            try? await gracefulShutdown()
+            return
+        }
         await cancelWhenGracefulShutdown {
             var failures = 0
             var nextETA = 0.0
