@@ -73,9 +73,9 @@ struct DriverSafetyTests {
         // driverctl watch, not on a terminal, prints a line per push and a status line.
         let (ctl, socket) = (Binaries.path("driverctl"), rig.daemon.socketPath)
         let watch = Task.detached {
-            try runProgram(ctl, ["watch", "--seconds", "4", "--refresh", "0.5"], environment: ["DRIVERD_SOCKET": socket])
+            try runProgram(ctl, ["watch", "--seconds", "12", "--refresh", "0.5"], environment: ["DRIVERD_SOCKET": socket])
         }
-        try await Task.sleep(for: .seconds(1))
+        try await Task.sleep(for: .seconds(3))
         _ = try await rig.http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "new entrance at the back"])
         let watched = try await watch.value
         #expect(watched.status == 0, "\(watched.stderr)")
