@@ -70,14 +70,12 @@ struct DriverSafetyTests {
         #expect(try client.call(Methods.podOTP, OTPParams(taskId: "task-1001", otp: "4812")).task.pod == .accepted)
         try rig.ctl("deliver", "--task", "task-1001")
         #expect(try client.call(Methods.eventsAck, AckParams(id: push.id)).pending == 0)
-        // driverctl watch, not on a terminal, prints a line per push and a status line.
-        let (ctl, socket) = (Binaries.path("driverctl"), rig.daemon.socketPath)
-        let watch = Task.detached {
-            try runProgram(ctl, ["watch", "--seconds", "12", "--refresh", "0.5"], environment: ["DRIVERD_SOCKET": socket])
-        }
-        try await Task.sleep(for: .seconds(3))
+        // driverctl watch, not on a terminal, prints a status line and a line per push: one that starts after a
+        // push came gets it too, since nobody acknowledged it.
         _ = try await rig.http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "new entrance at the back"])
-        let watched = try await watch.value
+        while try events.waitFor(EventTopic.push)["message"] != .string("new entrance at the back") {}
+        let watched = try runProgram(
+            Binaries.path("driverctl"), ["watch", "--seconds", "3", "--refresh", "0.5"], environment: ["DRIVERD_SOCKET": rig.daemon.socketPath])
         #expect(watched.status == 0, "\(watched.stderr)")
         #expect(watched.stdout.contains("Message from dispatch: new entrance at the back"), "\(watched.stdout)")
         #expect(watched.stdout.contains("ON SHIFT · stopped · link online"), "\(watched.stdout)")
