@@ -55,17 +55,12 @@ actor PushCenter {
         deliverHeld()
     }
 
-    private func countHeld() {
-        let held = ((try? box.pending()) ?? []).filter { !$0.delivered }.count
-        heldCount.withLock { $0 = held }
-    }
-
     /// Sends what may go out now: everything undelivered while the vehicle stands on shift, else a summary.
     func deliverHeld() {
-        defer { countHeld() }
-        guard shift.isOn, let pending = try? box.pending(), !pending.isEmpty else { return }
+        let pending = (try? box.pending()) ?? []
         let held = pending.filter { !$0.delivered }
-        guard !held.isEmpty else { return }
+        heldCount.withLock { $0 = held.count }
+        guard shift.isOn, !held.isEmpty else { return }
         guard safety.isOpen else {
             publishSummary(pending)
             return
@@ -73,12 +68,11 @@ actor PushCenter {
         for record in held {
             if let params = try? Codec.encode(Self.event(record)) { hub.publish(EventTopic.push, params: params) }
         }
-        try? box.markDelivered(held.map(\.id))
+        if (try? box.markDelivered(held.map(\.id))) != nil { heldCount.withLock { $0 = 0 } }
     }
 
     /// A front end subscribed to `push`: it gets every unacknowledged push (or the summary while driving).
     func subscribed(_ connection: RPCConnection) {
-        defer { countHeld() }
         guard shift.isOn, let pending = try? box.pending(), !pending.isEmpty else { return }
         guard safety.isOpen else {
             if let params = try? Codec.encode(Self.summary(pending, gateOpen: false)) {
@@ -89,24 +83,25 @@ actor PushCenter {
         for record in pending {
             if let params = try? Codec.encode(Self.event(record)) { hub.send(EventTopic.push, params: params, to: connection) }
         }
-        try? box.markDelivered(pending.filter { !$0.delivered }.map(\.id))
+        if (try? box.markDelivered(pending.filter { !$0.delivered }.map(\.id))) != nil { heldCount.withLock { $0 = 0 } }
     }
 
     func acknowledge(_ id: Int) throws -> PushSummary {
         guard let record = try box.push(id: Int64(id)) else { throw APIError(.notFound, "no unacknowledged push \(id)") }
         if record.interruptive { try safety.require("acknowledging this message") }
         try box.acknowledge(id: Int64(id))
-        countHeld()
-        return summary()
+        let pending = (try? box.pending()) ?? []
+        heldCount.withLock { $0 = pending.filter { !$0.delivered }.count }
+        return Self.summary(pending, gateOpen: safety.isOpen && shift.isOn)
     }
 
     func summary() -> PushSummary { Self.summary((try? box.pending()) ?? [], gateOpen: safety.isOpen && shift.isOn) }
 
-
     @discardableResult
     func removeAll() -> Int {
-        defer { countHeld() }
-        return (try? box.removeAll()) ?? 0
+        let removed = (try? box.removeAll()) ?? 0
+        heldCount.withLock { $0 = 0 }
+        return removed
     }
 
     private func publishSummary(_ pending: [PushRecord]) {
@@ -131,7 +126,7 @@ actor PushCenter {
             let count = pending.filter { $0.kind == kind }.count
             return count == 0 ? nil : "\(count) \(count == 1 ? one : many)"
         }
-        let held = gateOpen ? pending.filter { !$0.delivered }.count : pending.count
-        return PushSummary(pending: pending.count, held: gateOpen ? 0 : held, summary: parts.joined(separator: ", "))
+        // While the gate is closed nothing waiting is shown; once open, nothing is held back.
+        return PushSummary(pending: pending.count, held: gateOpen ? 0 : pending.filter { !$0.delivered }.count, summary: parts.joined(separator: ", "))
     }
 }

@@ -29,6 +29,8 @@ final class Uplink: Sendable {
         var observer: (any UplinkObserver)?
         /// The flush at the end of a shift sends the shift's last pings although the shift is over.
         var shiftEndFlush = false
+        /// The driver whose queued items wait for their next login (set at logout); nil when none wait.
+        var outboxOwner: String?
     }
 
     let client: BackendClient
@@ -68,7 +70,8 @@ final class Uplink: Sendable {
         self.isMoving = isMoving
         state = Mutex(State(
             scheduler: scheduler, tokens: TokenFile.load(from: stateDirectory),
-            lastPushId: (try? outbox.value("last_push_id")).flatMap { $0.flatMap(Int.init) } ?? 0))
+            lastPushId: (try? outbox.value("last_push_id")).flatMap { $0.flatMap(Int.init) } ?? 0,
+            outboxOwner: (try? outbox.value("outbox_owner")).flatMap { $0?.isEmpty == false ? $0 : nil }))
     }
 
     /// The workflow, told about answers, pushes and the link coming back.
@@ -210,8 +213,7 @@ final class Uplink: Sendable {
 
     /// Items queued by a driver who logged out wait for that driver's next login.
     private var itemsHeld: Bool {
-        guard let owner = try? outbox.value("outbox_owner"), !owner.isEmpty else { return false }
-        return state.withLock { $0.tokens?.driverId } != owner
+        state.withLock { state in state.outboxOwner.map { $0 != state.tokens?.driverId } ?? false }
     }
 
     // MARK: One attempt
@@ -290,7 +292,12 @@ final class Uplink: Sendable {
     func login(username: String, password: String) async throws -> StoredTokens {
         let tokens = StoredTokens(try await client.login(username: username, password: password), now: Self.now())
         try store(tokens)
-        if let owner = try? outbox.value("outbox_owner"), owner == tokens.driverId { try? outbox.setValue("", for: "outbox_owner") }
+        let ownerLoggedIn = state.withLock { state -> Bool in
+            guard state.outboxOwner == tokens.driverId else { return false }
+            state.outboxOwner = nil
+            return true
+        }
+        if ownerLoggedIn { try? outbox.setValue("", for: "outbox_owner") }
         state.withLock {
             $0.scheduler.authRestored()
             $0.authEventRaised = false
@@ -313,7 +320,10 @@ final class Uplink: Sendable {
             return state.tokens?.driverId
         }
         TokenFile.remove(from: stateDirectory)
-        if let driverId { try? outbox.setValue(driverId, for: "outbox_owner") }
+        if let driverId {
+            state.withLock { $0.outboxOwner = driverId }
+            try? outbox.setValue(driverId, for: "outbox_owner")
+        }
         webSocket?.disconnect()
         logger.info("logged out", metadata: ["driver": "\(driverId ?? "none")"])
     }

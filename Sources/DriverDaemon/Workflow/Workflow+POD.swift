@@ -49,8 +49,13 @@ extension Workflow {
         let body = try Self.encode(OTPSubmission(value: otp))
         if let uplink, uplink.isOnline {
             // The code must reach the backend after the task's queued transitions.
-            if !((try? outbox.pendingItems(taskId: task.id)) ?? []).isEmpty { await uplink.flush() }
-            if ((try? outbox.pendingItems(taskId: task.id)) ?? []).isEmpty {
+            func queueIsEmpty() -> Bool { ((try? outbox.pendingItems(taskId: task.id)) ?? []).isEmpty }
+            var ready = queueIsEmpty()
+            if !ready {
+                await uplink.flush()
+                ready = queueIsEmpty()
+            }
+            if ready {
                 do {
                     _ = try await uplink.authorized { client, token in
                         try await client.postOTP(taskId: task.id, body: body, idempotencyKey: key, token: token)
