@@ -2,7 +2,7 @@
 SWIFT ?= swift
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: all deps build test demo bench clean
+.PHONY: all deps build test demo bench deb test-package clean
 
 all: build
 
@@ -30,5 +30,17 @@ bench: deps
 	$(SWIFT) build -c release
 	scripts/bench.sh "$$($(SWIFT) build -c release --show-bin-path)"
 
+# The Debian package: a release build with the Swift runtime linked in, man pages and completions from
+# swift-argument-parser, checked by lintian (errors fail). Output: out/driverd_<version>_<arch>.deb
+deb:
+	@scripts/install-deps.sh --packaging
+	scripts/build-deb.sh
+
+# Installs the package on this machine (root), boots systemd in a PID namespace to run the hardened unit
+# against gpsd and dispatch-sim, upgrades over an older build, removes and purges. See the script.
+test-package: deb
+	$(SWIFT) build
+	scripts/test-package.sh "$(BIN_DIR)"
+
 clean:
-	rm -rf .build .demo
+	rm -rf .build .build-deb .demo out

@@ -2,6 +2,8 @@
 # Installs the Debian packages the build, tests and demo need, only when some are missing. Idempotent, quiet.
 set -euo pipefail
 packages=(pkg-config libsystemd-dev libsqlite3-dev libgps-dev zlib1g-dev gpsd gpsd-clients systemd python3 python3-venv)
+# `make deb` and its install test also need Debian's packaging tools.
+if [[ "${1:-}" == "--packaging" ]]; then packages+=(dpkg-dev binutils lintian); fi
 missing=()
 for package in "${packages[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)

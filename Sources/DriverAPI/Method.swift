@@ -60,6 +60,9 @@ public enum Methods {
     /// Clears personal data and the tokens; keeps what is queued for the same driver's next login.
     public static let authLogout = Method<NoParams, LogoutResult>("auth.logout", mutating: true)
 
+    /// Versions, status, disk space, the redacted configuration and the last warnings, for support.
+    public static let diagReport = Method<NoParams, DiagReport>("diag.report", mutating: false)
+
     /// Every name, for documentation checks and `method not found` hints.
     public static let allNames: [String] = [
         agentDescribe.name, agentStatus.name, agentSetLogLevel.name, gpsStatus.name, gpsFix.name,
@@ -67,5 +70,6 @@ public enum Methods {
         routeGet.name, routeNext.name, routeResequence.name, navLinks.name, taskAccept.name, taskArrive.name,
         taskPickup.name, taskDeliver.name, taskFail.name, taskReturnToVendor.name, podPhoto.name, podOTP.name,
         eventsAck.name, eventsPending.name, shiftStart.name, shiftEnd.name, shiftStatus.name, authLogout.name,
+        diagReport.name,
     ]
 }

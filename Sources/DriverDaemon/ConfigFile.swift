@@ -33,6 +33,18 @@ public enum ConfigFile {
         return values
     }
 
+    /// A warning when the file holds a password yet every user may read it (the package installs it 0640,
+    /// group driverd; a copy made by hand often is 0644).
+    public static func exposedSecretWarning(path: String, config: DaemonConfig) -> ConfigIssue? {
+        guard !config.backendPassword.isEmpty else { return nil }
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IROTH != 0 else { return nil }
+        let mode = String(info.st_mode & 0o777, radix: 8)
+        return ConfigIssue(
+            key: "backend.password",
+            message: "set in a file every user can read (mode 0\(mode)); run: chgrp driverd \(path) && chmod 0640 \(path)")
+    }
+
     private static func flatten(_ table: TOMLTable, prefix: String, into values: inout [String: ConfigValue]) {
         for key in table.keys {
             guard let value = table[key] else { continue }

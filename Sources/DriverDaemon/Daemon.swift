@@ -18,10 +18,14 @@ public enum Daemon {
     }
 
     /// Runs the daemon. Returns after a graceful stop; throws when it cannot start.
-    public static func run(config: DaemonConfig, configWarnings: [ConfigIssue] = []) async throws {
+    /// `configPath` is the file `config` came from, shown (redacted) by `diag.report`.
+    public static func run(config: DaemonConfig, configPath: String, configWarnings: [ConfigIssue] = []) async throws {
         let levelControl = LogLevelControl(Logger.Level(config.logLevel))
         let sink = logSink(for: config.logTarget)
-        LoggingSystem.bootstrap { label in DaemonLogHandler(label: label, sink: sink, control: levelControl) }
+        let recentWarnings = RecentWarnings()
+        LoggingSystem.bootstrap { label in
+            DaemonLogHandler(label: label, sink: sink, control: levelControl, recentWarnings: recentWarnings)
+        }
         let logger = Logger(label: "driverd")
         for warning in configWarnings {
             logger.warning(
@@ -99,6 +103,9 @@ public enum Daemon {
 
         var router = RPCRouter()
         AgentHandlers.register(in: &router, runtime: runtime, logger: logger)
+        DiagHandlers.register(in: &router, runtime: DiagRuntime(
+            agent: runtime, config: config, configPath: configPath, configWarnings: configWarnings, store: store,
+            recentWarnings: recentWarnings))
         GPSHandlers.register(in: &router, runtime: tracking, logger: Logger(label: "gps"))
         UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox)
         WorkflowHandlers.register(in: &router, workflow: workflow, safety: safety)
@@ -153,6 +160,9 @@ public enum Daemon {
                 gracefulShutdownSignals: [],
                 logger: Logger(label: "lifecycle")))
         SignalWaiter.start { signal in
+            logger.notice(
+                "stopping on \(signal == SIGTERM ? "SIGTERM" : signal == SIGINT ? "SIGINT" : "signal \(signal)"): finishing requests, committing the last pings, flushing the outbox",
+                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.stopping.rawValue)"])
             Task { await group.triggerGracefulShutdown() }
         }
         try await group.run()

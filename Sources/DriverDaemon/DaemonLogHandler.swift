@@ -36,11 +36,13 @@ public struct DaemonLogHandler: LogHandler {
     private let label: String
     private let sink: Sink
     private let control: LogLevelControl
+    private let recentWarnings: RecentWarnings?
 
-    public init(label: String, sink: Sink, control: LogLevelControl) {
+    public init(label: String, sink: Sink, control: LogLevelControl, recentWarnings: RecentWarnings? = nil) {
         self.label = label
         self.sink = sink
         self.control = control
+        self.recentWarnings = recentWarnings
     }
 
     public var logLevel: Logger.Level {
@@ -56,6 +58,11 @@ public struct DaemonLogHandler: LogHandler {
     public func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { $1 } }
+        if event.level >= .warning, let recentWarnings {
+            recentWarnings.record(LogRecord(
+                time: WallClock.now(), level: event.level.rawValue, subsystem: label,
+                messageID: merged[Self.messageIDKey].map { "\($0)" }, message: "\(event.message)"))
+        }
         switch sink {
         case .journal: writeJournal(event, merged)
         case .stderr: writeStderr(event, merged)

@@ -53,6 +53,11 @@ public final class Store: Sendable {
             + "retried: \(error.message ?? error.resultCode.description)"
     }
 
+    /// The SQLite library in use, e.g. "3.40.1".
+    public func sqliteVersion() throws -> String {
+        try pool.read { db in try String.fetchOne(db, sql: "SELECT sqlite_version()") ?? "unknown" }
+    }
+
     /// Schema version names applied so far, oldest first.
     public func appliedMigrations() throws -> [String] {
         try pool.read { db in try Migrations.migrator.appliedMigrations(db) }

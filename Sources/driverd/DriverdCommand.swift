@@ -27,8 +27,14 @@ struct DriverdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "driverd",
         abstract: "The in-vehicle agent of a delivery fleet: GPS, delivery workflow and a durable uplink.",
-        discussion: "Serves a JSON-RPC 2.0 API on a Unix socket for driverctl and other front ends. "
-            + "Flags override the configuration file.",
+        discussion: """
+            Serves a JSON-RPC 2.0 API on a Unix socket for driverctl and other front ends. Flags override the \
+            configuration file, /etc/driverd/driverd.toml, whose comments document every key; check a change \
+            with --check-config. The state (the SQLite outbox, tasks, the photo spool, tokens) lives in \
+            /var/lib/driverd. Under systemd (driverd.service, driverd.socket) it reports readiness and status \
+            and feeds the watchdog; SIGTERM stops it gracefully after a final flush. Its journal entries carry \
+            MESSAGE_IDs that journalctl -x explains. For support: driverctl diag.
+            """,
         version: DaemonVersion.current)
 
     @Option(name: .long, help: ArgumentHelp("Configuration file (TOML); an absent file means the defaults.", valueName: "path"))
@@ -57,12 +63,15 @@ struct DriverdCommand: AsyncParsableCommand {
 
     mutating func run() async throws {
         var parsed: DaemonConfig.Parsed
+        let values: [String: ConfigValue]?
         do {
-            parsed = DaemonConfig.parse(try ConfigFile.load(path: config) ?? [:])
+            values = try ConfigFile.load(path: config)
+            parsed = DaemonConfig.parse(values ?? [:])
         } catch {
             printError("driverd: \(error)")
             throw ExitCode(2)
         }
+        if let warning = ConfigFile.exposedSecretWarning(path: config, config: parsed.config) { parsed.warnings.append(warning) }
         if let socket { parsed.config.socketPath = socket }
         if let stateDirectory { parsed.config.stateDirectory = stateDirectory }
         if let logLevel { parsed.config.logLevel = logLevel }
@@ -83,10 +92,15 @@ struct DriverdCommand: AsyncParsableCommand {
         }
 
         if checkConfig {
-            for warning in parsed.warnings { printError("warning: \(config): \(warning)") }
-            for error in parsed.errors { printError("error: \(config): \(error)") }
-            guard parsed.errors.isEmpty else { throw ExitCode(2) }
-            print("\(config): OK")
+            // Compiler style, one problem per line, so an operator (or a provisioning script) sees every one at once.
+            for error in parsed.errors { printError("\(config): error: \(error)") }
+            for warning in parsed.warnings { printError("\(config): warning: \(warning)") }
+            let summary = values == nil ? "not found, the built-in defaults apply" : "\(DaemonConfig.knownKeys.count) keys known"
+            guard parsed.errors.isEmpty else {
+                printError("\(config): \(counted(parsed.errors.count, "error")), \(counted(parsed.warnings.count, "warning"))")
+                throw ExitCode(2)
+            }
+            print(parsed.warnings.isEmpty ? "\(config): OK (\(summary))" : "\(config): OK with \(counted(parsed.warnings.count, "warning")) (\(summary))")
             return
         }
         guard parsed.errors.isEmpty else {
@@ -94,12 +108,16 @@ struct DriverdCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         do {
-            try await Daemon.run(config: parsed.config, configWarnings: parsed.warnings)
+            try await Daemon.run(config: parsed.config, configPath: config, configWarnings: parsed.warnings)
         } catch {
             printError("driverd: \(error)")
             throw ExitCode(1)
         }
     }
+}
+
+private func counted(_ count: Int, _ noun: String) -> String {
+    "\(count) \(noun)\(count == 1 ? "" : "s")"
 }
 
 extension LogLevel: ExpressibleByArgument {}

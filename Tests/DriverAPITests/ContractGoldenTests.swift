@@ -107,6 +107,34 @@ struct ContractGoldenTests {
             "task.conflict.event")
     }
 
+    @Test func diagReport() throws {
+        let status = AgentStatus(
+            daemonVersion: "0.1.0", apiMajor: 1, apiMinor: 5, uptimeSeconds: 3600,
+            rpc: RPCSection(socketPath: "/run/driverd/driverd.sock", socketActivated: true, openConnections: 1, requestsServed: 9),
+            gps: Self.gps, sampling: Self.sampling,
+            outbox: SectionAvailability(available: true), link: SectionAvailability(available: true),
+            shift: SectionAvailability(available: true), uplink: Self.outbox,
+            shiftStatus: ShiftStatus(onShift: true, startedAt: 1795850000, endedAt: nil),
+            safety: SafetyStatus(state: "stationary", speed: 0, limit: 4.47, heldPushes: 0))
+        let report = DiagReport(
+            generatedAt: 1795852800.5,
+            versions: DiagVersions(
+                daemon: "0.1.0", api: "1.5", sqlite: "3.40.1", libgps: "11.0", kernel: "Linux 6.1.0 x86_64",
+                os: "Debian GNU/Linux 12 (bookworm)"),
+            status: status,
+            storage: StorageStatus(stateDirectory: "/var/lib/driverd", databaseBytes: 81920, freeBytes: 1 << 30, totalBytes: 8 << 30),
+            config: DiagConfig(
+                path: "/etc/driverd/driverd.toml",
+                effective: ["backend.password": "\"<redacted>\"", "backend.url": "\"https://fleet.example.com\""],
+                warnings: ["sampling.movinghz: unknown key, ignored (did you mean sampling.moving_hz?)"],
+                fileText: "[backend]\npassword = \"<redacted>\"\n"),
+            warnings: [LogRecord(
+                time: 1795852790, level: "warning", subsystem: "uplink",
+                messageID: "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f7b", message: "login required")],
+            warningsTotal: 3)
+        try Self.check(report, "diag.report.result")
+    }
+
     @Test func setLogLevel() throws {
         try Self.check(SetLogLevelParams(level: .debug), "agent.setLogLevel.params")
         try Self.check(SetLogLevelResult(previous: .info, current: .debug), "agent.setLogLevel.result")

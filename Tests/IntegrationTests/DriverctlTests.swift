@@ -1,4 +1,5 @@
 import Foundation
+import DriverDomain
 import Testing
 
 /// driverctl against a real daemon, and without one.
@@ -89,12 +90,23 @@ struct DriverdCommandLineTests {
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("rpc.max_line_bytes: 12 is invalid: expected an integer from 1024 to 16777216"))
         #expect(bad.stderr.contains("daemon.log_level: \"loud\" is invalid: expected one of trace"))
-        #expect(bad.stderr.contains("warning: \(path): daemon.colour: unknown key"))
+        #expect(bad.stderr.contains("\(path): warning: daemon.colour: unknown key"))
+        #expect(bad.stderr.contains("\(path): 2 errors, 1 warning"))
 
         try "[rpc]\nsocket = \"/run/x.sock\"\n".write(toFile: path, atomically: true, encoding: .utf8)
         let good = try runProgram(driverd, ["--config", path, "--check-config"])
         #expect(good.status == 0)
-        #expect(good.stdout == "\(path): OK\n")
+        #expect(good.stdout == "\(path): OK (\(DaemonConfig.knownKeys.count) keys known)\n")
+
+        // A password in a file everybody can read is worth a warning, not a refusal.
+        try "[backend]\nurl = \"https://fleet.example.com\"\nusername = \"unit-7\"\npassword = \"s3cret\"\n"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o644)
+        let exposed = try runProgram(driverd, ["--config", path, "--check-config"])
+        #expect(exposed.status == 0)
+        #expect(exposed.stderr.contains("backend.password: set in a file every user can read (mode 0644)"))
+        #expect(exposed.stdout.contains("OK with 1 warning"))
+        #expect(!exposed.stderr.contains("s3cret") && !exposed.stdout.contains("s3cret"))
 
         try "[rpc\nsocket = ".write(toFile: path, atomically: true, encoding: .utf8)
         let broken = try runProgram(driverd, ["--config", path, "--check-config"])
@@ -106,6 +118,7 @@ struct DriverdCommandLineTests {
     func absentConfig() throws {
         let outcome = try runProgram(driverd, ["--config", "/nonexistent/driverd.toml", "--check-config"])
         #expect(outcome.status == 0)
+        #expect(outcome.stdout.contains("not found, the built-in defaults apply"))
     }
 
     @Test("a flag beats the config file")

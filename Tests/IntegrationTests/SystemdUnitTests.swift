@@ -56,4 +56,39 @@ struct SystemdUnitTests {
             #expect(!outcome.stderr.contains("Failed to parse"), "\(outcome.stderr)")
         }
     }
+
+    @Test("the service scores at most 2.0 (OK) in systemd-analyze security --offline=yes")
+    func exposure() throws {
+        let analyze = "/usr/bin/systemd-analyze"
+        try #require(FileManager.default.isExecutableFile(atPath: analyze), "systemd-analyze is missing")
+        let unit = Self.systemdDirectory.appendingPathComponent("driverd.service").path
+        let outcome = try runProgram(analyze, ["security", "--offline=yes", "--no-pager", unit])
+        let line = try #require(
+            outcome.stdout.split(separator: "\n").first { $0.contains("Overall exposure level") },
+            "no score in: \(outcome.stdout)\(outcome.stderr)")
+        // "→ Overall exposure level for driverd.service: 1.4 OK 🙂"
+        let score = try #require(line.split(separator: ":").last?.split(separator: " ").first.flatMap { Double($0) }, "\(line)")
+        #expect(score <= 2.0, "\(line)")
+    }
+
+    @Test("journalctl accepts the message catalog and lists every entry")
+    func catalog() throws {
+        let journalctl = "/usr/bin/journalctl"
+        try #require(FileManager.default.isExecutableFile(atPath: journalctl), "journalctl is missing")
+        let root = TemporaryDirectory()
+        let catalogDirectory = root.file("usr/lib/systemd/catalog")
+        try FileManager.default.createDirectory(atPath: catalogDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root.file("var/lib/systemd/catalog"), withIntermediateDirectories: true)
+        let source = Self.systemdDirectory.deletingLastPathComponent().appendingPathComponent("packaging/driverd.catalog").path
+        try FileManager.default.copyItem(atPath: source, toPath: catalogDirectory + "/driverd.catalog")
+        let update = try runProgram(journalctl, ["--root", root.path, "--update-catalog"])
+        #expect(update.status == 0, "\(update.stderr)")
+        #expect(!update.stderr.contains("driverd.catalog"), "journalctl complained: \(update.stderr)")
+        let listed = try runProgram(journalctl, ["--root", root.path, "--list-catalog", "--no-pager"])
+        let ids = Set(listed.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) })
+        let catalogText = try String(contentsOfFile: source, encoding: .utf8)
+        let expected = Set(catalogText.split(separator: "\n").filter { $0.hasPrefix("-- ") }.map { String($0.dropFirst(3)) })
+        #expect(expected.count == 15)
+        #expect(expected.isSubset(of: ids), "missing: \(expected.subtracting(ids))")
+    }
 }

@@ -27,7 +27,7 @@ actor PushCenter {
         heldCount = Mutex(((try? box.pending()) ?? []).filter { !$0.delivered }.count)
     }
 
-    static func now() -> Double { Date().timeIntervalSince1970 }
+    static func now() -> Double { WallClock.now() }
 
     /// The kinds front ends get; ETA pushes only refresh the next-stop card.
     static func record(_ push: Push, now: Double) -> PushRecord? {

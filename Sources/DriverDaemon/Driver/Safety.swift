@@ -13,7 +13,7 @@ final class Safety: Sendable {
         gate = Mutex(SafetyGate(limit: limit, staleAfter: staleAfter))
     }
 
-    static func now() -> Double { Date().timeIntervalSince1970 }
+    static func now() -> Double { WallClock.now() }
 
     /// Called when the vehicle comes to a stand (held pushes go out then).
     func whenOpened(_ action: @escaping @Sendable () -> Void) { onOpened.withLock { $0 = action } }

@@ -19,7 +19,7 @@ final class Shift: Sendable {
         try? persist(status)
     }
 
-    static func now() -> Double { Date().timeIntervalSince1970 }
+    static func now() -> Double { WallClock.now() }
 
     var isOn: Bool { state.withLock { $0.onShift } }
     var status: ShiftStatus { state.withLock { $0 } }

@@ -23,6 +23,9 @@ final class TrackingPipeline: GPSEventHandler {
     /// Set once the reader exists (the reader holds the pipeline as its handler).
     private let reader = Mutex<GPSDReader?>(nil)
     private let lastPowerRead = Mutex<ContinuousClock.Instant>(.now)
+    /// The last link state other than `connecting`, so that retries against an absent gpsd (every few seconds,
+    /// for hours) are logged once, not each time.
+    private let settledLink = Mutex<GPSLinkState?>(nil)
 
     init(
         tracker: Tracker, recorder: PingRecorder?, hub: EventHub, power: PowerInputs, saverThresholdPercent: Int,
@@ -104,7 +107,11 @@ final class TrackingPipeline: GPSEventHandler {
 
     private func linkChanged(_ state: GPSLinkState) {
         tracker.setLink(state)
-        let level: Logger.Level = state == .lost ? .warning : .info
+        let changed = state == .connecting ? false : settledLink.withLock { settled in
+            defer { settled = state }
+            return settled != state
+        }
+        let level: Logger.Level = !changed ? .debug : state == .lost ? .warning : .info
         logger.log(
             level: level, "gps link: \(state.rawValue)",
             metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.gpsLink.rawValue)", "link": "\(state.rawValue)"])

@@ -139,7 +139,7 @@ final class Uplink: Sendable {
         for push in try await client.pushes(after: after, token: token).pushes { await received(push) }
     }
 
-    static func now() -> Double { Date().timeIntervalSince1970 }
+    static func now() -> Double { WallClock.now() }
 
     // MARK: The loop
 

@@ -51,7 +51,7 @@ actor Workflow {
         sequence = try book.sequence()
     }
 
-    static func now() -> Double { Date().timeIntervalSince1970 }
+    static func now() -> Double { WallClock.now() }
 
     // MARK: The route
 

@@ -1,0 +1,113 @@
+/// Result of `diag.report` (API 1.5): everything a support engineer asks for first, in one answer.
+///
+/// It holds no customer data: the status sections, versions, disk space, the effective configuration with
+/// secrets replaced by `<redacted>`, and the daemon's last warnings (whose texts are already free of it).
+public struct DiagReport: Codable, Sendable, Equatable {
+    /// When the report was made, Unix seconds.
+    public var generatedAt: Double
+    public var versions: DiagVersions
+    /// The same as `agent.status` at that moment (uptime, gps, sampling, outbox and link, shift, safety).
+    public var status: AgentStatus
+    public var storage: StorageStatus
+    public var config: DiagConfig
+    /// The most recent warnings and errors since the daemon started, oldest first (at most `warningsKept`).
+    public var warnings: [LogRecord]
+    /// How many warnings and errors were logged since start, including those no longer kept.
+    public var warningsTotal: Int
+
+    public static let warningsKept = 20
+
+    public init(
+        generatedAt: Double, versions: DiagVersions, status: AgentStatus, storage: StorageStatus, config: DiagConfig,
+        warnings: [LogRecord], warningsTotal: Int
+    ) {
+        self.generatedAt = generatedAt
+        self.versions = versions
+        self.status = status
+        self.storage = storage
+        self.config = config
+        self.warnings = warnings
+        self.warningsTotal = warningsTotal
+    }
+}
+
+/// The software the daemon runs with.
+public struct DiagVersions: Codable, Sendable, Equatable {
+    public var daemon: String
+    /// `MAJOR.MINOR` of the local API.
+    public var api: String
+    /// The SQLite library in use (`sqlite_version()`).
+    public var sqlite: String
+    /// The libgps API the daemon was built against (`GPSD_API_MAJOR_VERSION.MINOR`).
+    public var libgps: String
+    /// `uname -sr` and the machine, e.g. "Linux 6.1.0-18-amd64 x86_64".
+    public var kernel: String
+    /// `PRETTY_NAME` of /etc/os-release, when readable.
+    public var os: String?
+
+    public init(daemon: String, api: String, sqlite: String, libgps: String, kernel: String, os: String?) {
+        self.daemon = daemon
+        self.api = api
+        self.sqlite = sqlite
+        self.libgps = libgps
+        self.kernel = kernel
+        self.os = os
+    }
+}
+
+/// The state directory and the file system it lives on.
+public struct StorageStatus: Codable, Sendable, Equatable {
+    public var stateDirectory: String
+    /// The SQLite database with its write-ahead log, bytes.
+    public var databaseBytes: Int64
+    /// Space left for the daemon's user (`f_bavail`), bytes; nil when the file system could not be read.
+    public var freeBytes: Int64?
+    public var totalBytes: Int64?
+
+    public init(stateDirectory: String, databaseBytes: Int64, freeBytes: Int64?, totalBytes: Int64?) {
+        self.stateDirectory = stateDirectory
+        self.databaseBytes = databaseBytes
+        self.freeBytes = freeBytes
+        self.totalBytes = totalBytes
+    }
+}
+
+/// The configuration in effect: every key with its value (file, flags and defaults merged).
+public struct DiagConfig: Codable, Sendable, Equatable {
+    /// The file the daemon read at start.
+    public var path: String
+    /// `section.key` to the value in TOML notation; secrets are `"<redacted>"` when set.
+    public var effective: [String: String]
+    /// Unknown keys and other warnings from reading the file at start.
+    public var warnings: [String]
+    /// The file as it is now on disk with secret values redacted; nil when it cannot be read.
+    public var fileText: String?
+
+    public init(path: String, effective: [String: String], warnings: [String], fileText: String?) {
+        self.path = path
+        self.effective = effective
+        self.warnings = warnings
+        self.fileText = fileText
+    }
+}
+
+/// One log entry kept for diagnostics.
+public struct LogRecord: Codable, Sendable, Equatable {
+    /// Unix seconds.
+    public var time: Double
+    /// The swift-log level: warning, error or critical.
+    public var level: String
+    /// The daemon's subsystem (logger label): gps, uplink, workflow …
+    public var subsystem: String
+    /// The journald `MESSAGE_ID`, when the entry has one (the message catalog explains it).
+    public var messageID: String?
+    public var message: String
+
+    public init(time: Double, level: String, subsystem: String, messageID: String?, message: String) {
+        self.time = time
+        self.level = level
+        self.subsystem = subsystem
+        self.messageID = messageID
+        self.message = message
+    }
+}

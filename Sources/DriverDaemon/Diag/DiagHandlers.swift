@@ -1,0 +1,46 @@
+import DriverAPI
+import DriverDomain
+import DriverStore
+import GPSKit
+import JSONRPC
+
+/// What `diag.report` needs beyond `agent.status`, fixed at start-up.
+struct DiagRuntime: Sendable {
+    let agent: AgentRuntime
+    let config: DaemonConfig
+    let configPath: String
+    let configWarnings: [ConfigIssue]
+    let store: Store
+    let recentWarnings: RecentWarnings
+}
+
+/// The `diag.*` methods.
+enum DiagHandlers {
+    static func register(in router: inout RPCRouter, runtime: DiagRuntime) {
+        router.register(Methods.diagReport) { _, _ in
+            try report(runtime)
+        }
+    }
+
+    static func report(_ runtime: DiagRuntime) throws -> DiagReport {
+        let (warnings, total) = runtime.recentWarnings.snapshot
+        let sqlite: String
+        do {
+            sqlite = try runtime.store.sqliteVersion()
+        } catch {
+            sqlite = "unreadable: \(Store.describeWriteFailure(error))"
+        }
+        return DiagReport(
+            generatedAt: WallClock.now(),
+            versions: DiagVersions(
+                daemon: DaemonVersion.current, api: "\(APIVersion.major).\(APIVersion.minor)", sqlite: sqlite,
+                libgps: LibGPSVersion.api, kernel: SystemInfo.kernel(), os: SystemInfo.operatingSystem()),
+            status: AgentHandlers.status(runtime.agent),
+            storage: SystemInfo.storage(stateDirectory: runtime.config.stateDirectory, databasePath: runtime.store.path),
+            config: DiagConfig(
+                path: runtime.configPath, effective: runtime.config.effectiveValues,
+                warnings: runtime.configWarnings.map(\.description),
+                fileText: SystemInfo.readSmallFile(runtime.configPath).map(ConfigRedaction.redact)),
+            warnings: warnings, warningsTotal: total)
+    }
+}

@@ -1,0 +1,32 @@
+/// "Did you mean …?" for an unknown configuration key: the known key nearest by edit distance, if it is near.
+public enum ConfigKeySuggestion {
+    /// The closest known key within a third of the key's length in edits (at least 1, at most 4), or one
+    /// with the same name in another section.
+    public static func closest(to key: String, among known: [String]) -> String? {
+        let limit = min(4, max(1, key.count / 3))
+        var best: (key: String, distance: Int)?
+        for candidate in known {
+            let distance = editDistance(Array(key.lowercased()), Array(candidate))
+            if distance <= limit, distance < (best?.distance ?? .max) { best = (candidate, distance) }
+        }
+        if let best { return best.key }
+        // `[gps] moving_hz` instead of `[sampling] moving_hz`: the right name in the wrong section.
+        let name = key.split(separator: ".").last.map(String.init) ?? key
+        return known.first { $0.split(separator: ".").last.map(String.init) == name }
+    }
+
+    /// Levenshtein distance.
+    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        if a.isEmpty { return b.count }
+        var previous = Array(0...b.count)
+        var current = previous
+        for i in 1...a.count {
+            current[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
+}

@@ -1,0 +1,304 @@
+import DriverAPI
+
+/// Where the daemon's log entries go.
+public enum LogTarget: String, Sendable, CaseIterable {
+    /// journald when stderr is connected to the journal (`JOURNAL_STREAM`), else stderr.
+    case auto
+    case journal
+    case stderr
+}
+
+/// How the daemon watches gpsd.
+public enum GPSWatchMode: String, Sendable, CaseIterable {
+    case adaptive, continuous
+}
+
+/// Whether `text` is `HOST:PORT` (or `[V6]:PORT`) with a port from 1 to 65535.
+public func isHostPort(_ text: String) -> Bool {
+    guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+          (1...65535).contains(port)
+    else { return false }
+    return colon > text.startIndex
+}
+
+/// The daemon's settings, with the documented defaults. Built from the config file's flattened keys
+/// (`section.key`), then command-line flags override single fields.
+public struct DaemonConfig: Sendable, Equatable {
+    public var socketPath = "/run/driverd/driverd.sock"
+    public var stateDirectory = "/var/lib/driverd"
+    /// Members of this group (and root) may call mutating methods.
+    public var rpcGroup = "driver"
+    public var maxLineBytes = 1 << 20
+    public var logLevel = LogLevel.info
+    public var logTarget = LogTarget.auto
+    /// gpsd's address, `HOST:PORT`.
+    public var gpsd = "127.0.0.1:2947"
+    /// adaptive: quiet between samples at slow rates; continuous: stream every fix (replays faster than
+    /// real time need it, since they compress wall time).
+    public var gpsWatch = GPSWatchMode.adaptive
+    /// Record sampled fixes as pings (a later release ties this to shifts).
+    public var trackingEnabled = true
+    /// A file whose content is 0 or 1 (a GPIO or vehicle-bus bridge); empty: no ignition input.
+    public var ignitionPath = ""
+    public var powerSupplyDirectory = "/sys/class/power_supply"
+    public var saverThresholdPercent = 20
+    public var powerPollSeconds = 60
+    public var rates = SamplingRates()
+    /// The backend's base URL (`https://…`; `http://` only for loopback); empty: nothing is sent.
+    public var backendURL = ""
+    /// A PEM file of CA certificates to trust instead of the system's; empty: the system roots.
+    public var backendCAFile = ""
+    /// For unattended units and tests: log in with these when no token is stored or the backend refuses it.
+    public var backendUsername = ""
+    public var backendPassword = ""
+    /// Pings older than this are dropped while the backend is away (hours; default 7 days).
+    public var maxPingAgeHours = 168
+    /// Past this many queued pings the oldest are thinned to one per minute, then dropped.
+    public var maxPings = 1_000_000
+    /// Above this speed (m/s; 4.47 = 10 mph) attention-needing actions wait and interruptive pushes are held.
+    public var safetySpeedLimit = 4.47
+    /// A fix older than this (seconds) leaves the speed unknown, which counts as moving unless the ignition is off.
+    public var safetyStaleFixSeconds = 10.0
+    /// Start a shift when the daemon starts (units without a driver, tests); otherwise `shift.start`.
+    public var shiftAutoStart = false
+    /// A login older than this (hours) must be renewed: the uplink pauses and `auth.required` is raised.
+    public var maxLoginAgeHours = 24.0
+
+    public init() {}
+
+    /// Whether `text` is a backend URL the daemon accepts: https, or http to a loopback address only
+    /// (TLS is never switched off for a real network).
+    public static func isBackendURL(_ text: String) -> Bool {
+        if text.hasPrefix("https://") { return text.count > "https://".count }
+        guard text.hasPrefix("http://") else { return false }
+        let rest = text.dropFirst("http://".count)
+        return ["127.0.0.1", "[::1]", "localhost"].contains { rest == $0 || rest.hasPrefix($0 + ":") || rest.hasPrefix($0 + "/") }
+    }
+
+    /// The outcome of reading a configuration: the settings, and what was wrong or unknown.
+    public struct Parsed: Sendable {
+        public var config: DaemonConfig
+        /// Invalid values; the daemon refuses to start with any.
+        public var errors: [ConfigIssue]
+        /// Unknown keys; reported, not fatal, so an older daemon still starts with a newer file.
+        public var warnings: [ConfigIssue]
+    }
+
+    public static func parse(_ values: [String: ConfigValue]) -> Parsed {
+        var parsed = Parsed(config: DaemonConfig(), errors: [], warnings: [])
+        for key in values.keys.sorted() {
+            let value = values[key]!
+            guard let entry = keys[key] else {
+                let hint = ConfigKeySuggestion.closest(to: key, among: knownKeys).map { " (did you mean \($0)?)" } ?? ""
+                parsed.warnings.append(ConfigIssue(key: key, message: "unknown key, ignored\(hint)"))
+                continue
+            }
+            if let problem = entry.apply(&parsed.config, value) {
+                parsed.errors.append(ConfigIssue(key: key, message: "\(value) is invalid: \(problem)"))
+            }
+        }
+        parsed.warnings += parsed.config.consistencyWarnings()
+        return parsed
+    }
+
+    /// Every key, documented in packaging/driverd.toml.
+    public static var knownKeys: [String] { keys.keys.sorted() }
+
+    /// Keys whose values are secrets: never logged, shown as `<redacted>` in diagnostics.
+    public static let secretKeys: Set<String> = ["backend.password"]
+
+    /// The value of every key as this configuration has it, in TOML notation, secrets redacted.
+    public var effectiveValues: [String: String] {
+        var values: [String: String] = [:]
+        for (key, entry) in Self.keys {
+            let value = entry.show(self)
+            if Self.secretKeys.contains(key), value != .string("") {
+                values[key] = ConfigValue.string(ConfigRedaction.placeholder).description
+            } else {
+                values[key] = value.description
+            }
+        }
+        return values
+    }
+
+    /// The value of one key in this configuration (nil for an unknown key).
+    public func value(of key: String) -> ConfigValue? { Self.keys[key]?.show(self) }
+
+    /// Settings that are each valid but together probably not what the operator meant.
+    func consistencyWarnings() -> [ConfigIssue] {
+        var warnings: [ConfigIssue] = []
+        if !backendUsername.isEmpty, backendPassword.isEmpty {
+            warnings.append(ConfigIssue(key: "backend.password", message: "empty while backend.username is set: the login will fail"))
+        }
+        if backendURL.isEmpty, !backendUsername.isEmpty || !backendCAFile.isEmpty {
+            warnings.append(ConfigIssue(key: "backend.url", message: "empty: nothing is sent, so the other backend keys have no effect"))
+        }
+        if rates.saverMoving > rates.moving {
+            warnings.append(ConfigIssue(
+                key: "sampling.saver_moving_hz", message: "\(rates.saverMoving) is above sampling.moving_hz (\(rates.moving)): battery-saver mode would sample faster"))
+        }
+        if rates.saverStationary > rates.stationary {
+            warnings.append(ConfigIssue(
+                key: "sampling.saver_stationary_hz",
+                message: "\(rates.saverStationary) is above sampling.stationary_hz (\(rates.stationary)): battery-saver mode would sample faster"))
+        }
+        return warnings
+    }
+
+    /// How one key is read from the file and shown back.
+    private struct Key: Sendable {
+        /// Sets the value; returns what is allowed when the value is not.
+        let apply: @Sendable (inout DaemonConfig, ConfigValue) -> String?
+        let show: @Sendable (DaemonConfig) -> ConfigValue
+    }
+
+    private static let keys: [String: Key] = [
+        "daemon.state_dir": path(\.stateDirectory),
+        "daemon.log_level": choice(\.logLevel),
+        "daemon.log_target": choice(\.logTarget),
+        "rpc.socket": Key(
+            apply: { config, value in
+                guard let path = absolutePath(value) else { return "expected an absolute path" }
+                // The daemon binds `PATH.new` first, then renames it into place.
+                guard path.utf8.count < 104 else { return "a Unix socket path must be shorter than 104 bytes" }
+                config.socketPath = path
+                return nil
+            },
+            show: { .string($0.socketPath) }),
+        "rpc.group": Key(
+            apply: { config, value in
+                guard case .string(let name) = value, !name.isEmpty, !name.contains(":") else { return "expected a group name" }
+                config.rpcGroup = name
+                return nil
+            },
+            show: { .string($0.rpcGroup) }),
+        "rpc.max_line_bytes": integer(\.maxLineBytes, 1024...(16 << 20)),
+        "gps.gpsd": Key(
+            apply: { config, value in
+                guard case .string(let text) = value, isHostPort(text) else { return "expected HOST:PORT, e.g. 127.0.0.1:2947" }
+                config.gpsd = text
+                return nil
+            },
+            show: { .string($0.gpsd) }),
+        "gps.watch": choice(\.gpsWatch),
+        "tracking.enabled": flag(\.trackingEnabled),
+        "ignition.path": optionalPath(\.ignitionPath, none: "none"),
+        "battery.power_supply_dir": path(\.powerSupplyDirectory),
+        "battery.saver_threshold_percent": integer(\.saverThresholdPercent, 0...100),
+        "battery.poll_seconds": integer(\.powerPollSeconds, 1...3600),
+        "sampling.moving_hz": rate(\.rates.moving),
+        "sampling.stationary_hz": rate(\.rates.stationary),
+        "sampling.saver_moving_hz": rate(\.rates.saverMoving),
+        "sampling.saver_stationary_hz": rate(\.rates.saverStationary),
+        "backend.url": Key(
+            apply: { config, value in
+                guard case .string(let text) = value, text.isEmpty || isBackendURL(text) else {
+                    return "expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost), or \"\" for none"
+                }
+                config.backendURL = text
+                return nil
+            },
+            show: { .string($0.backendURL) }),
+        "backend.ca_file": optionalPath(\.backendCAFile, none: "the system's roots"),
+        "backend.username": text(\.backendUsername),
+        "backend.password": text(\.backendPassword),
+        "outbox.max_ping_age_hours": integer(\.maxPingAgeHours, 1...8760),
+        "outbox.max_pings": integer(\.maxPings, 1000...100_000_000),
+        "safety.speed_limit": number(\.safetySpeedLimit, 0.5...50, "a speed in m/s from 0.5 to 50"),
+        "safety.stale_fix_seconds": number(\.safetyStaleFixSeconds, 1...300, "seconds from 1 to 300"),
+        "shift.auto_start": flag(\.shiftAutoStart),
+        "auth.max_login_age_hours": number(\.maxLoginAgeHours, 0.0005...720, "hours from 0.0005 to 720"),
+    ]
+
+    private typealias Field<T> = WritableKeyPath<DaemonConfig, T> & Sendable
+
+    private static func integer(_ field: Field<Int>, _ range: ClosedRange<Int>) -> Key {
+        let expected = "expected an integer from \(range.lowerBound) to \(range.upperBound)"
+        return Key(
+            apply: { config, value in
+                guard case .integer(let number) = value, range.contains(number) else { return expected }
+                config[keyPath: field] = number
+                return nil
+            },
+            show: { .integer($0[keyPath: field]) })
+    }
+
+    private static func number(_ field: Field<Double>, _ range: ClosedRange<Double>, _ expected: String) -> Key {
+        Key(
+            apply: { config, value in
+                let number: Double
+                switch value {
+                case .double(let value): number = value
+                case .integer(let value): number = Double(value)
+                default: return "expected \(expected)"
+                }
+                guard range.contains(number) else { return "expected \(expected)" }
+                config[keyPath: field] = number
+                return nil
+            },
+            show: { .double($0[keyPath: field]) })
+    }
+
+    private static func rate(_ field: Field<Double>) -> Key {
+        number(field, 0.001...10, "a rate in hertz from 0.001 to 10")
+    }
+
+    private static func flag(_ field: Field<Bool>) -> Key {
+        Key(
+            apply: { config, value in
+                guard case .bool(let flag) = value else { return "expected true or false" }
+                config[keyPath: field] = flag
+                return nil
+            },
+            show: { .bool($0[keyPath: field]) })
+    }
+
+    private static func text(_ field: Field<String>) -> Key {
+        Key(
+            apply: { config, value in
+                guard case .string(let text) = value else { return "expected a string" }
+                config[keyPath: field] = text
+                return nil
+            },
+            show: { .string($0[keyPath: field]) })
+    }
+
+    private static func path(_ field: Field<String>) -> Key {
+        Key(
+            apply: { config, value in
+                guard let path = absolutePath(value) else { return "expected an absolute path" }
+                config[keyPath: field] = path
+                return nil
+            },
+            show: { .string($0[keyPath: field]) })
+    }
+
+    private static func optionalPath(_ field: Field<String>, none: String) -> Key {
+        Key(
+            apply: { config, value in
+                guard case .string(let path) = value, path.isEmpty || path.hasPrefix("/") else {
+                    return "expected an absolute path, or \"\" for \(none)"
+                }
+                config[keyPath: field] = path
+                return nil
+            },
+            show: { .string($0[keyPath: field]) })
+    }
+
+    private static func choice<T: RawRepresentable<String> & CaseIterable & Sendable>(_ field: Field<T>) -> Key {
+        Key(
+            apply: { config, value in
+                guard case .string(let text) = value, let choice = T(rawValue: text) else {
+                    return "expected one of \(T.allCases.map(\.rawValue).joined(separator: ", "))"
+                }
+                config[keyPath: field] = choice
+                return nil
+            },
+            show: { .string($0[keyPath: field].rawValue) })
+    }
+
+    private static func absolutePath(_ value: ConfigValue) -> String? {
+        guard case .string(let path) = value, path.hasPrefix("/") else { return nil }
+        return path
+    }
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# make deb: builds out/driverd_<version>_<arch>.deb from a release build with the Swift runtime linked in
+# statically (so the package depends only on Debian's libraries), then checks it with lintian.
+#
+#   DRIVERD_DEB_VERSION  package version (default: DaemonVersion.current); the install test builds an older one
+#   DRIVERD_DEB_OUT      output directory (default: out)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+version_in_source=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/DriverDaemon/DaemonVersion.swift)
+VERSION=${DRIVERD_DEB_VERSION:-$version_in_source}
+ARCH=$(dpkg --print-architecture)
+OUT=${DRIVERD_DEB_OUT:-out}
+SCRATCH=.build-deb
+SWIFT=${SWIFT:-swift}
+release=(-c release --static-swift-stdlib --scratch-path "$SCRATCH")
+
+echo "== release build (static Swift runtime) in $SCRATCH"
+"$SWIFT" build "${release[@]}" --product driverd
+"$SWIFT" build "${release[@]}" --product driverctl
+BIN=$("$SWIFT" build "${release[@]}" --show-bin-path)
+
+ROOT="$SCRATCH/pkg/driverd"
+rm -rf "$ROOT"
+install -d "$ROOT/DEBIAN" "$ROOT/usr/bin" "$ROOT/lib/systemd/system" "$ROOT/usr/lib/sysusers.d" \
+    "$ROOT/usr/lib/tmpfiles.d" "$ROOT/usr/lib/systemd/catalog" "$ROOT/etc/driverd" \
+    "$ROOT/usr/share/doc/driverd" "$ROOT/usr/share/man/man1" "$ROOT/usr/share/man/man8" \
+    "$ROOT/usr/share/bash-completion/completions" "$ROOT/usr/share/zsh/vendor-completions" \
+    "$ROOT/usr/share/fish/vendor_completions.d"
+
+# The version the binaries report is the one in the source; a test build for the upgrade test may differ.
+for program in driverd driverctl; do
+    install -m 0755 "$BIN/$program" "$ROOT/usr/bin/$program"
+    # As dh_strip does.
+    strip --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/usr/bin/$program"
+done
+
+install -m 0644 systemd/driverd.service systemd/driverd.socket "$ROOT/lib/systemd/system/"
+install -m 0644 systemd/driverd.sysusers "$ROOT/usr/lib/sysusers.d/driverd.conf"
+install -m 0644 systemd/driverd.tmpfiles "$ROOT/usr/lib/tmpfiles.d/driverd.conf"
+install -m 0644 packaging/driverd.catalog "$ROOT/usr/lib/systemd/catalog/driverd.catalog"
+install -m 0644 packaging/driverd.toml "$ROOT/etc/driverd/driverd.toml"
+install -m 0644 packaging/debian/copyright "$ROOT/usr/share/doc/driverd/copyright"
+install -d "$ROOT/usr/share/lintian/overrides"
+install -m 0644 packaging/debian/lintian-overrides "$ROOT/usr/share/lintian/overrides/driverd"
+
+# Man pages and completions come from swift-argument-parser, from the binaries themselves.
+echo "== man pages and shell completions"
+# swift-argument-parser's GenerateManual plugin builds its generate-manual tool (and, first, the package's
+# debug products); the tool is then run on the release binaries with each one's manual section.
+"$SWIFT" package --disable-sandbox generate-manual >"$SCRATCH/generate-manual.log" 2>&1 || { cat "$SCRATCH/generate-manual.log"; exit 1; }
+generate_manual="$("$SWIFT" build --show-bin-path)/generate-manual"
+manual_date=$(date -u -d "@$(git log -1 --format=%ct 2>/dev/null || date +%s)" +%Y-%m-%d)
+"$generate_manual" "$ROOT/usr/bin/driverd" --section 8 --date "$manual_date" -o "$ROOT/usr/share/man/man8"
+"$generate_manual" "$ROOT/usr/bin/driverctl" --section 1 --date "$manual_date" -o "$ROOT/usr/share/man/man1"
+gzip -9n "$ROOT/usr/share/man/man8/driverd.8" "$ROOT/usr/share/man/man1/driverctl.1"
+for program in driverd driverctl; do
+    # Completion files are sourced, not run: no #! line.
+    "$ROOT/usr/bin/$program" --generate-completion-script bash | sed '1{/^#!/d}' >"$ROOT/usr/share/bash-completion/completions/$program"
+    "$ROOT/usr/bin/$program" --generate-completion-script zsh >"$ROOT/usr/share/zsh/vendor-completions/_$program"
+    "$ROOT/usr/bin/$program" --generate-completion-script fish >"$ROOT/usr/share/fish/vendor_completions.d/$program.fish"
+done
+
+# A native package: the changelog is the project's, in Debian's format.
+date_rfc2822=$(date -R -u -d "@$(git log -1 --format=%ct 2>/dev/null || date +%s)")
+cat >"$ROOT/usr/share/doc/driverd/changelog" <<CHANGELOG
+driverd ($VERSION) bookworm; urgency=medium
+
+  * Built from $(git rev-parse --short HEAD 2>/dev/null || echo "a source tree without git").
+    See README.md for what this release does.
+
+ -- driverd developers <driverd@fleet.invalid>  $date_rfc2822
+CHANGELOG
+gzip -9n "$ROOT/usr/share/doc/driverd/changelog"
+
+install -m 0755 packaging/debian/postinst packaging/debian/prerm packaging/debian/postrm "$ROOT/DEBIAN/"
+echo /etc/driverd/driverd.toml >"$ROOT/DEBIAN/conffiles"
+
+# Runtime dependencies as Debian computes them (libgps, libsystemd, libsqlite3, zlib, libc …), plus what the
+# maintainer scripts run: systemd-sysusers and systemd-tmpfiles.
+shlibs_dir=$(mktemp -d)
+trap 'rm -rf "$shlibs_dir"' EXIT
+mkdir -p "$shlibs_dir/debian"
+printf 'Source: driverd\n\nPackage: driverd\nArchitecture: any\n' >"$shlibs_dir/debian/control"
+shlibs=$(cd "$shlibs_dir" && dpkg-shlibdeps -O "-e$OLDPWD/$ROOT/usr/bin/driverd" "-e$OLDPWD/$ROOT/usr/bin/driverctl" 2>/dev/null \
+    | sed -n 's/^shlibs:Depends=//p')
+depends="$shlibs, systemd | systemd-sysusers"
+size=$(du -k -s --exclude=DEBIAN "$ROOT" | cut -f1)
+sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$ARCH/" -e "s/@SIZE@/$size/" -e "s/@DEPENDS@/$depends/" \
+    packaging/debian/control.in >"$ROOT/DEBIAN/control"
+(cd "$ROOT" && find . -type f ! -path './DEBIAN/*' ! -path './etc/*' -printf '%P\0' | sort -z | xargs -0 md5sum) \
+    >"$ROOT/DEBIAN/md5sums"
+chmod 0644 "$ROOT/DEBIAN/md5sums" "$ROOT/DEBIAN/conffiles" "$ROOT/DEBIAN/control"
+
+mkdir -p "$OUT"
+DEB="$OUT/driverd_${VERSION}_${ARCH}.deb"
+dpkg-deb --root-owner-group -Zxz --build "$ROOT" "$DEB" >/dev/null
+echo "== built $DEB ($(du -h "$DEB" | cut -f1))"
+dpkg-deb --info "$DEB" | sed -n 's/^ \(Depends\|Version\|Installed-Size\):/  \1:/p'
+
+if [ "${DRIVERD_DEB_LINT:-1}" = 1 ]; then
+    echo "== lintian"
+    # Errors fail the build; warnings are printed for the reader.
+    lintian --fail-on error --info "$DEB"
+    echo "lintian: no errors"
+fi

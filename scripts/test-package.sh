@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# make test-package: the Debian package on this machine, the way a fleet unit gets it. Needs root.
+#
+#  1. Installs an older build (same code, version <current>~older) with apt, then checks what landed: files,
+#     conffile mode, the driverd user and driver group, --version, --help, --check-config, man pages,
+#     completions, the journald catalog, and that no Swift runtime library is needed.
+#  2. PID 1 here is not systemd, so it boots systemd as PID 1 of a new PID and mount namespace (/run, /tmp and
+#     /var/tmp are private tmpfs there; units that would touch the host's kernel settings, clock or devices
+#     are masked; a Docker-style policy-rc.d that forbids starting services is bypassed there) and starts
+#     driverd.socket and the hardened driverd.service from the package. The daemon
+#     must reach gpsd (gpsfake on loopback), the backend (dispatch-sim over loopback HTTP and WebSocket), its
+#     state and runtime directories, and journald; the socket must be driverd:driver 0660.
+#  3. With the backend down, a driver accepts a task: the transition waits in the outbox.
+#  4. Upgrades to the current build (dpkg -i inside the namespace: the postinst restarts the service), then
+#     removes it (not purge) and installs it again: the edited conffile, the state directory and the queued
+#     transition survive both. When the backend returns, it receives the transition exactly once.
+#  5. Purges: the state directory and the config go.
+set -euo pipefail
+bin=${1:?usage: test-package.sh DEBUG_BIN_DIR (for dispatch-sim and nmea-synth)}
+cd "$(dirname "$0")/.."
+[[ $(id -u) -eq 0 ]] || { echo "test-package: needs root (it installs the package)" >&2; exit 1; }
+
+repo=$(pwd)
+work="$repo/.build-deb/test-package"
+rm -rf "$work"
+mkdir -p "$work"
+version=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/DriverDaemon/DaemonVersion.swift)
+arch=$(dpkg --print-architecture)
+new_deb="out/driverd_${version}_${arch}.deb"
+old_deb="$repo/.build-deb/older/driverd_${version}~older_${arch}.deb"
+sim_port=$((20000 + RANDOM % 10000))
+gps_port=$((30000 + RANDOM % 10000))
+failures=0
+pids=()
+sdpid=""
+
+say() { printf '\n== %s\n' "$*"; }
+pass() { printf '   ok    %s\n' "$*"; }
+fail() { printf '   FAIL  %s\n' "$*"; failures=$((failures + 1)); }
+check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then pass "$what"; else fail "$what"; fi; }
+ns() { nsenter -t "$sdpid" -m -p -- "$@"; }
+ctl() { ns /usr/bin/driverctl "$@"; }
+# Waits up to $1 seconds for a command to succeed.
+wait_for() { local seconds=$1; shift; local end=$((SECONDS + seconds)); until "$@" >/dev/null 2>&1; do
+    ((SECONDS < end)) || return 1; sleep 0.5; done; }
+
+cleanup() {
+    set +e
+    disown -a
+    [[ -n "$sdpid" ]] && kill -KILL "$sdpid" 2>/dev/null
+    for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null; done
+    pkill -KILL -f "gpsd .*-S $gps_port" 2>/dev/null
+    wait 2>/dev/null
+    if dpkg-query -W -f='${Status}' driverd 2>/dev/null | grep -q "ok"; then dpkg -P driverd >/dev/null 2>&1; fi
+}
+trap cleanup EXIT
+
+[[ -f "$new_deb" ]] || { echo "test-package: $new_deb is missing; run make deb" >&2; exit 1; }
+if dpkg-query -W -f='${Status}' driverd 2>/dev/null | grep -q installed; then
+    echo "test-package: driverd is already installed on this machine; refusing to touch it" >&2
+    exit 1
+fi
+
+say "older build $version~older (same code, lower version) for the upgrade"
+[[ -f "$old_deb" ]] || DRIVERD_DEB_VERSION="$version~older" DRIVERD_DEB_OUT="$(dirname "$old_deb")" DRIVERD_DEB_LINT=0 scripts/build-deb.sh >"$work/build-older.log" 2>&1 \
+    || { cat "$work/build-older.log"; exit 1; }
+pass "$(basename "$old_deb")"
+
+say "install $version~older with apt (dependencies resolved from Debian)"
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$old_deb" >"$work/apt.log" 2>&1 || { cat "$work/apt.log"; exit 1; }
+check "dpkg says installed" sh -c "dpkg-query -W -f='\${Status} \${Version}' driverd | grep -qx 'install ok installed $version~older'"
+for file in /usr/bin/driverd /usr/bin/driverctl /lib/systemd/system/driverd.service /lib/systemd/system/driverd.socket \
+    /usr/lib/sysusers.d/driverd.conf /usr/lib/tmpfiles.d/driverd.conf /usr/lib/systemd/catalog/driverd.catalog \
+    /etc/driverd/driverd.toml /usr/share/doc/driverd/copyright /usr/share/doc/driverd/changelog.gz \
+    /usr/share/man/man8/driverd.8.gz /usr/share/man/man1/driverctl.1.gz \
+    /usr/share/bash-completion/completions/driverctl /usr/share/zsh/vendor-completions/_driverctl \
+    /usr/share/fish/vendor_completions.d/driverctl.fish; do
+    check "$file" test -s "$file"
+done
+check "no dispatch-sim in the package" test ! -e /usr/bin/dispatch-sim
+check "conffile registered" sh -c "dpkg-query -W -f='\${Conffiles}' driverd | grep -q /etc/driverd/driverd.toml"
+check "config is root:driverd 0640" sh -c '[ "$(stat -c "%U:%G %a" /etc/driverd/driverd.toml)" = "root:driverd 640" ]'
+check "user driverd exists, no login shell" sh -c 'getent passwd driverd | grep -q ":/usr/sbin/nologin$"'
+check "group driver holds driverd" sh -c 'getent group driver | grep -q "[:,]driverd$"'
+check "state directory /var/lib/driverd is driverd's" sh -c '[ "$(stat -c %U /var/lib/driverd)" = driverd ]'
+check "driverd --version prints $version" sh -c "/usr/bin/driverd --version | grep -qx '$version'"
+check "driverctl --help lists diag" sh -c '/usr/bin/driverctl --help | grep -q "diag"'
+check "driverd --check-config accepts the shipped config" /usr/bin/driverd --check-config
+check "binaries need no Swift runtime library" sh -c '! ldd /usr/bin/driverd /usr/bin/driverctl | grep -E "libswift|libFoundation|not found"'
+check "driverd(8) is a section-8 page" sh -c 'zcat /usr/share/man/man8/driverd.8.gz | grep -q "^.Dt DRIVERD 8"'
+check "the bash completion parses" bash -n /usr/share/bash-completion/completions/driverctl
+check "journalctl knows the catalog" sh -c 'journalctl --update-catalog && journalctl --list-catalog | grep -q "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f71 driverd"'
+
+say "configure it as an operator would: edit the conffile"
+sed -i -e "s|^#url = \"\"|url = \"http://127.0.0.1:$sim_port\"|" -e 's|^#username = ""|username = "rider1"|' \
+    -e 's|^#password = ""|password = "demo-password"|' -e "s|^#gpsd = \"127.0.0.1:2947\"|gpsd = \"127.0.0.1:$gps_port\"|" \
+    -e 's|^#auto_start = false|auto_start = true|' -e 's|^#watch = "adaptive"|watch = "continuous"|' /etc/driverd/driverd.toml
+check "driverd --check-config accepts the edit" /usr/bin/driverd --check-config
+edited_sum=$(md5sum /etc/driverd/driverd.toml | cut -d' ' -f1)
+
+say "backend (dispatch-sim on 127.0.0.1:$sim_port) and gpsd (gpsfake on 127.0.0.1:$gps_port)"
+start_sim() {
+    "$bin/dispatch-sim" --port "$sim_port" --scenario scripts/demo-scenario.json --state "$work/sim-state.json" \
+        >>"$work/sim.out" 2>>"$work/sim.log" &
+    sim_pid=$!
+    pids+=("$sim_pid")
+    wait_for 20 bash -c "exec 3<>/dev/tcp/127.0.0.1/$sim_port"
+}
+start_sim
+"$bin/nmea-synth" --preset demo -o "$work/drive.nmea"
+TMPDIR="$work" gpsfake -q -n -P "$gps_port" -c 0.05 "$work/drive.nmea" >"$work/gpsfake.log" 2>&1 &
+pids+=($!)
+wait_for 20 bash -c "exec 3<>/dev/tcp/127.0.0.1/$gps_port"
+
+say "boot systemd as PID 1 of a new PID and mount namespace"
+masked="systemd-sysctl.service systemd-modules-load.service kmod-static-nodes.service systemd-binfmt.service
+    proc-sys-fs-binfmt_misc.automount systemd-udevd.service systemd-udev-trigger.service systemd-udevd-control.socket
+    systemd-udevd-kernel.socket systemd-timesyncd.service systemd-pstore.service systemd-random-seed.service
+    systemd-firstboot.service systemd-repart.service systemd-machine-id-commit.service systemd-update-utmp.service
+    systemd-tmpfiles-setup.service systemd-tmpfiles-setup-dev.service systemd-sysusers.service systemd-journal-flush.service
+    dev-hugepages.mount dev-mqueue.mount sys-kernel-config.mount sys-kernel-debug.mount sys-kernel-tracing.mount
+    sys-fs-fuse-connections.mount systemd-pcrphase.service systemd-pcrphase-sysinit.service systemd-hwdb-update.service
+    gpsd.socket gpsd.service"
+unshare --pid --fork --mount --uts --propagation private -- /bin/sh -c "
+    mount -t proc proc /proc && mount -t tmpfs tmpfs /run && mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /var/tmp &&
+    if [ -e /usr/sbin/policy-rc.d ]; then mount --bind /bin/true /usr/sbin/policy-rc.d; fi &&
+    mkdir -p /run/systemd/system && for unit in $(echo $masked); do ln -s /dev/null /run/systemd/system/\$unit; done &&
+    exec env container=driverd-test /lib/systemd/systemd --system --unit=sysinit.target --log-target=console
+" >"$work/systemd.log" 2>&1 &
+unshare_pid=$!
+pids+=("$unshare_pid")
+wait_for 10 pgrep -P "$unshare_pid" || { echo "systemd did not start"; cat "$work/systemd.log"; exit 1; }
+sdpid=$(pgrep -P "$unshare_pid")
+if ! wait_for 60 sh -c "nsenter -t $sdpid -m -p -- systemctl is-system-running | grep -Eq 'running|degraded'"; then
+    echo "systemd did not come up in the namespace:"; tail -30 "$work/systemd.log"; exit 1
+fi
+pass "systemd $(ns systemctl --version | head -1 | cut -d' ' -f2) is PID 1 there ($(ns systemctl is-system-running))"
+
+say "start driverd.socket and driverd.service (the package's hardened units, unchanged)"
+ns systemctl daemon-reload
+ns systemctl start driverd.socket driverd.service || true
+check "driverd.service is active" wait_for 30 ns systemctl is-active --quiet driverd.service
+ns systemctl status --no-pager driverd.service >"$work/status-1.txt" 2>&1 || true
+check "READY=1 and STATUS= reached systemd" sh -c "nsenter -t $sdpid -m -p -- systemctl show -p StatusText --value driverd.service | grep -q ."
+check "socket is driverd:driver 0660" sh -c "[ \"\$(nsenter -t $sdpid -m -p -- stat -c '%U:%G %a' /run/driverd/driverd.sock)\" = 'driverd:driver 660' ]"
+check "socket-activated" sh -c "nsenter -t $sdpid -m -p -- driverctl --json status | grep -q '\"socketActivated\":true'"
+check "state directory holds its database" test -s /var/lib/driverd/driverd.sqlite
+check "reaches gpsd: fixes arrive" wait_for 30 sh -c "nsenter -t $sdpid -m -p -- driverctl --json gps | grep -q '\"link\":\"connected\"'"
+check "reaches the backend: logged in, route fetched" wait_for 30 sh -c "nsenter -t $sdpid -m -p -- driverctl --json route | grep -q task-1001"
+# libdispatch's "Failed to set thread priority for worker thread" is expected: raising a priority needs
+# CAP_SYS_NICE, which the daemon must not have.
+check "no complaint from a blocked system call in the journal" sh -c \
+    "! nsenter -t $sdpid -m -p -- journalctl --no-pager -u driverd.service | grep -v 'Failed to set thread priority' | grep -E -i 'errno=|operation not permitted|permission denied|bad system call|read-only file system'"
+check "writes to journald (MESSAGE_ID listening, with the catalog's text)" wait_for 10 sh -c \
+    "nsenter -t $sdpid -m -p -- journalctl -x --no-pager -u driverd.service MESSAGE_ID=3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f71 | grep -q 'accepts front ends'"
+nogroup=$(getent group nogroup | cut -d: -f3)
+driver_gid=$(getent group driver | cut -d: -f3)
+check "a user outside the driver group cannot connect" sh -c \
+    "! nsenter -t $sdpid -m -p -- setpriv --reuid 65534 --regid $nogroup --clear-groups driverctl status"
+check "a member of the driver group can act" sh -c \
+    "nsenter -t $sdpid -m -p -- setpriv --reuid 65534 --regid $nogroup --groups $driver_gid driverctl shift status"
+ctl diag >"$work/diag.txt" 2>&1 || true
+check "driverctl diag (as root) prints the screen" grep -q "^disk      /var/lib/driverd" "$work/diag.txt"
+check "driverctl diag --bundle includes the journal" sh -c "nsenter -t $sdpid -m -p -- driverctl diag --bundle $work/bundle.tar.gz >/dev/null &&
+    tar -xzOf $work/bundle.tar.gz --wildcards '*/journal.txt' | grep -q 'listening on /run/driverd/driverd.sock'"
+check "the bundle's config has no password" sh -c "! tar -xzOf $work/bundle.tar.gz --wildcards '*/driverd.toml' | grep -q demo-password"
+ns systemd-analyze security --no-pager driverd.service >"$work/security-online.txt" 2>&1 || true
+systemd-analyze security --offline=yes --no-pager /lib/systemd/system/driverd.service >"$work/security-offline.txt" 2>&1 || true
+offline_score=$(sed -n 's/.*Overall exposure level for driverd.service: \([0-9.]*\).*/\1/p' "$work/security-offline.txt")
+online_score=$(sed -n 's/.*Overall exposure level for driverd.service: \([0-9.]*\).*/\1/p' "$work/security-online.txt")
+check "exposure offline $offline_score <= 2.0" python3 -c "import sys; sys.exit(0 if float('$offline_score') <= 2.0 else 1)"
+check "exposure of the running unit $online_score <= 2.0" python3 -c "import sys; sys.exit(0 if float('$online_score' or 99) <= 2.0 else 1)"
+
+say "backend down; the driver accepts task-1001: the transition waits in the outbox"
+kill -KILL "$sim_pid"; wait "$sim_pid" 2>/dev/null || true
+ctl --json accept --task task-1001 >"$work/accept.txt" 2>&1 || true
+check "accept answered at once (sync pending)" grep -q "\"sync\":\"pending\"" "$work/accept.txt"
+queued() { ctl --json queue | python3 -c 'import json,sys; q=json.load(sys.stdin); sys.exit(0 if q["transitions"] >= 1 else 1)'; }
+check "the outbox holds it" queued
+first_pid=$(ns systemctl show -p MainPID --value driverd.service)
+
+say "upgrade to $version inside the namespace (the postinst restarts the service)"
+ns dpkg -i "$repo/$new_deb" >"$work/upgrade.log" 2>&1 || { cat "$work/upgrade.log"; fail "dpkg -i $new_deb"; }
+check "dpkg says $version installed" sh -c "dpkg-query -W -f='\${Version}' driverd | grep -qx '$version'"
+check "the edited conffile is kept as it was" sh -c "[ \"\$(md5sum /etc/driverd/driverd.toml | cut -d' ' -f1)\" = $edited_sum ]"
+check "no .dpkg-dist or .dpkg-old left" sh -c '! ls /etc/driverd/*.dpkg-* 2>/dev/null | grep -q .'
+check "driverd.service active again" wait_for 30 ns systemctl is-active --quiet driverd.service
+check "restarted (a new main PID)" sh -c "[ \"\$(nsenter -t $sdpid -m -p -- systemctl show -p MainPID --value driverd.service)\" != $first_pid ]"
+check "the queued transition survived the upgrade" wait_for 20 queued
+
+say "remove (not purge): state and config stay"
+ns dpkg -r driverd >"$work/remove.log" 2>&1 || { cat "$work/remove.log"; fail "dpkg -r"; }
+check "status: deinstall ok config-files" sh -c "dpkg-query -W -f='\${Status}' driverd | grep -qx 'deinstall ok config-files'"
+check "binaries gone" test ! -e /usr/bin/driverd
+check "service stopped" sh -c "! nsenter -t $sdpid -m -p -- systemctl is-active --quiet driverd.service"
+check "config kept" sh -c "[ \"\$(md5sum /etc/driverd/driverd.toml | cut -d' ' -f1)\" = $edited_sum ]"
+check "state directory kept" test -s /var/lib/driverd/driverd.sqlite
+check "the outbox row is still in the database" python3 -c "
+import sqlite3, sys
+db = sqlite3.connect('file:/var/lib/driverd/driverd.sqlite?mode=ro', uri=True)
+sys.exit(0 if db.execute(\"SELECT count(*) FROM outbox_item WHERE kind = 'status' AND state = 'pending'\").fetchone()[0] >= 1 else 1)"
+
+say "install again, backend back: the transition arrives exactly once"
+ns dpkg -i "$repo/$new_deb" >"$work/reinstall.log" 2>&1 || { cat "$work/reinstall.log"; fail "dpkg -i again"; }
+check "driverd.service active" wait_for 30 ns systemctl is-active --quiet driverd.service
+start_sim
+check "the queue drains" wait_for 60 sh -c "nsenter -t $sdpid -m -p -- driverctl --json queue | python3 -c 'import json,sys; q=json.load(sys.stdin); sys.exit(0 if q[\"transitions\"] == 0 and q[\"link\"] == \"online\" else 1)'"
+check "the backend has ACCEPTED for task-1001 once" python3 -c "
+import json, sys, urllib.request
+stats = json.load(urllib.request.urlopen('http://127.0.0.1:$sim_port/sim/stats'))
+accepted = [u for u in stats['statusUpdates'] if u['taskId'] == 'task-1001' and u['status'] == 'ACCEPTED']
+sys.exit(0 if len(accepted) == 1 else 1)"
+
+say "purge: state and config go"
+ns dpkg -P driverd >"$work/purge.log" 2>&1 || { cat "$work/purge.log"; fail "dpkg -P"; }
+check "not installed" sh -c "! dpkg-query -W -f='\${Status}' driverd 2>/dev/null | grep -q ok"
+check "/var/lib/driverd gone" test ! -e /var/lib/driverd
+check "/etc/driverd gone" test ! -e /etc/driverd
+check "no enablement symlinks left" sh -c '! ls /etc/systemd/system/*/driverd.* 2>/dev/null | grep -q .'
+
+echo
+echo "exposure: offline $offline_score, running unit $online_score (systemd-analyze security)"
+if ((failures > 0)); then
+    echo "test-package: $failures check(s) failed; logs in $work"
+    echo "--- systemctl status"; cat "$work/status-1.txt" 2>/dev/null || true
+    exit 1
+fi
+echo "test-package: all checks passed"
