@@ -62,7 +62,7 @@ struct RiderWebSocket {
                 await state.replay(connection: connection, driverId: driverId, after: lastPushId)
             case .locations(let batch):
                 try RiderRoutes.validate(batch)
-                let ack = try await state.change { world, now in world.ingest(batch: batch, driverId: driverId, now: now).ack }
+                let ack = try await state.change { world, now in world.ingest(batch: batch, driverId: driverId, now: now, overWebSocket: true).ack }
                 reply.yield(.text(SimState.frame(.ack(ack))))
             }
         } catch let error as SimHTTPError {

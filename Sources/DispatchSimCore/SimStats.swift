@@ -40,6 +40,8 @@ public struct SimStats: Codable, Sendable, Equatable {
     public var pingsReceived = 0
     public var uniquePings = 0
     public var batches = 0
+    /// First copies of batches that came over a rider WebSocket (filled in by the WebSocket handler).
+    public var webSocketBatches = 0
     public var duplicateBatches = 0
     public var pods: [PODRecord] = []
     public var otpFailures = 0

@@ -5,13 +5,14 @@ import DriverDomain
 extension SimWorld {
     /// Stores a batch once per batch id (every copy is acked); each ping counts once per driver, time and
     /// position. May produce an ETA push, at most one per `etaPushSeconds` per driver.
-    public mutating func ingest(batch: LocationBatch, driverId: String, now: Double) -> (ack: BatchAck, push: Push?) {
+    public mutating func ingest(batch: LocationBatch, driverId: String, now: Double, overWebSocket: Bool = false) -> (ack: BatchAck, push: Push?) {
         guard batchIDs.insert(batch.batchId).inserted else {
             stats.duplicateBatches += 1
             stats.duplicateRequests += 1
             return (BatchAck(batchId: batch.batchId, received: batch.pings.count, unique: 0, duplicate: true), nil)
         }
         stats.batches += 1
+        if overWebSocket { stats.webSocketBatches += 1 }
         stats.pingsReceived += batch.pings.count
         let times = batch.pings.map(\.timestamp)
         stats.batchLog.append(.init(batchId: batch.batchId, pings: batch.pings.count, oldest: times.min() ?? 0, newest: times.max() ?? 0, time: now))

@@ -123,10 +123,14 @@ struct SimWorldTests {
         let first = world.ingest(batch: LocationBatch(batchId: "b1", pings: pings), driverId: "drv-1", now: 100)
         #expect(first.ack == BatchAck(batchId: "b1", received: 5, unique: 5, duplicate: false))
         #expect(first.push?.kind == .eta && first.push?.taskId == "task-1001")
-        #expect(world.ingest(batch: LocationBatch(batchId: "b1", pings: pings), driverId: "drv-1", now: 101).ack.duplicate)
+        #expect(world.ingest(batch: LocationBatch(batchId: "b1", pings: pings), driverId: "drv-1", now: 101, overWebSocket: true).ack.duplicate)
         let overlap = world.ingest(batch: LocationBatch(batchId: "b2", pings: Array(pings.suffix(2))), driverId: "drv-1", now: 110)
         #expect(overlap.ack.unique == 0 && overlap.push == nil)
         #expect(world.stats.batches == 2 && world.stats.pingsReceived == 7 && world.stats.uniquePings == 5 && world.stats.duplicateBatches == 1)
+        // A duplicate over the WebSocket is not a new WebSocket batch; a first copy is.
+        #expect(world.stats.webSocketBatches == 0)
+        _ = world.ingest(batch: LocationBatch(batchId: "b4", pings: [pings[1]]), driverId: "drv-1", now: 112, overWebSocket: true)
+        #expect(world.stats.webSocketBatches == 1 && world.stats.batches == 3)
         #expect(world.lastPosition["drv-1"]?.timestamp == 4)
         #expect(world.ingest(batch: LocationBatch(batchId: "b3", pings: [pings[0]]), driverId: "drv-1", now: 130).push?.kind == .eta)
     }

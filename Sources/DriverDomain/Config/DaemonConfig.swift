@@ -158,20 +158,14 @@ public struct DaemonConfig: Sendable, Equatable {
         "daemon.log_target": choice(\.logTarget),
         "rpc.socket": Key(
             apply: { config, value in
-                guard let path = absolutePath(value) else { return "expected an absolute path" }
+                guard case .string(let path) = value, path.hasPrefix("/") else { return "expected an absolute path" }
                 // The daemon binds `PATH.new` first, then renames it into place.
                 guard path.utf8.count < 104 else { return "a Unix socket path must be shorter than 104 bytes" }
                 config.socketPath = path
                 return nil
             },
             show: { .string($0.socketPath) }),
-        "rpc.group": Key(
-            apply: { config, value in
-                guard case .string(let name) = value, !name.isEmpty, !name.contains(":") else { return "expected a group name" }
-                config.rpcGroup = name
-                return nil
-            },
-            show: { .string($0.rpcGroup) }),
+        "rpc.group": string(\.rpcGroup, "a group name") { !$0.isEmpty && !$0.contains(":") },
         "rpc.max_line_bytes": integer(\.maxLineBytes, 1024...(16 << 20)),
         "gps.gpsd": Key(
             apply: { config, value in
@@ -253,36 +247,25 @@ public struct DaemonConfig: Sendable, Equatable {
             show: { .bool($0[keyPath: field]) })
     }
 
-    private static func text(_ field: Field<String>) -> Key {
+    /// A string key; `accepts` narrows which strings are valid, `expected` says which in the error.
+    private static func string(_ field: Field<String>, _ expected: String, accepts: @escaping @Sendable (String) -> Bool = { _ in true }) -> Key {
         Key(
             apply: { config, value in
-                guard case .string(let text) = value else { return "expected a string" }
+                guard case .string(let text) = value, accepts(text) else { return "expected \(expected)" }
                 config[keyPath: field] = text
                 return nil
             },
             show: { .string($0[keyPath: field]) })
     }
 
+    private static func text(_ field: Field<String>) -> Key { string(field, "a string") }
+
     private static func path(_ field: Field<String>) -> Key {
-        Key(
-            apply: { config, value in
-                guard let path = absolutePath(value) else { return "expected an absolute path" }
-                config[keyPath: field] = path
-                return nil
-            },
-            show: { .string($0[keyPath: field]) })
+        string(field, "an absolute path") { $0.hasPrefix("/") }
     }
 
     private static func optionalPath(_ field: Field<String>, none: String) -> Key {
-        Key(
-            apply: { config, value in
-                guard case .string(let path) = value, path.isEmpty || path.hasPrefix("/") else {
-                    return "expected an absolute path, or \"\" for \(none)"
-                }
-                config[keyPath: field] = path
-                return nil
-            },
-            show: { .string($0[keyPath: field]) })
+        string(field, "an absolute path, or \"\" for \(none)") { $0.isEmpty || $0.hasPrefix("/") }
     }
 
     private static func choice<T: RawRepresentable<String> & CaseIterable & Sendable>(_ field: Field<T>) -> Key {
@@ -295,10 +278,5 @@ public struct DaemonConfig: Sendable, Equatable {
                 return nil
             },
             show: { .string($0[keyPath: field].rawValue) })
-    }
-
-    private static func absolutePath(_ value: ConfigValue) -> String? {
-        guard case .string(let path) = value, path.hasPrefix("/") else { return nil }
-        return path
     }
 }
