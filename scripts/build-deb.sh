@@ -18,6 +18,9 @@ release=(-c release --static-swift-stdlib --scratch-path "$SCRATCH")
 echo "== release build (static Swift runtime) in $SCRATCH"
 "$SWIFT" build "${release[@]}" --product driverd
 "$SWIFT" build "${release[@]}" --product driverctl
+# swift-argument-parser's man page writer, built as a product of its own: its GenerateManual plugin would
+# rebuild the whole package, and names the tool differently across SwiftPM versions.
+"$SWIFT" build "${release[@]}" --product generate-manual
 BIN=$("$SWIFT" build "${release[@]}" --show-bin-path)
 
 ROOT="$SCRATCH/pkg/driverd"
@@ -46,11 +49,7 @@ install -m 0644 packaging/debian/lintian-overrides "$ROOT/usr/share/lintian/over
 
 # Man pages and completions come from swift-argument-parser, from the binaries themselves.
 echo "== man pages and shell completions"
-# swift-argument-parser's generate-manual tool, built on its own (its GenerateManual plugin would rebuild the
-# whole package in release mode and names the tool differently across SwiftPM versions), is run on the
-# release binaries with each one's manual section.
-"$SWIFT" build --product generate-manual >"$SCRATCH/generate-manual.log" 2>&1 || { cat "$SCRATCH/generate-manual.log"; exit 1; }
-generate_manual="$("$SWIFT" build --show-bin-path)/generate-manual"
+generate_manual="$BIN/generate-manual"
 manual_date=$(date -u -d "@$(git log -1 --format=%ct 2>/dev/null || date +%s)" +%Y-%m-%d)
 "$generate_manual" "$ROOT/usr/bin/driverd" --section 8 --date "$manual_date" -o "$ROOT/usr/share/man/man8"
 "$generate_manual" "$ROOT/usr/bin/driverctl" --section 1 --date "$manual_date" -o "$ROOT/usr/share/man/man1"
