@@ -53,6 +53,8 @@ let package = Package(
             pkgConfig: "libgps",
             providers: [.apt(["libgps-dev"])]
         ),
+        // The kernel's clock discipline state (adjtimex), from glibc's <sys/timex.h>; only DriverDaemon imports it.
+        .systemLibrary(name: "CTimex"),
         // The only Swift target that imports CGPS: a gpsd reader on its own thread, publishing fixes and link states.
         .target(name: "GPSKit", dependencies: ["CGPS", "DriverDomain"]),
         // The SQLite store (GRDB): frozen SQL migrations, one record per table, the ping recorder.
@@ -116,6 +118,7 @@ let package = Package(
             name: "DriverDaemon",
             dependencies: [
                 "DriverAPI", "JSONRPC", "DriverDomain", "SystemdKit", "GPSKit", "DriverStore", "BackendClient", "BackendContract",
+                "CTimex",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -187,7 +190,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            ],
+            exclude: ["Support/tls_proxy.py"]
         ),
     ],
     swiftLanguageModes: [.v6]

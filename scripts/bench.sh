@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make bench: every figure beside a baseline taken in the same run (this machine is noisy; ratios travel).
-# BENCH_GPS_SECONDS sets the measured window of each GPS scenario (default 120; real time).
+# BENCH_GPS_SECONDS sets the measured window of each GPS log scenario (default 120; real time), BENCH_STREET_SECONDS
+# the parked window of the street scenario (default 500: the whole run takes about 10 minutes).
 set -euo pipefail
 bin=${1:?usage: bench.sh RELEASE_BIN_DIR}
 shared="$(cd "$(dirname "$0")/../.." && pwd)/shared/testdata/nmea"
@@ -16,7 +17,10 @@ if [[ -f "$shared/signalk-gps.log" && -f "$shared/20100411_Geko_Regensburg.txt" 
 else
     echo "(../shared is absent: synthesised logs)"
 fi
-"$bin/driverd-bench" gps "${gps_args[@]}"
+"$bin/driverd-bench" gps "${gps_args[@]}" --street-seconds "${BENCH_STREET_SECONDS:-500}"
+echo
+echo "== GPS: fix quality (spikes that reach the backend)"
+"$bin/driverd-bench" gps-quality --bin "$bin"
 echo
 echo "== Outbox and uplink"
 "$bin/driverd-bench" uplink --bin "$bin" --seconds "${BENCH_UPLINK_SECONDS:-60}"

@@ -26,7 +26,7 @@ BIN=$("$SWIFT" build "${release[@]}" --show-bin-path)
 ROOT="$SCRATCH/pkg/driverd"
 rm -rf "$ROOT"
 install -d "$ROOT/DEBIAN" "$ROOT/usr/bin" "$ROOT/lib/systemd/system" "$ROOT/usr/lib/sysusers.d" \
-    "$ROOT/usr/lib/tmpfiles.d" "$ROOT/usr/lib/systemd/catalog" "$ROOT/etc/driverd" \
+    "$ROOT/usr/lib/tmpfiles.d" "$ROOT/usr/lib/systemd/catalog" "$ROOT/etc/driverd" "$ROOT/etc/chrony/conf.d" \
     "$ROOT/usr/share/doc/driverd" "$ROOT/usr/share/man/man1" "$ROOT/usr/share/man/man8" \
     "$ROOT/usr/share/bash-completion/completions" "$ROOT/usr/share/zsh/vendor-completions" \
     "$ROOT/usr/share/fish/vendor_completions.d"
@@ -43,6 +43,8 @@ install -m 0644 systemd/driverd.sysusers "$ROOT/usr/lib/sysusers.d/driverd.conf"
 install -m 0644 systemd/driverd.tmpfiles "$ROOT/usr/lib/tmpfiles.d/driverd.conf"
 install -m 0644 packaging/driverd.catalog "$ROOT/usr/lib/systemd/catalog/driverd.catalog"
 install -m 0644 packaging/driverd.toml "$ROOT/etc/driverd/driverd.toml"
+# chrony (recommended) sets the system clock from gpsd's shared memory with this drop-in.
+install -m 0644 packaging/chrony/driverd-gpsd.conf "$ROOT/etc/chrony/conf.d/driverd-gpsd.conf"
 install -m 0644 packaging/debian/copyright "$ROOT/usr/share/doc/driverd/copyright"
 install -d "$ROOT/usr/share/lintian/overrides"
 install -m 0644 packaging/debian/lintian-overrides "$ROOT/usr/share/lintian/overrides/driverd"
@@ -74,7 +76,7 @@ CHANGELOG
 gzip -9n "$ROOT/usr/share/doc/driverd/changelog"
 
 install -m 0755 packaging/debian/postinst packaging/debian/prerm packaging/debian/postrm "$ROOT/DEBIAN/"
-echo /etc/driverd/driverd.toml >"$ROOT/DEBIAN/conffiles"
+printf '/etc/driverd/driverd.toml\n/etc/chrony/conf.d/driverd-gpsd.conf\n' >"$ROOT/DEBIAN/conffiles"
 
 # Runtime dependencies as Debian computes them (libgps, libsystemd, libsqlite3, zlib, libc …), plus what the
 # maintainer scripts run: systemd-sysusers and systemd-tmpfiles.

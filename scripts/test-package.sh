@@ -67,11 +67,12 @@ say "older build $version~older (same code, lower version) for the upgrade"
 pass "$(basename "$old_deb")"
 
 say "install $version~older with apt (dependencies resolved from Debian)"
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$old_deb" >"$work/apt.log" 2>&1 || { cat "$work/apt.log"; exit 1; }
+# Without recommends: chrony would start on this machine and reach for its clock.
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$old_deb" >"$work/apt.log" 2>&1 || { cat "$work/apt.log"; exit 1; }
 check "dpkg says installed" sh -c "dpkg-query -W -f='\${Status} \${Version}' driverd | grep -qx 'install ok installed $version~older'"
 for file in /usr/bin/driverd /usr/bin/driverctl /lib/systemd/system/driverd.service /lib/systemd/system/driverd.socket \
     /usr/lib/sysusers.d/driverd.conf /usr/lib/tmpfiles.d/driverd.conf /usr/lib/systemd/catalog/driverd.catalog \
-    /etc/driverd/driverd.toml /usr/share/doc/driverd/copyright /usr/share/doc/driverd/changelog.gz \
+    /etc/driverd/driverd.toml /etc/chrony/conf.d/driverd-gpsd.conf /usr/share/doc/driverd/copyright /usr/share/doc/driverd/changelog.gz \
     /usr/share/man/man8/driverd.8.gz /usr/share/man/man1/driverctl.1.gz \
     /usr/share/bash-completion/completions/driverctl /usr/share/zsh/vendor-completions/_driverctl \
     /usr/share/fish/vendor_completions.d/driverctl.fish; do
@@ -79,6 +80,11 @@ for file in /usr/bin/driverd /usr/bin/driverctl /lib/systemd/system/driverd.serv
 done
 check "no dispatch-sim in the package" test ! -e /usr/bin/dispatch-sim
 check "conffile registered" sh -c "dpkg-query -W -f='\${Conffiles}' driverd | grep -q /etc/driverd/driverd.toml"
+check "chrony drop-in registered as a conffile" sh -c "dpkg-query -W -f='\${Conffiles}' driverd | grep -q /etc/chrony/conf.d/driverd-gpsd.conf"
+# Debian's chronyd (taken from its package, not installed or started) reads it where Debian's chrony.conf points.
+(cd "$work" && apt-get download -qq chrony >/dev/null 2>&1 && dpkg-deb -x chrony_*.deb chrony-root) || true
+printf 'confdir /etc/chrony/conf.d\n' >"$work/chrony-test.conf"
+check "chronyd parses the drop-in: SHM 0 from gpsd" sh -c "'$work/chrony-root/usr/sbin/chronyd' -p -f '$work/chrony-test.conf' | grep -qx 'refclock SHM 0 refid GPS poll 3 precision 1e-1 offset 0.0 delay 0.2'"
 check "config is root:driverd 0640" sh -c '[ "$(stat -c "%U:%G %a" /etc/driverd/driverd.toml)" = "root:driverd 640" ]'
 check "user driverd exists, no login shell" sh -c 'getent passwd driverd | grep -q ":/usr/sbin/nologin$"'
 check "group driver holds driverd" sh -c 'getent group driver | grep -q "[:,]driverd$"'
@@ -168,6 +174,9 @@ ns systemd-analyze security --no-pager driverd.service >"$work/security-online.t
 systemd-analyze security --offline=yes --no-pager /lib/systemd/system/driverd.service >"$work/security-offline.txt" 2>&1 || true
 offline_score=$(sed -n 's/.*Overall exposure level for driverd.service: \([0-9.]*\).*/\1/p' "$work/security-offline.txt")
 online_score=$(sed -n 's/.*Overall exposure level for driverd.service: \([0-9.]*\).*/\1/p' "$work/security-online.txt")
+nsenter -t "$sdpid" -m -p -- journalctl -u driverd.service --no-pager >"$work/journal-driverd.txt" 2>&1 || true
+check "the hardened daemon says where its stamps come from" grep -q "time stamps come from" "$work/journal-driverd.txt"
+check "the hardened daemon reads the kernel's clock state (adjtimex allowed)" sh -c "! grep -q 'cannot read whether the system clock' '$work/journal-driverd.txt'"
 check "exposure offline $offline_score <= 2.0" python3 -c "import sys; sys.exit(0 if float('$offline_score') <= 2.0 else 1)"
 check "exposure of the running unit $online_score <= 2.0" python3 -c "import sys; sys.exit(0 if float('$online_score' or 99) <= 2.0 else 1)"
 
@@ -216,6 +225,7 @@ ns dpkg -P driverd >"$work/purge.log" 2>&1 || { cat "$work/purge.log"; fail "dpk
 check "not installed" sh -c "! dpkg-query -W -f='\${Status}' driverd 2>/dev/null | grep -q ok"
 check "/var/lib/driverd gone" test ! -e /var/lib/driverd
 check "/etc/driverd gone" test ! -e /etc/driverd
+check "the chrony drop-in gone" test ! -e /etc/chrony/conf.d/driverd-gpsd.conf
 check "no enablement symlinks left" sh -c '! ls /etc/systemd/system/*/driverd.* 2>/dev/null | grep -q .'
 
 echo

@@ -1,3 +1,5 @@
+import DriverAPI
+
 /// One recorded position.
 public struct LocationPing: Codable, Sendable, Equatable {
     public var lat: Double
@@ -20,15 +22,37 @@ public struct LocationPing: Codable, Sendable, Equatable {
     }
 }
 
+/// The unit's own state at a moment: sent alone, as a heartbeat, when the receiver has no usable fix, so the
+/// backend learns that the position is unknown instead of seeing an old one as if it were new.
+public struct UnitHeartbeat: Codable, Sendable, Equatable {
+    /// Unix seconds, and where that stamp came from.
+    public var timestamp: Double
+    public var timeSource: TimeSource
+    /// The receiver's state: `noFix` (connected, no usable fix) or `lost` (no receiver).
+    public var gps: String
+    /// Unix seconds of the last usable fix (receiver time), when there was one.
+    public var lastFixTime: Double?
+
+    public init(timestamp: Double, timeSource: TimeSource, gps: String, lastFixTime: Double?) {
+        self.timestamp = timestamp
+        self.timeSource = timeSource
+        self.gps = gps
+        self.lastFixTime = lastFixTime
+    }
+}
+
 /// `POST /api/v1/rider/locations` (or a `locations` WebSocket frame): pings with a batch id chosen by the
-/// client. The backend stores a batch id once and acks every copy, so a resent batch is harmless.
+/// client. The backend stores a batch id once and acks every copy, so a resent batch is harmless. Ping
+/// timestamps are the receiver's (GPS) time of each fix. A batch without pings carries a `heartbeat`.
 public struct LocationBatch: Codable, Sendable, Equatable {
     public var batchId: String
     public var pings: [LocationPing]
+    public var heartbeat: UnitHeartbeat?
 
-    public init(batchId: String, pings: [LocationPing]) {
+    public init(batchId: String, pings: [LocationPing], heartbeat: UnitHeartbeat? = nil) {
         self.batchId = batchId
         self.pings = pings
+        self.heartbeat = heartbeat
     }
 
     public static let maxPings = 500

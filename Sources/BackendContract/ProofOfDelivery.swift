@@ -1,11 +1,18 @@
+import DriverAPI
+
 /// `POST /api/v1/rider/tasks/{taskId}/pod` as JSON: the customer's code. (A photo is sent as
 /// multipart/form-data with the parts named in `PhotoPart`.)
 public struct OTPSubmission: Codable, Sendable, Equatable {
     public var type: PODType
     public var value: String
-    public init(value: String) {
+    /// Unix seconds when the driver entered the code, and where that stamp came from.
+    public var timestamp: Double?
+    public var timeSource: TimeSource?
+    public init(value: String, timestamp: Double? = nil, timeSource: TimeSource? = nil) {
         self.type = .otp
         self.value = value
+        self.timestamp = timestamp
+        self.timeSource = timeSource
     }
 }
 
@@ -17,6 +24,8 @@ public enum PhotoPart {
     public static let lat = "lat"
     public static let lng = "lng"
     public static let timestamp = "timestamp"
+    /// Optional: where the timestamp came from (`ntp`, `gps` or `unsynced`).
+    public static let timeSource = "timeSource"
     /// Optional: the client's SHA-256 of the image, lowercase hex; the backend refuses a mismatch.
     public static let sha256 = "sha256"
     /// The largest photo the backend stores.

@@ -20,14 +20,21 @@ public struct StatusUpdateRequest: Codable, Sendable, Equatable {
     public var location: Location?
     /// Unix seconds of the driver's action (not of the upload).
     public var timestamp: Double
+    /// Where `timestamp` came from: `ntp` (a synchronised system clock), `gps` (GPS time carried on the unit's
+    /// monotonic clock while the system clock is not synchronised) or `unsynced` (neither: may be wrong).
+    public var timeSource: TimeSource?
     /// Required with `DELIVERY_FAILED`.
     public var reason: FailureReason?
     public var note: String?
 
-    public init(status: TaskStatus, location: Location?, timestamp: Double, reason: FailureReason? = nil, note: String? = nil) {
+    public init(
+        status: TaskStatus, location: Location?, timestamp: Double, timeSource: TimeSource? = nil, reason: FailureReason? = nil,
+        note: String? = nil
+    ) {
         self.status = status
         self.location = location
         self.timestamp = timestamp
+        self.timeSource = timeSource
         self.reason = reason
         self.note = note
     }

@@ -1,6 +1,7 @@
 import BackendContract
 import Crypto
 import DispatchSimCore
+import DriverAPI
 import Foundation
 import Hummingbird
 import NIOCore
@@ -92,8 +93,13 @@ struct PODRoutes {
         if let claimed = form.parts[PhotoPart.sha256]?.text, claimed.lowercased() != sha256 {
             throw SimHTTPError(.checksumMismatch, "the photo's SHA-256 is \(sha256), not \(claimed)")
         }
+        var timeSource: TimeSource?
+        if let text = form.parts[PhotoPart.timeSource]?.text {
+            guard let source = TimeSource(rawValue: text) else { throw SimHTTPError(.badRequest, "timeSource must be ntp, gps or unsynced") }
+            timeSource = source
+        }
         try photos.store(bytes, sha256: sha256)
-        return PhotoProof(sha256: sha256, bytes: bytes.count, lat: lat, lng: lng, timestamp: timestamp)
+        return PhotoProof(sha256: sha256, bytes: bytes.count, lat: lat, lng: lng, timestamp: timestamp, timeSource: timeSource)
     }
 }
 

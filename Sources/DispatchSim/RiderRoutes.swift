@@ -48,7 +48,12 @@ struct RiderRoutes {
 
     static func validate(_ batch: LocationBatch) throws {
         guard !batch.batchId.isEmpty, batch.batchId.utf8.count <= 128 else { throw SimHTTPError(.badRequest, "batchId must be 1 to 128 characters") }
-        guard !batch.pings.isEmpty else { throw SimHTTPError(.badRequest, "a batch holds at least one ping") }
+        guard !batch.pings.isEmpty || batch.heartbeat != nil else {
+            throw SimHTTPError(.badRequest, "a batch holds at least one ping, or a heartbeat")
+        }
+        if let heartbeat = batch.heartbeat, !heartbeat.timestamp.isFinite || !["noFix", "lost", "connected"].contains(heartbeat.gps) {
+            throw SimHTTPError(.badRequest, "heartbeat: timestamp must be a number and gps one of connected, noFix, lost")
+        }
         guard batch.pings.count <= LocationBatch.maxPings else {
             throw SimHTTPError(.payloadTooLarge, "a batch holds at most \(LocationBatch.maxPings) pings")
         }

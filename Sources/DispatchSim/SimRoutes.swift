@@ -48,6 +48,10 @@ struct SimRoutes {
             stats.webSockets = hub.count
             return try SimJSON.response(stats)
         }
+        sim.get("drivers/:driverId/locations") { _, context -> Response in
+            let driverId = try context.parameters.require("driverId")
+            return try SimJSON.response(await state.read { world, _ in world.locations(driverId: driverId) })
+        }
         sim.get("tasks") { _, _ -> Response in
             try SimJSON.response(await state.read { world, _ in
                 world.tasks.values.sorted { $0.task.id < $1.task.id }.map { view($0, world) }

@@ -1,3 +1,4 @@
+import DriverAPI
 import BackendContract
 
 /// What became of a status update; the HTTP layer maps each case to one answer.
@@ -36,7 +37,10 @@ public struct PhotoProof: Codable, Sendable, Equatable {
     public var lat: Double?
     public var lng: Double?
     public var timestamp: Double
-    public init(sha256: String, bytes: Int, lat: Double?, lng: Double?, timestamp: Double) {
+    /// Where the client's stamp came from, when it said.
+    public var timeSource: TimeSource?
+    public init(sha256: String, bytes: Int, lat: Double?, lng: Double?, timestamp: Double, timeSource: TimeSource? = nil) {
+        self.timeSource = timeSource
         self.sha256 = sha256
         self.bytes = bytes
         self.lat = lat

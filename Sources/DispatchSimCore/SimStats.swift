@@ -11,6 +11,9 @@ public struct SimStats: Codable, Sendable, Equatable {
         public var idempotencyKey: String
         /// Unix seconds when the backend applied it.
         public var time: Double
+        /// The client's stamp of the action and its source, as sent.
+        public var timestamp: Double?
+        public var timeSource: TimeSource?
     }
 
     public struct PODRecord: Codable, Sendable, Equatable {
@@ -43,6 +46,8 @@ public struct SimStats: Codable, Sendable, Equatable {
     /// First copies of batches that came over a rider WebSocket (filled in by the WebSocket handler).
     public var webSocketBatches = 0
     public var duplicateBatches = 0
+    /// Batches that carried a heartbeat (a unit without a usable fix says so).
+    public var heartbeats = 0
     public var pods: [PODRecord] = []
     public var otpFailures = 0
     public var pushesSent = 0

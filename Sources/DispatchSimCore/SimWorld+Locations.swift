@@ -20,6 +20,13 @@ extension SimWorld {
         var unique = 0
         for ping in batch.pings where pingKeys.insert("\(driverId)|\(ping.timestamp)|\(ping.lat)|\(ping.lng)").inserted {
             unique += 1
+            received[driverId, default: []].append(ping)
+        }
+        if let count = received[driverId]?.count, count > Self.receivedKept { received[driverId]?.removeFirst(count - Self.receivedKept) }
+        if let heartbeat = batch.heartbeat {
+            stats.heartbeats += 1
+            heartbeats[driverId, default: []].append(heartbeat)
+            if let count = heartbeats[driverId]?.count, count > 1000 { heartbeats[driverId]?.removeFirst(count - 1000) }
         }
         stats.uniquePings += unique
         if let newest = batch.pings.max(by: { $0.timestamp < $1.timestamp }),
@@ -27,6 +34,14 @@ extension SimWorld {
             lastPosition[driverId] = newest
         }
         return (BatchAck(batchId: batch.batchId, received: batch.pings.count, unique: unique, duplicate: false), etaPush(driverId: driverId, now: now))
+    }
+
+    /// Unique pings kept per driver for `/sim/drivers/{id}/locations` (the newest).
+    static let receivedKept = 200_000
+
+    /// What a driver's unit sent: unique pings in arrival order and heartbeats.
+    public func locations(driverId: String) -> DriverLocations {
+        DriverLocations(pings: received[driverId] ?? [], heartbeats: heartbeats[driverId] ?? [])
     }
 
     private mutating func etaPush(driverId: String, now: Double) -> Push? {
@@ -63,4 +78,10 @@ extension SimWorld {
             taskId: taskId, stopId: stopId, etaSeconds: metres / etaSpeed, distanceMeters: metres,
             positionTimestamp: position.timestamp, computedAt: now)
     }
+}
+
+/// `GET /sim/drivers/{driverId}/locations`: the evidence of what a unit sent.
+public struct DriverLocations: Codable, Sendable, Equatable {
+    public var pings: [LocationPing]
+    public var heartbeats: [UnitHeartbeat]
 }

@@ -31,7 +31,9 @@ extension SimWorld {
             record.updatedAt = now
             if request.status == .deliveryFailed { record.failureReason = request.reason }
             tasks[taskId] = record
-            stats.statusUpdates.append(.init(taskId: taskId, status: request.status, idempotencyKey: idempotencyKey, time: now))
+            stats.statusUpdates.append(.init(
+                taskId: taskId, status: request.status, idempotencyKey: idempotencyKey, time: now, timestamp: request.timestamp,
+                timeSource: request.timeSource))
             outcome = .applied(StatusAccepted(
                 taskId: taskId, status: request.status, previousStatus: current, idempotencyKey: idempotencyKey, acceptedAt: now))
         }

@@ -25,6 +25,9 @@ public struct SimWorld: Codable, Sendable {
     var batchIDs: Set<String> = []
     var pingKeys: Set<String> = []
     public internal(set) var lastPosition: [String: LocationPing] = [:]
+    /// Unique pings and heartbeats as they arrived, per driver (the newest `receivedKept` and 1,000).
+    var received: [String: [LocationPing]] = [:]
+    var heartbeats: [String: [UnitHeartbeat]] = [:]
     var lastETAPush: [String: Double] = [:]
     /// Bumped to revoke every token issued to a driver before.
     public private(set) var tokenGeneration: [String: Int] = [:]
@@ -32,6 +35,13 @@ public struct SimWorld: Codable, Sendable {
     public let etaSpeed: Double
     public let otpAttempts: Int
     public let etaPushSeconds: Double
+
+    /// What `--state` keeps: everything but the evidence of received locations (tests read it live; saving it
+    /// at every change would grow the file without end).
+    private enum CodingKeys: String, CodingKey {
+        case drivers, tasks, taskOrder, sequences, pushLog, statusLedger, podLedger, batchIDs, pingKeys, lastPosition
+        case lastETAPush, tokenGeneration, stats, etaSpeed, otpAttempts, etaPushSeconds
+    }
 
     public init(scenario: Scenario, now: Double = 0) {
         drivers = scenario.drivers

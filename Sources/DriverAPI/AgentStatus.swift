@@ -18,13 +18,16 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     /// The shift and the driving-safety gate (API 1.4).
     public var shiftStatus: ShiftStatus?
     public var safety: SafetyStatus?
+    /// Where stamps come from and how the system clock stands (API 1.6).
+    public var clock: ClockStatus?
 
     public init(
         daemonVersion: String, apiMajor: Int, apiMinor: Int, uptimeSeconds: Double, rpc: RPCSection,
         gps: GPSStatus, sampling: SamplingStatus, outbox: SectionAvailability,
         link: SectionAvailability, shift: SectionAvailability, uplink: OutboxStatus? = nil,
-        shiftStatus: ShiftStatus? = nil, safety: SafetyStatus? = nil
+        shiftStatus: ShiftStatus? = nil, safety: SafetyStatus? = nil, clock: ClockStatus? = nil
     ) {
+        self.clock = clock
         self.uplink = uplink
         self.shiftStatus = shiftStatus
         self.safety = safety

@@ -3,7 +3,8 @@ public struct GPSStatus: Codable, Sendable, Equatable {
     public var available: Bool
     /// gpsd's address, `HOST:PORT`.
     public var gpsd: String
-    /// connecting, connected, noFix or lost.
+    /// connecting, connected, noFix (connected, but no usable fix for longer than the sampling interval explains)
+    /// or lost.
     public var link: String
     /// Whether sampled fixes are recorded as pings.
     public var tracking: Bool
@@ -15,7 +16,7 @@ public struct GPSStatus: Codable, Sendable, Equatable {
     /// Pings waiting for the next group commit.
     public var pingsPending: Int
     public var lastFix: Fix?
-    /// Seconds since the last fix arrived (wall clock), nil before the first.
+    /// Seconds since the last accepted fix arrived (monotonic clock), nil before the first.
     public var lastFixAge: Double?
     /// unknown, moving or stationary.
     public var motion: String
@@ -23,12 +24,22 @@ public struct GPSStatus: Codable, Sendable, Equatable {
     public var fixLosses: Int
     /// The last error writing pings, if the last write failed.
     public var lastError: String?
+    /// Fixes that passed the quality filter (API 1.6).
+    public var fixesAccepted: Int?
+    /// Fixes the quality filter rejected, by reason (`FixRejection` names; API 1.6). A rejected fix never
+    /// becomes a ping, an action's position, an ETA input or a safety speed.
+    public var fixesRejected: [String: Int]?
+    /// Times the filter re-anchored on fixes that agreed with each other after rejecting them (API 1.6).
+    public var reanchors: Int?
 
     public init(
         available: Bool = true, gpsd: String, link: String, tracking: Bool, fixesSeen: Int, pingsRecorded: Int,
         pingsByMotion: [String: Int], pingsPending: Int, lastFix: Fix?, lastFixAge: Double?, motion: String,
-        fixLosses: Int = 0, lastError: String?
+        fixLosses: Int = 0, lastError: String?, fixesAccepted: Int? = nil, fixesRejected: [String: Int]? = nil, reanchors: Int? = nil
     ) {
+        self.fixesAccepted = fixesAccepted
+        self.fixesRejected = fixesRejected
+        self.reanchors = reanchors
         self.fixLosses = fixLosses
         self.available = available
         self.gpsd = gpsd

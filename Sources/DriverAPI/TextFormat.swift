@@ -43,6 +43,18 @@ public enum TextFormat {
         }
     }
 
+    /// How far one clock is from another: `26.9 years behind`, `3.2 s ahead` (negative is behind).
+    public static func clockOffset(_ seconds: Double) -> String {
+        let size = abs(seconds), side = seconds < 0 ? "behind" : "ahead"
+        let amount = switch size {
+        case ..<120: fixed(size, decimals: 1) + " s"
+        case ..<(2 * 86400): fixed(size / 3600, decimals: 1) + " h"
+        case ..<(365 * 86400): fixed(size / 86400, decimals: 1) + " days"
+        default: fixed(size / (365.25 * 86400), decimals: 1) + " years"
+        }
+        return "\(amount) \(side)"
+    }
+
     /// Two digits, zero-padded.
     public static func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
 }

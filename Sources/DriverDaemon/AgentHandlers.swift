@@ -52,6 +52,7 @@ enum AgentHandlers {
             outbox: SectionAvailability(available: true),
             link: SectionAvailability(available: true),
             shift: SectionAvailability(available: true),
-            uplink: runtime.uplinkStatus(), shiftStatus: runtime.shiftStatus(), safety: runtime.safetyStatus())
+            uplink: runtime.uplinkStatus(), shiftStatus: runtime.shiftStatus(), safety: runtime.safetyStatus(),
+            clock: runtime.tracking.tracker.clock.status())
     }
 }

@@ -23,8 +23,10 @@ public enum Daemon {
         let levelControl = LogLevelControl(Logger.Level(config.logLevel))
         let sink = logSink(for: config.logTarget)
         let recentWarnings = RecentWarnings()
+        // Every stamp (pings, actions, proofs, log entries) comes from here; durations from its monotonic clock.
+        let clock = DaemonClock()
         LoggingSystem.bootstrap { label in
-            DaemonLogHandler(label: label, sink: sink, control: levelControl, recentWarnings: recentWarnings)
+            DaemonLogHandler(label: label, sink: sink, control: levelControl, recentWarnings: recentWarnings, clock: clock)
         }
         let logger = Logger(label: "driverd")
         for warning in configWarnings {
@@ -47,7 +49,7 @@ public enum Daemon {
         let (listener, activated) = try makeListener(config, groupID: policy.groupID)
         let counters = RPCCounters()
 
-        let tracker = Tracker(rates: config.rates)
+        let tracker = Tracker(rates: config.rates, thresholds: config.motion, limits: config.fixLimits, clock: clock)
         let retentionLogger = Logger(label: "outbox")
         let recorder = config.trackingEnabled
             ? PingRecorder(
@@ -60,7 +62,7 @@ public enum Daemon {
             : nil
         let hub = EventHub()
         let outbox = Outbox(store: store)
-        let shift = Shift(outbox: outbox, autoStart: config.shiftAutoStart)
+        let shift = Shift(outbox: outbox, autoStart: config.shiftAutoStart, clock: clock)
         let safety = Safety(limit: config.safetySpeedLimit, staleAfter: config.safetyStaleFixSeconds)
         let pipeline = TrackingPipeline(
             tracker: tracker, recorder: recorder, hub: hub,
@@ -79,7 +81,25 @@ public enum Daemon {
             outbox: outbox, stateDirectory: config.stateDirectory,
             credentials: config.backendUsername.isEmpty ? nil : .init(username: config.backendUsername, password: config.backendPassword),
             hub: hub, logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == "moving" },
-            onShift: { shift.isOn }, maxLoginAge: config.maxLoginAgeHours * 3600) }
+            onShift: { shift.isOn }, maxLoginAge: config.maxLoginAgeHours * 3600, clock: clock,
+            heartbeat: { tracker.heartbeat() }) }
+        let clockLogger = Logger(label: "clock")
+        @Sendable func logClock(_ source: TimeSource, was: TimeSource?, offset: Double) {
+            clockLogger.log(
+                level: was == nil ? .info : .notice,
+                "time stamps come from \(source.rawValue)\(was.map { " (was \($0.rawValue))" } ?? ""); the system clock is \(TextFormat.fixed(offset, decimals: 1)) s off",
+                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.clockSource.rawValue)", "time_source": "\(source.rawValue)",
+                           "system_clock_offset": "\(TextFormat.fixed(offset, decimals: 1))"])
+        }
+        clock.whenSourceChanges { from, to, offset in
+            uplink?.clockSourceChanged()
+            if let from { logClock(to, was: from, offset: offset) }
+        }
+        if let problem = DaemonClock.kernelStateUnreadable() {
+            clockLogger.warning("cannot read whether the system clock is synchronised (\(problem)): stamps come from GPS time when it is known")
+        }
+        let clockAtStart = clock.status()
+        logClock(clockAtStart.source, was: nil, offset: clockAtStart.systemClockOffset)
         let pushBox = PushBox(store: store)
         let pushes = PushCenter(box: pushBox, hub: hub, safety: safety, shift: shift, logger: Logger(label: "pushes"))
         safety.whenOpened { Task { await pushes.deliverHeld() } }
@@ -97,7 +117,7 @@ public enum Daemon {
         uplink?.setObserver(workflow)
         let runtime = AgentRuntime(
             started: .now, socketPath: config.socketPath, socketActivated: activated, counters: counters,
-            logLevel: levelControl, tracking: tracking, uplinkStatus: { UplinkHandlers.status(uplink, outbox, maxAge: .seconds(1)) },
+            logLevel: levelControl, tracking: tracking, uplinkStatus: { UplinkHandlers.status(uplink, outbox, clock: clock, maxAge: .seconds(1)) },
             shiftStatus: { shift.status },
             safetyStatus: { safety.status(heldPushes: pushes.heldCount.withLock { $0 }) })
 
@@ -107,7 +127,7 @@ public enum Daemon {
             agent: runtime, config: config, configPath: configPath, configWarnings: configWarnings, store: store,
             recentWarnings: recentWarnings))
         GPSHandlers.register(in: &router, runtime: tracking, logger: Logger(label: "gps"))
-        UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox)
+        UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox, clock: clock)
         WorkflowHandlers.register(in: &router, workflow: workflow, safety: safety)
         DriverHandlers.register(
             in: &router, shift: shift, pushes: pushes, workflow: workflow, recorder: recorder,

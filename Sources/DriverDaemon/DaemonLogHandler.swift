@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import DriverAPI
+import DriverDomain
 import Logging
 import Synchronization
 import SystemdKit
@@ -37,8 +38,12 @@ public struct DaemonLogHandler: LogHandler {
     private let sink: Sink
     private let control: LogLevelControl
     private let recentWarnings: RecentWarnings?
+    /// Stamps each entry (a journald field of its own) with the trusted time and its source: journald's own
+    /// time stamp is the system clock's, which may be years off on a unit without a real-time clock.
+    private let clock: DaemonClock?
 
-    public init(label: String, sink: Sink, control: LogLevelControl, recentWarnings: RecentWarnings? = nil) {
+    init(label: String, sink: Sink, control: LogLevelControl, recentWarnings: RecentWarnings? = nil, clock: DaemonClock? = nil) {
+        self.clock = clock
         self.label = label
         self.sink = sink
         self.control = control
@@ -58,18 +63,19 @@ public struct DaemonLogHandler: LogHandler {
     public func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { $1 } }
+        let stamp = clock?.now()
         if event.level >= .warning, let recentWarnings {
             recentWarnings.record(LogRecord(
-                time: WallClock.now(), level: event.level.rawValue, subsystem: label,
+                time: stamp?.time ?? WallClock.now(), level: event.level.rawValue, subsystem: label,
                 messageID: merged[Self.messageIDKey].map { "\($0)" }, message: "\(event.message)"))
         }
         switch sink {
-        case .journal: writeJournal(event, merged)
+        case .journal: writeJournal(event, merged, stamp: stamp)
         case .stderr: writeStderr(event, merged)
         }
     }
 
-    private func writeJournal(_ event: LogEvent, _ metadata: Logger.Metadata) {
+    private func writeJournal(_ event: LogEvent, _ metadata: Logger.Metadata, stamp: Stamp?) {
         var fields: [(name: String, value: String)] = [
             ("MESSAGE", "\(event.message)"),
             ("PRIORITY", String(Self.syslogPriority(event.level))),
@@ -79,6 +85,10 @@ public struct DaemonLogHandler: LogHandler {
             ("CODE_FUNC", event.function),
             ("DRIVERD_SUBSYSTEM", label),
         ]
+        if let stamp {
+            fields.append(("DRIVERD_TIME", TextFormat.fixed(stamp.time, decimals: 3)))
+            fields.append(("DRIVERD_TIME_SOURCE", stamp.source.rawValue))
+        }
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
             if key == Self.messageIDKey {
                 fields.append(("MESSAGE_ID", "\(value)"))

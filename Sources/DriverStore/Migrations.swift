@@ -83,6 +83,11 @@ enum Migrations {
                 );
                 """)
         }
+        migrator.registerMigration("v5_time_source") { db in
+            try db.execute(sql: """
+                ALTER TABLE ping ADD COLUMN time_source TEXT;
+                """)
+        }
         return migrator
     }
 }

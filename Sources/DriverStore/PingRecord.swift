@@ -20,18 +20,21 @@ public struct PingRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
     public var satellites: Int?
     public var motion: String
     public var reason: String
-    /// Wall-clock seconds since 1970 when the daemon recorded it.
+    /// Unix seconds when the daemon recorded it (from `timeSource`; the fix's own time is `fixTime`).
     public var recordedAt: Double
+    /// Where `recordedAt` came from: `ntp`, `gps` or `unsynced` (nil in rows of releases before it was kept).
+    public var timeSource: String?
     /// The batch the ping was put in for sending (kept until the backend acks it); nil while unsent.
     public var batchId: String?
 
     enum CodingKeys: String, CodingKey {
         case id, latitude, longitude, altitude, speed, track, climb, satellites, motion, reason
         case fixTime = "fix_time", horizontalError = "horizontal_error", verticalError = "vertical_error"
-        case fixMode = "fix_mode", recordedAt = "recorded_at", batchId = "batch_id"
+        case fixMode = "fix_mode", recordedAt = "recorded_at", batchId = "batch_id", timeSource = "time_source"
     }
 
-    public init(fix: Fix, motion: Motion, reason: SamplingPolicy.Reason, recordedAt: Double) {
+    public init(fix: Fix, motion: Motion, reason: SamplingPolicy.Reason, recordedAt: Double, timeSource: TimeSource? = nil) {
+        self.timeSource = timeSource?.rawValue
         fixTime = fix.time
         latitude = fix.latitude
         longitude = fix.longitude

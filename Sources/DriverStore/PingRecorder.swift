@@ -44,8 +44,8 @@ public final class PingRecorder: Sendable {
     public var lastError: String? { state.withLock { $0.lastError } }
 
     /// Buffers `ping` and commits the batch when the next sample would arrive past the deadline (so a slow,
-    /// stationary rate commits each ping at once, and 1 Hz commits every 5 s, both without a timer).
-    /// Returns whether it committed.
+    /// stationary rate commits each ping at once, and 1 Hz commits every 5 s, both without a timer). `now` is
+    /// monotonic seconds (the deadline must not move with the wall clock). Returns whether it committed.
     @discardableResult
     public func append(_ ping: PingRecord, now: Double, nextSampleIn: Double) -> Bool {
         let due = state.withLock { state -> Bool in
@@ -97,8 +97,7 @@ public final class PingRecorder: Sendable {
                 state.sinceRetention = 0
                 return true
             }
-            if checkRetention, let retention, let now = batch.last?.recordedAt,
-               let result = try? Outbox(store: store).applyRetention(retention, now: now), !result.isEmpty {
+            if checkRetention, let retention, let result = try? Outbox(store: store).applyRetention(retention), !result.isEmpty {
                 onRetention?(result)
             }
         } catch {

@@ -2,7 +2,8 @@ import GRDB
 
 /// How much ping backlog the unit keeps while the backend is away. Transitions and proofs are never touched.
 public struct RetentionPolicy: Sendable, Equatable {
-    /// Pings recorded longer ago than this are dropped, seconds (default 7 days).
+    /// Pings whose fix is older than this, seconds of GPS time behind the newest ping, are dropped (default 7
+    /// days). GPS time, not the system clock: a clock that steps by years drops nothing.
     public var maxAge: Double
     /// Past this many pings the oldest backlog is thinned to one per minute, then dropped (default 1,000,000).
     public var maxPings: Int
@@ -21,14 +22,16 @@ public struct RetentionResult: Sendable, Equatable {
 
 extension Outbox {
     /// Applies the caps to pings not yet in a batch (a claimed batch may already be at the backend and is sent
-    /// as it is): first the age cap, then over the count cap the oldest backlog is thinned to one ping per
-    /// minute of fix time, then the oldest are dropped.
+    /// as it is): first the age cap, in fix time behind the newest ping, then over the count cap the oldest
+    /// backlog is thinned to one ping per minute of fix time, then the oldest are dropped.
     @discardableResult
-    public func applyRetention(_ policy: RetentionPolicy, now: Double) throws -> RetentionResult {
+    public func applyRetention(_ policy: RetentionPolicy) throws -> RetentionResult {
         try store.pool.write { db in
             var result = RetentionResult()
-            try db.execute(sql: "DELETE FROM ping WHERE batch_id IS NULL AND recorded_at < ?", arguments: [now - policy.maxAge])
-            result.dropped += db.changesCount
+            if let newest = try Double.fetchOne(db, sql: "SELECT MAX(fix_time) FROM ping") {
+                try db.execute(sql: "DELETE FROM ping WHERE batch_id IS NULL AND fix_time < ?", arguments: [newest - policy.maxAge])
+                result.dropped += db.changesCount
+            }
             var excess = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ping")! - policy.maxPings
             guard excess > 0 else { return result }
             try db.execute(sql: """

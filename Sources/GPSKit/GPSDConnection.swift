@@ -11,8 +11,6 @@ final class GPSDConnection {
     enum Watch {
         /// Every report as JSON.
         case streaming
-        /// Keep the device active but send nothing (cheap to resume).
-        case quiet
         /// Stop watching: gpsd may close the device and power the receiver down.
         case released
     }
@@ -34,6 +32,10 @@ final class GPSDConnection {
             throw GPSDError(operation: "gps_open \(endpoint)", code: result, detail: String(cString: gps_errstr(result)))
         }
         isOpen = true
+        // Between slow samples gpsd's reports wait in the socket (a 10 Hz receiver sends about 5 KB a second):
+        // room for well over the longest streaming pause (the kernel caps it at net.core.rmem_max).
+        var size: Int32 = 1 << 20
+        _ = setsockopt(cgps_fd(&data), SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
     }
 
     var descriptor: Int32 { isOpen ? cgps_fd(&data) : -1 }
@@ -41,7 +43,6 @@ final class GPSDConnection {
     func set(_ watch: Watch) throws(GPSDError) {
         let command = switch watch {
         case .streaming: #"?WATCH={"enable":true,"json":true};"#
-        case .quiet: #"?WATCH={"enable":true,"json":false};"#
         case .released: #"?WATCH={"enable":false};"#
         }
         let result = cgps_send(&data, command)

@@ -13,8 +13,11 @@ import Synchronization
 /// with jittered backoff, forever, until `stop()`.
 ///
 /// Wake-ups are the battery's enemy, so the reader batches: while streaming it wakes at most once per
-/// `batchInterval` and reads everything gpsd sent meanwhile (an epoch is several reports); when the handler
-/// asks for a pause it makes gpsd quiet (or releases the receiver) and sleeps; to take a sample it wakes once,
+/// `batchInterval` and reads everything gpsd sent meanwhile (an epoch is several reports, a 10 Hz receiver ten
+/// epochs a second). When the handler asks for a pause it sleeps and lets gpsd's reports wait in the socket
+/// (its receive buffer is enlarged for that): the next wake-up reads every epoch of the pause at once, so a
+/// slow sample costs one wake-up and the handler still sees every fix in order. When the handler asks for a
+/// release it stops the watch instead (gpsd may power the receiver down), and to take a sample it wakes once,
 /// asks gpsd to stream, sleeps until a fresh epoch must have arrived, and reads it.
 public final class GPSDReader: Sendable {
     public let endpoint: GPSDEndpoint
@@ -72,6 +75,12 @@ public final class GPSDReader: Sendable {
         let box = Unmanaged.passRetained(self)
         pthread_create(&thread, nil, { raw in
             let reader = Unmanaged<GPSDReader>.fromOpaque(raw!).takeRetainedValue()
+            // A name of its own in top, perf and /proc (it would inherit its creator's, an event loop's).
+            let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+            if fd >= 0 {
+                _ = write(fd, "gpsd-reader", 11)
+                close(fd)
+            }
             reader.run()
             return nil
         }, box.toOpaque())
@@ -84,7 +93,8 @@ public final class GPSDReader: Sendable {
         wake()
     }
 
-    /// Stay quiet for `seconds` (wall time), then deliver the next fix. `release` lets gpsd close the device.
+    /// Read nothing for `seconds`, then deliver what gpsd sent meanwhile. `release` stops the watch instead, so
+    /// gpsd may close the device; what it sent before is stale then and discarded.
     public func pause(for seconds: Double, release: Bool) {
         control.withLock {
             $0.pausedUntil = Self.monotonicNow() + seconds
@@ -148,10 +158,16 @@ public final class GPSDReader: Sendable {
     }
 
     private func apply(_ pace: GPSPace) {
-        guard case .pause(let seconds, let release) = pace else { return }
-        control.withLock {
-            $0.pausedUntil = Self.monotonicNow() + seconds
-            $0.release = release
+        switch pace {
+        case .continue:
+            break
+        case .stream:
+            control.withLock { $0.pausedUntil = nil }
+        case .pause(let seconds, let release):
+            control.withLock {
+                $0.pausedUntil = Self.monotonicNow() + seconds
+                $0.release = release
+            }
         }
     }
 
@@ -166,17 +182,18 @@ public final class GPSDReader: Sendable {
             if stopping { return }
             let now = Self.monotonicNow()
             if let pausedUntil, pausedUntil > now {
-                let quiet: GPSDConnection.Watch = release ? .released : .quiet
-                if watch != quiet {
-                    try connection.set(quiet)
-                    watch = quiet
+                // Streaming on: gpsd's reports wait in the socket until the pause ends (one wake-up for them all).
+                if release, watch != .released {
+                    try connection.set(.released)
+                    watch = .released
                 }
                 sleepOrWake(seconds: pausedUntil - now)
                 continue
             }
+            let drainPause = pausedUntil != nil && watch == .streaming
             if pausedUntil != nil { control.withLock { $0.pausedUntil = nil } }
             if watch != .streaming {
-                // Whatever gpsd sent before it went quiet is stale.
+                // Whatever gpsd sent before the watch was released is stale.
                 while connection.waiting(microseconds: 0) { _ = try connection.read() }
                 try connection.set(.streaming)
                 watch = .streaming
@@ -187,13 +204,14 @@ public final class GPSDReader: Sendable {
                 // (longer after a release, when gpsd must reopen the receiver).
                 sleepOrWake(seconds: release ? batchInterval * 3 : batchInterval * 1.3)
                 justResumed = false
-            } else {
+            } else if !drainPause {
                 let again = connection.waiting(microseconds: 0) ? nil : handler?.idle()
                 if !waitReadable(connection.descriptor, timeout: again) { continue }  // a control change or the idle deadline
             }
             // Everything gpsd sent meanwhile, in order; only the newest fix of an epoch counts.
             var fixes: [Fix] = []
             var sawNoFix = false
+            var noFixReports = 0
             while connection.waiting(microseconds: 0) {
                 switch try connection.read() {
                 case .fix(let fix):
@@ -201,6 +219,7 @@ public final class GPSDReader: Sendable {
                     sawNoFix = false
                 case .noFix:
                     sawNoFix = true
+                    noFixReports += 1
                 case .other:
                     break
                 }
@@ -209,6 +228,7 @@ public final class GPSDReader: Sendable {
                 lastLink = .connected
                 publish(.link(.connected))
             }
+            if noFixReports > 0 { publish(.noFixReports(noFixReports)) }
             for fix in fixes { apply(publish(.fix(fix))) }
             if sawNoFix, lastLink != .noFix {
                 lastLink = .noFix

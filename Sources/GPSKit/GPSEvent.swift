@@ -17,6 +17,9 @@ public enum GPSLinkState: String, Sendable, Codable, Equatable {
 public enum GPSEvent: Sendable, Equatable {
     case link(GPSLinkState)
     case fix(Fix)
+    /// gpsd sent this many reports without a 2D/3D fix (mode < 2) since the last event: each is counted as a
+    /// rejected fix.
+    case noFixReports(Int)
 }
 
 /// Where gpsd listens, `HOST:PORT` (`[::1]:2947` for IPv6).

@@ -2,8 +2,10 @@ import DriverAPI
 
 /// How the reader should go on after an event.
 public enum GPSPace: Sendable, Equatable {
-    /// Keep reading at the usual cadence.
+    /// Keep reading at the usual cadence (and keep a pause already asked for).
     case `continue`
+    /// Read continuously from now on: drop any pause (movement is suspected, or the rate went up).
+    case stream
     /// Quiet gpsd for `seconds` (wall time); `release` lets gpsd close the device and rest the receiver.
     case pause(seconds: Double, release: Bool)
 }

@@ -7,7 +7,7 @@ import DriverDomain
 /// Formats fixes as NMEA 0183 RMC, GGA and VTG sentences with correct checksums.
 public enum NMEAWriter {
     /// The sentences of one epoch. `fix` nil means no fix at `time` (status V, quality 0).
-    public static func epoch(_ fix: Fix?, time: Double) -> [String] {
+    public static func epoch(_ fix: Fix?, time: Double, hdop: Double = 0.9) -> [String] {
         let (clock, date) = utc(time)
         guard let fix else {
             return [
@@ -25,16 +25,18 @@ public enum NMEAWriter {
         let satellites = TextFormat.two(fix.satellitesUsed ?? 8)
         return [
             sentence("GPRMC,\(clock),A,\(lat),\(lon),\(knots),\(track),\(date),,,A"),
-            sentence("GPGGA,\(clock),\(lat),\(lon),1,\(satellites),0.9,\(altitude),M,47.0,M,,"),
+            sentence("GPGGA,\(clock),\(lat),\(lon),1,\(satellites),\(TextFormat.fixed(hdop, decimals: 1)),\(altitude),M,47.0,M,,"),
             sentence("GPVTG,\(track),T,,M,\(knots),N,\(kmh),K,A"),
         ]
     }
 
-    /// The whole log of a route, CRLF-terminated as receivers write it.
+    /// The whole log of a route, CRLF-terminated as receivers write it. A stale epoch repeats the earlier
+    /// fix's sentences, its old time included.
     public static func log(_ route: SyntheticRoute) -> String {
         var output = ""
-        for (second, fix) in route.samples().enumerated() {
-            for line in epoch(fix, time: route.startTime + Double(second)) { output += line + "\r\n" }
+        for epoch in route.epochs() {
+            let time = epoch.fix?.time ?? route.startTime + epoch.elapsed + route.clockOffset
+            for line in self.epoch(epoch.fix, time: time, hdop: route.hdop) { output += line + "\r\n" }
         }
         return output
     }
@@ -60,9 +62,12 @@ public enum NMEAWriter {
         return "\(degreeText)\(minuteText),\(value < 0 ? negative : positive)"
     }
 
+    /// `hhmmss.cc` (hundredths, for receivers faster than 1 Hz) and `ddmmyy`.
     static func utc(_ time: Double) -> (clock: String, date: String) {
-        let utc = TextFormat.UTC(time)
+        let hundredths = Int((time * 100).rounded())
+        let whole = Double(hundredths / 100)
+        let utc = TextFormat.UTC(whole)
         let two = TextFormat.two
-        return (two(utc.hour) + two(utc.minute) + two(utc.second) + ".00", two(utc.day) + two(utc.month) + two(utc.year % 100))
+        return (two(utc.hour) + two(utc.minute) + two(utc.second) + "." + two(hundredths % 100), two(utc.day) + two(utc.month) + two(utc.year % 100))
     }
 }

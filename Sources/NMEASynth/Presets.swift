@@ -24,6 +24,16 @@ public enum RoutePresets {
         SyntheticRoute(start: .init(lat: 52.52000, lon: 13.40500), startTime: 1_795_852_800, legs: [.stop(seconds: seconds)], noise: noise, seed: 3)
     }
 
+    /// The ordinary parked receiver of a street: 30 s of driving north at 12 m/s, then parked for `parkSeconds`
+    /// with positions scattered by `sigma` metres around the spot (gpsd reports `eph` 17.1 m for HDOP 0.9) and a
+    /// Doppler speed of a few cm/s.
+    public static func street(parkSeconds: Int, sigma: Double = 5, startTime: Double = 1_795_852_800, seed: UInt64 = 21) -> SyntheticRoute {
+        let start = SyntheticRoute.Point(lat: 52.52000, lon: 13.40500)
+        return SyntheticRoute(
+            start: start, startTime: startTime, legs: [.drive(to: .init(lat: start.lat + 360 / 111_320, lon: start.lon), speed: 12), .stop(seconds: parkSeconds)],
+            noise: sigma, seed: seed)
+    }
+
     /// Driving a square block for `laps` laps at `speed`, with no stops.
     public static func driving(laps: Int, speed: Double = 12) -> SyntheticRoute {
         let corners: [SyntheticRoute.Point] = [

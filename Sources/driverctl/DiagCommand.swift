@@ -39,7 +39,9 @@ enum DiagFormatter {
             StatusFormatter.row("gps", GPSFormatter.summary(status.gps)),
             StatusFormatter.row("motion", GPSFormatter.sampling(status.sampling, motion: status.gps.motion)),
         ]
+        if let quality = GPSFormatter.quality(status.gps) { lines.append(StatusFormatter.row("fixes", quality)) }
         if let error = status.gps.lastError { lines.append(StatusFormatter.row("gps error", error)) }
+        if let clock = status.clock { lines.append(StatusFormatter.row("clock", ClockFormatter.text(clock))) }
         if let uplink = status.uplink { lines.append(OutboxFormatter.text(uplink)) }
         if let shift = status.shiftStatus { lines.append(StatusFormatter.row("shift", ShiftCommand.text(shift))) }
         lines.append(StatusFormatter.row("disk", disk(report.storage)))

@@ -35,9 +35,18 @@ enum GPSFormatter {
         let byMotion = gps.pingsByMotion.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         lines.append(StatusFormatter.row("counters", "\(gps.fixesSeen) fixes seen, \(gps.pingsRecorded) pings recorded"
             + (byMotion.isEmpty ? "" : " (\(byMotion))") + ", \(gps.pingsPending) pending"))
+        if let quality = quality(gps) { lines.append(StatusFormatter.row("quality", quality)) }
         lines.append(StatusFormatter.row("tracking", gps.tracking ? "on" : "off"))
         if let error = gps.lastError { lines.append(StatusFormatter.row("error", error)) }
         return lines.joined(separator: "\n")
+    }
+
+    /// `1190 accepted; rejected: jump 1, time 12; 0 re-anchors` (nil from a daemon before API 1.6).
+    static func quality(_ gps: GPSStatus) -> String? {
+        guard let accepted = gps.fixesAccepted else { return nil }
+        let rejected = (gps.fixesRejected ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        return "\(accepted) accepted; rejected: " + (rejected.isEmpty ? "none" : rejected.joined(separator: ", "))
+            + "; \(StatusFormatter.plural(gps.reanchors ?? 0, "re-anchor"))"
     }
 
     /// `52.520000, 13.405000 ±5 m 3D 9 sats 12.3 m/s 87°`

@@ -24,6 +24,7 @@ enum StatusFormatter {
         lines.append(row("rpc", "\(rpc.socketPath)\(activation); \(plural(rpc.openConnections, "client")), \(plural(rpc.requestsServed, "request")) served"))
         lines.append(row("gps", GPSFormatter.summary(status.gps)))
         lines.append(row("sampling", GPSFormatter.sampling(status.sampling, motion: status.gps.motion)))
+        if let clock = status.clock { lines.append(row("clock", ClockFormatter.text(clock))) }
         if let uplink = status.uplink {
             lines.append(row("backend", uplink.enabled ? "\(uplink.link), \(plural(uplink.transitions + uplink.proofs + uplink.pings, "item")) queued" : "not configured"))
         }

@@ -28,7 +28,7 @@ struct OutboxTests {
             }
         }
         let store = try Store(directory: directory)
-        #expect(try store.appliedMigrations() == ["v1_pings", "v2_outbox", "v3_tasks", "v4_pushes"])
+        #expect(try store.appliedMigrations() == ["v1_pings", "v2_outbox", "v3_tasks", "v4_pushes", "v5_time_source"])
         let pings = try store.pool.read { try PingRecord.order(Column("id")).fetchAll($0) }
         #expect(pings.count == 25 && pings.allSatisfy { $0.batchId == nil } && pings.last?.fixTime == 24)
         #expect(try Outbox(store: store).depth().pings == 25)
@@ -112,17 +112,17 @@ struct RetentionTests {
         let outbox = Outbox(store: store)
         try outbox.enqueue(OutboxItemRecord(kind: .status, taskId: "t", idempotencyKey: "k", payload: Data(), createdAt: 0))
         let claimed = try #require(try outbox.claimPingBatch(maxPings: 10) { "b" })
-        #expect(try outbox.applyRetention(RetentionPolicy(maxPings: 1000), now: 1_795_000_600).isEmpty)
+        #expect(try outbox.applyRetention(RetentionPolicy(maxPings: 1000)).isEmpty)
 
         // Cap 300: 290 thinned away from the oldest backlog, keeping one per minute there.
-        let thin = try outbox.applyRetention(RetentionPolicy(maxPings: 300), now: 1_795_000_600)
+        let thin = try outbox.applyRetention(RetentionPolicy(maxPings: 300))
         #expect(thin == RetentionResult(thinned: 300, dropped: 0))
         #expect(try outbox.depth().pings == 300)
         // Cap 100: still thinning (newer minutes now), nothing dropped.
-        let more = try outbox.applyRetention(RetentionPolicy(maxPings: 100), now: 1_795_000_600)
+        let more = try outbox.applyRetention(RetentionPolicy(maxPings: 100))
         #expect(more.thinned == 200 && more.dropped == 0)
         // Cap 15: the backlog is down to one ping per minute, then the oldest of those go.
-        let drop = try outbox.applyRetention(RetentionPolicy(maxPings: 15), now: 1_795_000_600)
+        let drop = try outbox.applyRetention(RetentionPolicy(maxPings: 15))
         #expect(drop.thinned > 0 && drop.dropped > 0 && drop.thinned + drop.dropped == 85, "\(drop)")
         let minutes = try store.pool.read {
             try Int.fetchOne($0, sql: "SELECT COUNT(DISTINCT CAST(fix_time / 60 AS INTEGER)) FROM ping WHERE batch_id IS NULL")
@@ -133,9 +133,13 @@ struct RetentionTests {
         #expect(try outbox.claimPingBatch(maxPings: 10) { "x" } == claimed)
         #expect(try outbox.headItems().count == 1)
 
-        // Age: everything recorded more than a day before "now" goes, except the claimed batch.
-        let aged = try outbox.applyRetention(RetentionPolicy(maxAge: 86400), now: 1_795_000_600 + 2 * 86400)
+        // Age, in GPS time: a ping two days newer makes the rest more than a day old and they go, except the
+        // claimed batch. The system clock has no say, so a clock step drops nothing.
+        recorder.append(StoreTests.ping(1_795_000_600 + 2 * 86400), now: 0, nextSampleIn: 0)
+        recorder.flush()
+        #expect(try outbox.applyRetention(RetentionPolicy(maxAge: 3 * 86400)).isEmpty)
+        let aged = try outbox.applyRetention(RetentionPolicy(maxAge: 86400))
         #expect(aged.dropped == 5)
-        #expect(try outbox.depth().pings == claimed.pings.count)
+        #expect(try outbox.depth().pings == claimed.pings.count + 1)
     }
 }

@@ -59,4 +59,47 @@ struct NMEASynthTests {
     func deterministic() {
         #expect(RoutePresets.parked(seconds: 30).samples() == RoutePresets.parked(seconds: 30).samples())
     }
+
+    @Test("a 10 Hz receiver: ten epochs a second, times in hundredths, the same track")
+    func tenHertz() {
+        var route = RoutePresets.driving(laps: 1)
+        let oneHertz = route.epochs()
+        route.hz = 10
+        let tenHertz = route.epochs()
+        #expect(tenHertz.count == oneHertz.count * 10)
+        #expect(abs(tenHertz[1].fix!.time - tenHertz[0].fix!.time - 0.1) < 1e-6)
+        #expect(NMEAWriter.log(route).contains("$GPRMC,080000.10,A,"))
+        #expect(Geo.distance(tenHertz.last!.fix!, oneHertz.last!.fix!) < 10)
+    }
+
+    @Test("the street preset: 30 s of driving, then parked with scatter and a Doppler speed never above 0.3 m/s")
+    func street() {
+        let epochs = RoutePresets.street(parkSeconds: 120, sigma: 8).epochs()
+        #expect(epochs.count == 30 + 120)
+        let parked = epochs.dropFirst(30).compactMap(\.fix)
+        #expect(parked.allSatisfy { ($0.speed ?? 1) <= 0.3 })
+        let spot = epochs.last!.truth
+        let distances = parked.map { Geo.distance(latitude1: $0.latitude, longitude1: $0.longitude, latitude2: spot.lat, longitude2: spot.lon) }
+        #expect(distances.max()! > 8 && distances.max()! < 60)
+    }
+
+    @Test("spikes, a stale span, a tunnel and a clock offset are where they were asked for")
+    func conditions() {
+        var route = RoutePresets.driving(laps: 2)
+        route.spikes = .init(share: 0.05, minMetres: 150, maxMetres: 2000)
+        route.staleSpans = [.init(at: 100, seconds: 20)]
+        route.dropouts = [.init(at: 200, seconds: 30)]
+        route.clockOffset = -2 * 1024 * 7 * 86400
+        let epochs = route.epochs()
+        let spikes = epochs.filter(\.spike)
+        #expect(spikes.count > epochs.count / 40 && spikes.count < epochs.count / 10)
+        for spike in spikes {
+            let off = Geo.distance(latitude1: spike.fix!.latitude, longitude1: spike.fix!.longitude, latitude2: spike.truth.lat, longitude2: spike.truth.lon)
+            #expect(off > 140 && off < 2020)
+        }
+        let stale = epochs.filter(\.stale)
+        #expect(stale.count == 20 && Set(stale.map { $0.fix!.time }).count == 1)
+        #expect(epochs[200..<230].allSatisfy { $0.fix == nil })
+        #expect(epochs[0].fix!.time == route.startTime - 2 * 1024 * 7 * 86400)
+    }
 }

@@ -31,7 +31,7 @@ enum DiagHandlers {
             sqlite = "unreadable: \(Store.describeWriteFailure(error))"
         }
         return DiagReport(
-            generatedAt: WallClock.now(),
+            generatedAt: runtime.agent.tracking.tracker.clock.now().time,
             versions: DiagVersions(
                 daemon: DaemonVersion.current, api: "\(APIVersion.major).\(APIVersion.minor)", sqlite: sqlite,
                 libgps: LibGPSVersion.api, kernel: SystemInfo.kernel(), os: SystemInfo.operatingSystem()),

@@ -34,7 +34,7 @@ enum DriverHandlers {
 
     private static func change(_ shift: Shift, on: Bool) throws -> (ShiftStatus, Bool) {
         do {
-            return try shift.set(on: on, now: Shift.now())
+            return try shift.set(on: on, now: shift.now())
         } catch {
             throw APIError(.internalError, "the shift change was not stored: \(error)")
         }

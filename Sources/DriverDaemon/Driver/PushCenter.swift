@@ -19,6 +19,7 @@ actor PushCenter {
     nonisolated let heldCount: Mutex<Int>
 
     init(box: PushBox, hub: EventHub, safety: Safety, shift: Shift, logger: Logger) {
+        clock = shift.clock
         self.box = box
         self.hub = hub
         self.safety = safety
@@ -27,7 +28,7 @@ actor PushCenter {
         heldCount = Mutex(((try? box.pending()) ?? []).filter { !$0.delivered }.count)
     }
 
-    static func now() -> Double { WallClock.now() }
+    let clock: DaemonClock
 
     /// The kinds front ends get; ETA pushes only refresh the next-stop card.
     static func record(_ push: Push, now: Double) -> PushRecord? {
@@ -45,7 +46,7 @@ actor PushCenter {
     }
 
     func received(_ push: Push) {
-        guard let record = Self.record(push, now: Self.now()) else { return }
+        guard let record = Self.record(push, now: clock.now().time) else { return }
         do {
             guard try box.keep(record) else { return }
         } catch {

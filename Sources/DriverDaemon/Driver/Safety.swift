@@ -13,7 +13,8 @@ final class Safety: Sendable {
         gate = Mutex(SafetyGate(limit: limit, staleAfter: staleAfter))
     }
 
-    static func now() -> Double { WallClock.now() }
+    /// The gate measures durations (settle time, fix age): the monotonic clock, never the wall clock.
+    static func now() -> Double { DaemonClock.monotonicNow() }
 
     /// Called when the vehicle comes to a stand (held pushes go out then).
     func whenOpened(_ action: @escaping @Sendable () -> Void) { onOpened.withLock { $0 = action } }

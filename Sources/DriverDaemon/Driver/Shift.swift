@@ -8,18 +8,21 @@ import Synchronization
 final class Shift: Sendable {
     private let state: Mutex<ShiftStatus>
     private let outbox: Outbox
+    let clock: DaemonClock
 
-    init(outbox: Outbox, autoStart: Bool) {
+    init(outbox: Outbox, autoStart: Bool, clock: DaemonClock) {
         self.outbox = outbox
+        self.clock = clock
         func stored(_ key: String) -> Double? { (try? outbox.value(key)).flatMap { $0.flatMap(Double.init) } }
         var status = ShiftStatus(
             onShift: (try? outbox.value("shift_on")) == "1", startedAt: stored("shift_started_at"), endedAt: stored("shift_ended_at"))
-        if autoStart && !status.onShift { status = ShiftStatus(onShift: true, startedAt: Date().timeIntervalSince1970, endedAt: nil) }
+        if autoStart && !status.onShift { status = ShiftStatus(onShift: true, startedAt: clock.now().time, endedAt: nil) }
         state = Mutex(status)
         try? persist(status)
     }
 
-    static func now() -> Double { WallClock.now() }
+    /// Shift times are stamps: the trusted clock.
+    func now() -> Double { clock.now().time }
 
     var isOn: Bool { state.withLock { $0.onShift } }
     var status: ShiftStatus { state.withLock { $0 } }

@@ -1,13 +1,19 @@
+import BackendContract
 import DriverAPI
 import DriverDomain
 import GPSKit
 import Synchronization
 
-/// Owns the motion detector and the sampling policy (pure state machines) and the GPS counters, behind a
-/// lock: it runs for every fix, so it is a lock-guarded class, and it never does I/O while holding the lock.
+/// Owns the fix-quality filter, the motion detector and the sampling policy (pure state machines) and the GPS
+/// counters, behind a lock: it runs for every fix, so it is a lock-guarded class, and it never does I/O while
+/// holding the lock.
+///
+/// Every fix passes the filter first: a rejected one is counted and goes no further (no ping, no position for
+/// an action, no ETA input, no safety speed, no time).
 final class Tracker: Sendable {
     /// What one fix led to; the caller does the I/O.
     struct Outcome: Sendable {
+        var verdict: FixFilter.Verdict
         var decision: SamplingPolicy.Decision
         var motion: Motion
         var motionChanged: Bool
@@ -17,15 +23,28 @@ final class Tracker: Sendable {
         var effectiveHz: Double
         /// Movement suspected but not confirmed: keep watching instead of going quiet.
         var confirmingMovement: Bool
+        /// The fix made the receiver usable again after a spell without usable fixes.
+        var fixesResumed: Bool
+    }
+
+    /// A spell of `noFix` that began: the receiver stays connected but nothing usable arrives.
+    struct Silence: Sendable, Equatable {
+        var seconds: Double
+        var rejected: [FixRejection: Int]
     }
 
     private struct State {
+        var filter: FixFilter
         var detector: MotionDetector
         var policy: SamplingPolicy
         var link = GPSLinkState.connecting
         var fixesSeen = 0
+        /// The last accepted fix and when it was handled (monotonic seconds).
         var lastFix: Fix?
-        var lastFixAt: ContinuousClock.Instant?
+        var lastFixAt: Double?
+        var connectedAt: Double?
+        /// No usable fix for longer than the sampling interval explains, while connected.
+        var silent = false
         var ignition: Bool?
         var requests: [UInt64: RateRequest] = [:]
         var fixLosses = 0
@@ -33,44 +52,117 @@ final class Tracker: Sendable {
     }
 
     private let state: Mutex<State>
+    let clock: DaemonClock
 
-    init(rates: SamplingRates, thresholds: MotionThresholds = MotionThresholds()) {
-        state = Mutex(State(detector: MotionDetector(thresholds: thresholds), policy: SamplingPolicy(rates: rates)))
+    init(rates: SamplingRates, thresholds: MotionThresholds = MotionThresholds(), limits: FixQualityLimits = FixQualityLimits(), clock: DaemonClock) {
+        self.clock = clock
+        state = Mutex(State(filter: FixFilter(limits: limits), detector: MotionDetector(thresholds: thresholds), policy: SamplingPolicy(rates: rates)))
     }
 
     func observe(_ fix: Fix) -> Outcome {
-        state.withLock { state in
+        // A rollover is judged against the best time the unit has (GPS carried forward, or the system clock).
+        let reference = clock.now().time
+        let now = clock.monotonic
+        return state.withLock { state in
             state.fixesSeen += 1
-            // gpsd sends nothing while a receiver has lost the sky (RMC status V), so a loss shows as a gap in
-            // receiver time longer than the sampling interval allows.
-            var gap: Double? = nil
-            if let previous = state.lastFix?.time, fix.time - previous > max(3, 1 / state.policy.effectiveHz + 2) {
-                gap = fix.time - previous
-                state.fixLosses += 1
-            }
-            state.lastFix = fix
-            state.lastFixAt = .now
-            state.recentSpeed.observe(time: fix.time, speed: fix.speed)
-            let changed = state.detector.observe(fix)
-            if case .changed(let motion) = changed { state.policy.motionChanged(to: motion) }
-            let decision = state.policy.decide(fix)
+            let verdict = state.filter.evaluate(fix, reference: reference)
+            guard case .reject = verdict else { return accepted(fix, verdict: verdict, now: now, &state) }
             return Outcome(
-                decision: decision, motion: state.detector.motion, motionChanged: changed != nil, gapBefore: gap,
-                plan: state.policy.watchPlan, effectiveHz: state.policy.effectiveHz,
-                confirmingMovement: state.detector.isConfirmingMovement)
+                verdict: verdict, decision: .skip, motion: state.detector.motion, motionChanged: false, gapBefore: nil,
+                plan: state.policy.watchPlan, effectiveHz: state.policy.effectiveHz, confirmingMovement: state.detector.isConfirmingMovement,
+                fixesResumed: false)
         }
     }
 
-    /// The latest fix if it is at most `maxAge` seconds old (a driver action carries it; an ETA starts
+    private func accepted(_ fix: Fix, verdict: FixFilter.Verdict, now: Double, _ state: inout State) -> Outcome {
+        // gpsd sends nothing while a receiver has lost the sky (RMC status V), so a loss shows as a gap in
+        // receiver time longer than the sampling interval allows.
+        var gap: Double? = nil
+        if let previous = state.lastFix?.time, fix.time - previous > max(3, 1 / state.policy.effectiveHz + 2) {
+            gap = fix.time - previous
+            state.fixLosses += 1
+        }
+        if verdict == .reanchor, let previous = state.lastFix, fix.time < previous.time { clock.forgetGPS() }
+        clock.observeFix(time: fix.time)
+        let resumed = state.silent
+        state.silent = false
+        state.lastFix = fix
+        state.lastFixAt = now
+        state.recentSpeed.observe(time: fix.time, speed: fix.speed)
+        let changed = state.detector.observe(fix)
+        if case .changed(let motion) = changed { state.policy.motionChanged(to: motion) }
+        let decision = state.policy.decide(fix)
+        return Outcome(
+            verdict: verdict, decision: decision, motion: state.detector.motion, motionChanged: changed != nil, gapBefore: gap,
+            plan: state.policy.watchPlan, effectiveHz: state.policy.effectiveHz,
+            confirmingMovement: state.detector.isConfirmingMovement, fixesResumed: resumed)
+    }
+
+    /// gpsd reported `count` times that the receiver has no fix.
+    func noFixReports(_ count: Int) {
+        state.withLock { state in for _ in 0..<count { state.filter.noFixReport() } }
+    }
+
+    /// How long gpsd may go without a usable fix, while connected, before the receiver counts as `noFix`:
+    /// longer than the sampling interval (a quiet watch between slow samples) and a few seconds of slack.
+    private static func allowedSilence(_ state: State) -> Double { 1 / state.policy.effectiveHz + 5 }
+
+    /// Checks for a receiver that stays connected but sends nothing usable (no fixes, or one stale fix over
+    /// and over). Returns the spell when it just began (to be logged once), and the seconds until the next
+    /// check is due (nil: none, not connected).
+    func checkSilence() -> (began: Silence?, recheckIn: Double?) {
+        let now = clock.monotonic
+        return state.withLock { state in
+            guard state.link == .connected || state.link == .noFix, let since = state.lastFixAt ?? state.connectedAt else { return (nil, nil) }
+            let allowed = Self.allowedSilence(state)
+            let quiet = now - since
+            guard quiet > allowed else { return (nil, allowed - quiet + 0.05) }
+            guard !state.silent else { return (nil, nil) }
+            state.silent = true
+            return (Silence(seconds: quiet, rejected: state.filter.rejected), nil)
+        }
+    }
+
+    /// The latest accepted fix if it is at most `maxAge` seconds old (a driver action carries it; an ETA starts
     /// from it), and the average speed of the last minutes of driving.
     func currentPosition(maxAge: Double = 60) -> (fix: Fix?, recentSpeed: Double?) {
-        state.withLock { state in
-            let fresh = state.lastFixAt.map { Self.seconds(.now - $0) <= maxAge } ?? false
+        let now = clock.monotonic
+        return state.withLock { state in
+            let fresh = state.lastFixAt.map { now - $0 <= maxAge } ?? false
             return (fresh ? state.lastFix : nil, state.recentSpeed.average)
         }
     }
 
-    func setLink(_ link: GPSLinkState) { state.withLock { $0.link = link } }
+    func setLink(_ link: GPSLinkState) {
+        let now = clock.monotonic
+        state.withLock { state in
+            if link == .connected, state.link != .connected, state.link != .noFix { state.connectedAt = now }
+            if link == .lost || link == .connecting { state.silent = false }
+            state.link = link
+        }
+    }
+
+    /// The link as front ends see it: connected but without a usable fix for too long is `noFix`.
+    var link: GPSLinkState {
+        let now = clock.monotonic
+        return state.withLock { Self.effectiveLink($0, now: now) }
+    }
+
+    /// What the uplink sends instead of pings while the receiver has no usable fix (nil while it has one).
+    func heartbeat() -> UnitHeartbeat? {
+        let now = clock.monotonic
+        let (link, lastFixTime) = state.withLock { (Self.effectiveLink($0, now: now), $0.lastFix?.time) }
+        guard link == .noFix || link == .lost else { return nil }
+        let stamp = clock.now()
+        return UnitHeartbeat(timestamp: stamp.time, timeSource: stamp.source, gps: link.rawValue, lastFixTime: lastFixTime)
+    }
+
+    /// Connected but silent (a spell that began, or no accepted fix for longer than the rate explains) is noFix.
+    private static func effectiveLink(_ state: State, now: Double) -> GPSLinkState {
+        guard state.link == .connected else { return state.link }
+        let quiet = state.lastFixAt.map { now - $0 } ?? 0
+        return state.silent || quiet > allowedSilence(state) ? .noFix : .connected
+    }
 
     /// Applies the power inputs; returns the new plan when something changed.
     func setPower(saver: Bool, ignition: Bool?) -> SamplingPolicy.WatchPlan? {
@@ -95,16 +187,19 @@ final class Tracker: Sendable {
     var plan: SamplingPolicy.WatchPlan { state.withLock { $0.policy.watchPlan } }
 
     func gpsStatus(endpoint: String, tracking: Bool, recorder: PingRecorderCounters) -> GPSStatus {
-        state.withLock { state in
-            let age = state.lastFixAt.map { Self.seconds(ContinuousClock.now - $0) }
-            // Connected but silent for longer than the rate explains: the receiver has no fix.
-            let stale = state.link == .connected && (age ?? 0) > 1 / state.policy.effectiveHz + 5
+        let now = clock.monotonic
+        return state.withLock { state in
+            let age = state.lastFixAt.map { now - $0 }
+            let link = Self.effectiveLink(state, now: now)
             return GPSStatus(
-                gpsd: endpoint, link: stale ? GPSLinkState.noFix.rawValue : state.link.rawValue, tracking: tracking,
+                gpsd: endpoint, link: link.rawValue, tracking: tracking,
                 fixesSeen: state.fixesSeen,
                 pingsRecorded: recorder.committed, pingsByMotion: recorder.byMotion, pingsPending: recorder.pending,
                 lastFix: state.lastFix, lastFixAge: age, motion: state.detector.motion.rawValue,
-                fixLosses: state.fixLosses, lastError: recorder.lastError)
+                fixLosses: state.fixLosses, lastError: recorder.lastError,
+                fixesAccepted: state.filter.accepted,
+                fixesRejected: Dictionary(uniqueKeysWithValues: state.filter.rejected.map { ($0.key.rawValue, $0.value) }),
+                reanchors: state.filter.reanchors)
         }
     }
 
@@ -123,12 +218,8 @@ final class Tracker: Sendable {
     }
 
     var summary: (link: String, motion: String, hz: Double) {
-        state.withLock { ($0.link.rawValue, $0.detector.motion.rawValue, $0.policy.effectiveHz) }
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
+        let now = clock.monotonic
+        return state.withLock { (Self.effectiveLink($0, now: now).rawValue, $0.detector.motion.rawValue, $0.policy.effectiveHz) }
     }
 }
 

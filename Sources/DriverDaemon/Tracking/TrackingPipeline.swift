@@ -49,6 +49,10 @@ final class TrackingPipeline: GPSEventHandler {
         case .link(let state):
             linkChanged(state)
             return .continue
+        case .noFixReports(let count):
+            tracker.noFixReports(count)
+            checkSilence()
+            return .continue
         case .fix(let fix):
             let pace = handle(fix)
             // Piggyback the power inputs on a fix rather than waking up for them.
@@ -62,11 +66,50 @@ final class TrackingPipeline: GPSEventHandler {
         }
     }
 
-    /// The fix stream paused: commit pending pings by their deadline even if no fix comes to trigger it.
-    func idle() -> Double? { recorder?.commitIfDue(now: WallClock.now()) }
+    /// The fix stream paused: commit pending pings by their deadline even if no fix comes to trigger it, and
+    /// notice a receiver that went silent.
+    func idle() -> Double? {
+        let commit = recorder?.commitIfDue(now: tracker.clock.monotonic)
+        let silence = checkSilence()
+        return [commit, silence].compactMap { $0 }.min()
+    }
+
+    /// A receiver connected but without a usable fix for too long is `noFix`: warned once per spell. Returns
+    /// the seconds until the next check.
+    @discardableResult
+    private func checkSilence() -> Double? {
+        let (began, recheckIn) = tracker.checkSilence()
+        if let began {
+            let rejected = began.rejected.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", ")
+            logger.warning(
+                "gps: connected, but no usable fix for \(Int(began.seconds.rounded())) s (rejected so far: \(rejected.isEmpty ? "none" : rejected))",
+                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.noUsableFix.rawValue)", "silent_seconds": "\(Int(began.seconds.rounded()))"])
+            // Nothing comes to trigger it: commit what is pending now.
+            recorder?.flush()
+        }
+        return recheckIn
+    }
 
     private func handle(_ fix: Fix) -> GPSPace {
         let outcome = tracker.observe(fix)
+        switch outcome.verdict {
+        case .reject(let reason):
+            // Never silently: counted in gps.status and diag, and logged here for whoever turns debug on.
+            logger.debug(
+                "gps: fix rejected (\(reason.rawValue))",
+                metadata: ["reason": "\(reason.rawValue)", "fix_time": "\(fix.time)", "eph": "\(fix.horizontalError.map { "\($0)" } ?? "none")"])
+            checkSilence()
+            return .continue
+        case .reanchor:
+            logger.notice(
+                "gps: the fix filter re-anchored on a new track (the fixes it had rejected agree with each other)",
+                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.fixReanchored.rawValue)"])
+        case .accept:
+            break
+        }
+        if outcome.fixesResumed {
+            logger.notice("gps: usable fixes again", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.gpsLink.rawValue)", "link": "connected"])
+        }
         safety?.observe(speed: fix.speed, nextFixWithin: 1 / outcome.effectiveHz)
         if let gap = outcome.gapBefore {
             logger.warning(
@@ -78,12 +121,15 @@ final class TrackingPipeline: GPSEventHandler {
                 "motion: \(outcome.motion.rawValue)",
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.motionChanged.rawValue)", "motion": "\(outcome.motion.rawValue)"])
         }
-        guard case .record(let reason) = outcome.decision else { return .continue }
-        // Suspected movement: stay awake to confirm it within seconds, not at the next slow sample.
+        // Suspected movement: stay awake to confirm it within seconds, not at the next slow sample (even when an
+        // earlier fix of the same batch asked for a pause).
         let plan = outcome.confirmingMovement ? .continuous : outcome.plan
+        guard case .record(let reason) = outcome.decision else { return plan == .continuous && watchMode == .adaptive ? .stream : .continue }
         if let recorder, shift?.isOn ?? true {
-            let now = WallClock.now()
-            recorder.append(PingRecord(fix: fix, motion: outcome.motion, reason: reason, recordedAt: now), now: now, nextSampleIn: 1 / outcome.effectiveHz)
+            let stamp = tracker.clock.now()
+            recorder.append(
+                PingRecord(fix: fix, motion: outcome.motion, reason: reason, recordedAt: stamp.time, timeSource: stamp.source),
+                now: tracker.clock.monotonic, nextSampleIn: 1 / outcome.effectiveHz)
         }
         if hub.hasSubscribers(EventTopic.gpsFix), let params = try? Codec.encode(fix) {
             hub.publish(EventTopic.gpsFix, params: params)
@@ -91,11 +137,13 @@ final class TrackingPipeline: GPSEventHandler {
         return pace(after: plan)
     }
 
-    /// Quiet gpsd until shortly before the next sample is due (adaptive watch at slow rates).
+    /// Read nothing until the next sample is due (adaptive watch at slow rates): one wake-up a sample.
     private func pace(after plan: SamplingPolicy.WatchPlan) -> GPSPace {
-        guard watchMode == .adaptive, case .periodic(let interval, let release) = plan else { return .continue }
-        // Wake early enough that a fresh epoch is in hand when the sample is due.
-        let lead = release ? 3.5 : 1.5
+        guard watchMode == .adaptive else { return .continue }
+        guard case .periodic(let interval, let release) = plan else { return .stream }
+        // Streaming on, the epochs of the pause are waiting when it ends. A released receiver needs waking early
+        // enough that a fresh epoch is in hand when the sample is due.
+        let lead = release ? 3.5 : 0
         return .pause(seconds: max(0, interval - lead), release: release)
     }
 

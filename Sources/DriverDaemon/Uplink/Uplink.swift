@@ -9,8 +9,10 @@ import Logging
 import Synchronization
 
 /// Sends the outbox to the backend: transitions and proofs of delivery first (in order per task), then pings
-/// in batches (the newest fix with the oldest backlog). Owns the pure `UplinkScheduler` and does its I/O;
-/// state is lock-guarded and no lock is held across a request.
+/// in batches (the newest fix with the oldest backlog), and a heartbeat instead of pings while the receiver has
+/// no usable fix. Owns the pure `UplinkScheduler` and does its I/O; state is lock-guarded and no lock is held
+/// across a request. The scheduler, backoff and token ages run on the monotonic clock: a wall clock that
+/// steps by years expires, drops or delays nothing.
 final class Uplink: Sendable {
     struct Credentials: Sendable {
         var username: String
@@ -20,6 +22,12 @@ final class Uplink: Sendable {
     private struct State {
         var scheduler: UplinkScheduler
         var tokens: StoredTokens?
+        /// The tokens' login and expiry on the monotonic clock (from their stamps and the trusted clock).
+        var tokenTimes: TokenTimes?
+        /// When a position or heartbeat last reached the backend (monotonic).
+        var lastLocationSentAt: Double
+        /// The GPS state the last heartbeat reported, until a position goes out again: a new state goes at once.
+        var heartbeatReported: String?
         var flushRequested = false
         var flushWaiters: [CheckedContinuation<Void, Never>] = []
         var stopping = false
@@ -45,19 +53,27 @@ final class Uplink: Sendable {
     /// Off shift no ping is sent (they wait for the next shift).
     private let onShift: @Sendable () -> Bool
     private let maxLoginAge: Double
+    private let clock: DaemonClock
+    /// The heartbeat to send while the receiver has no usable fix (nil: it has one).
+    private let heartbeat: @Sendable () -> UnitHeartbeat?
     private let state: Mutex<State>
     private let wakeup = Wakeup()
     /// Ends the WebSocket loop's waits at shutdown.
     private let webSocketWakeup = Wakeup()
     static let maxPings = 500
+    /// A heartbeat goes when nothing else told the backend about the position for this long (seconds).
+    static let heartbeatInterval = 60.0
     /// Batches sent back to back in one attempt (until none is left) before transitions get another look.
     static let batchesPerAttempt = 20
 
     init(
         client: BackendClient, webSocket: WebSocketLink?, outbox: Outbox, stateDirectory: String, credentials: Credentials?,
         hub: EventHub, scheduler: UplinkScheduler = UplinkScheduler(), logger: Logger, isMoving: @escaping @Sendable () -> Bool,
-        onShift: @escaping @Sendable () -> Bool = { true }, maxLoginAge: Double = 24 * 3600
+        onShift: @escaping @Sendable () -> Bool = { true }, maxLoginAge: Double = 24 * 3600, clock: DaemonClock,
+        heartbeat: @escaping @Sendable () -> UnitHeartbeat? = { nil }
     ) {
+        self.clock = clock
+        self.heartbeat = heartbeat
         self.onShift = onShift
         self.maxLoginAge = maxLoginAge
         self.client = client
@@ -68,8 +84,10 @@ final class Uplink: Sendable {
         self.hub = hub
         self.logger = logger
         self.isMoving = isMoving
+        let tokens = TokenFile.load(from: stateDirectory)
         state = Mutex(State(
-            scheduler: scheduler, tokens: TokenFile.load(from: stateDirectory),
+            scheduler: scheduler, tokens: tokens, tokenTimes: tokens.map { TokenTimes($0, clock: clock) },
+            lastLocationSentAt: clock.monotonic,
             lastPushId: (try? outbox.value("last_push_id")).flatMap { $0.flatMap(Int.init) } ?? 0,
             outboxOwner: (try? outbox.value("outbox_owner")).flatMap { $0?.isEmpty == false ? $0 : nil }))
     }
@@ -94,7 +112,7 @@ final class Uplink: Sendable {
         var failures = 0
         while !(state.withLock { $0.stopping }) {
             if state.withLock({ $0.scheduler.authPaused }) {
-                await webSocketWakeup.wait(until: Self.now() + 5, now: Self.now())
+                await webSocketWakeup.wait(until: now + 5, now: now)
                 continue
             }
             let opened = ContinuousClock.now
@@ -109,7 +127,7 @@ final class Uplink: Sendable {
             // A connection that lasted a while was fine: start the backoff again.
             failures = ContinuousClock.now - opened > .seconds(30) ? 0 : failures + 1
             let delay = min(60, Double(1 << min(failures, 6))) * Double.random(in: 0.5...1)
-            await webSocketWakeup.wait(until: Self.now() + delay, now: Self.now())
+            await webSocketWakeup.wait(until: now + delay, now: now)
         }
     }
 
@@ -129,7 +147,7 @@ final class Uplink: Sendable {
     /// Without the WebSocket, pushes are polled at most every 30 s.
     private func pollPushes(token: String) async throws {
         guard !(webSocket?.isConnected ?? false) else { return }
-        let now = Self.now()
+        let now = self.now
         let (due, after) = state.withLock { state -> (Bool, Int) in
             guard now - state.lastPollAt >= 30 else { return (false, 0) }
             state.lastPollAt = now
@@ -139,14 +157,21 @@ final class Uplink: Sendable {
         for push in try await client.pushes(after: after, token: token).pushes { await received(push) }
     }
 
-    static func now() -> Double { WallClock.now() }
+    /// Scheduling, backoff and ages: monotonic seconds.
+    private var now: Double { clock.monotonic }
+
+    /// The trusted clock changed its source (GPS time arrived, NTP synchronised): the tokens' stamps mean
+    /// something else on the monotonic clock now.
+    func clockSourceChanged() {
+        state.withLock { state in state.tokenTimes = state.tokens.map { TokenTimes($0, clock: clock) } }
+    }
 
     // MARK: The loop
 
     func run() async {
         while !(state.withLock { $0.stopping }) {
-            let now = Self.now()
-            let backlog = currentBacklog()
+            let now = self.now
+            let backlog = currentBacklog(now: now)
             let action = state.withLock { $0.scheduler.next(now: now, moving: isMoving(), backlog: backlog, flushRequested: $0.flushRequested) }
             switch action {
             case .send:
@@ -160,7 +185,7 @@ final class Uplink: Sendable {
             }
         }
         // The final flush: one more attempt for what is queued, unless the backend is known to be away.
-        if state.withLock({ $0.scheduler.linkState == .online }), case let backlog = currentBacklog(), backlog.pings + backlog.items > 0 {
+        if state.withLock({ $0.scheduler.linkState == .online }), case let backlog = currentBacklog(now: now), backlog.pings + backlog.items > 0 {
             await attempt()
         }
         releaseFlushWaiters()
@@ -204,11 +229,19 @@ final class Uplink: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    private func currentBacklog() -> UplinkScheduler.Backlog {
+    private func currentBacklog(now: Double) -> UplinkScheduler.Backlog {
         let depth = (try? outbox.depth()) ?? Outbox.Depth()
         let items = itemsHeld ? 0 : (try? outbox.headItems().count) ?? 0
         let pings = onShift() || state.withLock({ $0.shiftEndFlush }) ? depth.pings : 0
-        return UplinkScheduler.Backlog(pings: pings, items: items, fullBatch: pings >= Self.maxPings)
+        return UplinkScheduler.Backlog(
+            pings: pings, items: items, fullBatch: pings >= Self.maxPings, heartbeatDue: pings == 0 && heartbeatDue(now: now))
+    }
+
+    /// On shift the receiver has no usable fix, and the backend has not heard so yet, or not for a minute.
+    private func heartbeatDue(now: Double) -> Bool {
+        guard onShift(), let heartbeat = heartbeat() else { return false }
+        let (sentAt, reported) = state.withLock { ($0.lastLocationSentAt, $0.heartbeatReported) }
+        return reported != heartbeat.gps || now - sentAt >= Self.heartbeatInterval
     }
 
     /// Items queued by a driver who logged out wait for that driver's next login.
@@ -226,7 +259,7 @@ final class Uplink: Sendable {
             try await sendPings(token: token)
             try await pollPushes(token: token)
             let restored = state.withLock { state -> Bool in
-                defer { state.scheduler.succeeded(now: Self.now()) }
+                defer { state.scheduler.succeeded(now: now) }
                 return state.scheduler.linkState != .online
             }
             if restored { await observer?.linkRestored() }
@@ -237,20 +270,32 @@ final class Uplink: Sendable {
             }
             authRequired("the backend refused the stored token: \(error.reason)")
         } catch let error as BackendClientError {
-            let action = state.withLock { $0.scheduler.failed(.transient(error.reason), now: Self.now(), random: Double.random(in: 0..<1)) }
-            logger.notice("backend unreachable, retrying", metadata: ["error": "\(error.reason)", "next": "\(action)"])
+            let reason = explained(error.reason)
+            let action = state.withLock { $0.scheduler.failed(.transient(reason), now: now, random: Double.random(in: 0..<1)) }
+            logger.notice("backend unreachable, retrying", metadata: ["error": "\(reason)", "next": "\(action)"])
         } catch let error as NeedsLogin {
             authRequired(error.reason)
         } catch {
-            let action = state.withLock { $0.scheduler.failed(.transient("\(error)"), now: Self.now(), random: Double.random(in: 0..<1)) }
+            let action = state.withLock { $0.scheduler.failed(.transient("\(error)"), now: now, random: Double.random(in: 0..<1)) }
             logger.error("outbox error", metadata: ["error": "\(error)", "next": "\(action)"])
         }
         releaseFlushWaiters()
     }
 
+    /// A TLS failure while the system clock is far off is the clock's fault, not the backend's: certificates
+    /// look not yet valid (or expired) until the clock is set. Say so, since that is what the operator must fix.
+    private func explained(_ reason: String) -> String {
+        let lowered = reason.lowercased()
+        guard lowered.contains("certificate") || lowered.contains("handshake") || lowered.contains("tls") || lowered.contains("ssl") else { return reason }
+        let clock = clock.status()
+        guard clock.source != .ntp, abs(clock.systemClockOffset) > 3600 else { return reason }
+        return reason + " (the system clock is not synchronised and is " + TextFormat.clockOffset(clock.systemClockOffset)
+            + " GPS time: TLS certificates cannot be checked until it is set; chrony with the package's GPS drop-in sets it)"
+    }
+
     private func authRequired(_ reason: String) {
         let first = state.withLock { state -> Bool in
-            _ = state.scheduler.failed(.unauthorized, now: Self.now(), random: 0)
+            _ = state.scheduler.failed(.unauthorized, now: now, random: 0)
             defer { state.authEventRaised = true }
             return !state.authEventRaised
         }
@@ -265,20 +310,21 @@ final class Uplink: Sendable {
     /// The access token, refreshed when it expires within a minute; a login with the configured credentials
     /// when there is none.
     private func validToken() async throws -> String {
-        let tokens = state.withLock { $0.tokens }
+        let (tokens, times) = state.withLock { ($0.tokens, $0.tokenTimes) }
         guard let tokens else {
             guard let credentials else { throw NeedsLogin(reason: "no token: log in (driverctl login)") }
             return try await login(username: credentials.username, password: credentials.password).accessToken
         }
-        if Self.now() - (tokens.loggedInAt ?? Self.now()) > maxLoginAge {
+        if let times, now - times.loggedIn > maxLoginAge {
             guard let credentials else {
                 throw NeedsLogin(reason: "the login is older than \(TextFormat.fixed(maxLoginAge / 3600, decimals: 1)) h: log in again")
             }
             return try await login(username: credentials.username, password: credentials.password).accessToken
         }
-        guard tokens.expiresAt - Self.now() < 60 else { return tokens.accessToken }
+        guard let times, times.expires - now < 60 else { return tokens.accessToken }
         do {
-            let refreshed = StoredTokens(try await client.refresh(refreshToken: tokens.refreshToken), now: Self.now(), loggedInAt: tokens.loggedInAt)
+            let refreshed = StoredTokens(
+                try await client.refresh(refreshToken: tokens.refreshToken), now: clock.now().time, loggedInAt: tokens.loggedInAt)
             try store(refreshed)
             return refreshed.accessToken
         } catch let error as BackendClientError where error.errorClass != .transient {
@@ -290,7 +336,7 @@ final class Uplink: Sendable {
     /// Logs in, stores the tokens (0600) and lets the loop go again.
     @discardableResult
     func login(username: String, password: String) async throws -> StoredTokens {
-        let tokens = StoredTokens(try await client.login(username: username, password: password), now: Self.now())
+        let tokens = StoredTokens(try await client.login(username: username, password: password), now: clock.now().time)
         try store(tokens)
         let ownerLoggedIn = state.withLock { state -> Bool in
             guard state.outboxOwner == tokens.driverId else { return false }
@@ -314,7 +360,8 @@ final class Uplink: Sendable {
         let driverId = state.withLock { state -> String? in
             defer {
                 state.tokens = nil
-                _ = state.scheduler.failed(.unauthorized, now: Self.now(), random: 0)
+                state.tokenTimes = nil
+                _ = state.scheduler.failed(.unauthorized, now: now, random: 0)
                 state.authEventRaised = true
             }
             return state.tokens?.driverId
@@ -330,7 +377,11 @@ final class Uplink: Sendable {
 
     private func store(_ tokens: StoredTokens) throws {
         try TokenFile.save(tokens, in: stateDirectory)
-        state.withLock { $0.tokens = tokens }
+        let times = TokenTimes(tokens, clock: clock)
+        state.withLock {
+            $0.tokens = tokens
+            $0.tokenTimes = times
+        }
     }
 
     /// Transitions and proofs: the head of each task's queue, again until none is left.
@@ -362,7 +413,7 @@ final class Uplink: Sendable {
         } catch let error as BackendClientError where error.errorClass == .refused {
             // Never retried: kept with the backend's answer, and front ends are told.
             let answer = error.rawBody.isEmpty ? error.reason : error.rawBody
-            try outbox.deadLetter(itemId: id, answer: answer, now: Self.now())
+            try outbox.deadLetter(itemId: id, answer: answer, now: clock.now().time)
             let event = OutboxRefusedEvent(
                 taskId: item.taskId, kind: item.kind.rawValue, idempotencyKey: item.idempotencyKey, status: error.status ?? 0, answer: answer)
             if let params = try? Codec.encode(event) { hub.publish(EventTopic.outboxRefused, params: params) }
@@ -396,19 +447,38 @@ final class Uplink: Sendable {
     private func sendPings(token: String) async throws {
         guard onShift() || state.withLock({ $0.shiftEndFlush }) else { return }
         for _ in 0..<Self.batchesPerAttempt {
-            guard let batch = try outbox.claimPingBatch(maxPings: Self.maxPings, newBatchId: { UUID().uuidString.lowercased() }) else { return }
-            let pings = batch.pings.map(Self.locationPing)
-            let request = LocationBatch(batchId: batch.batchId, pings: pings)
-            let ack: BatchAck
-            if let webSocket, webSocket.isConnected, let viaSocket = try? await webSocket.send(request) {
-                ack = viaSocket
-            } else {
-                // The same batch id over HTTPS: if the WebSocket copy arrived after all, it is stored once.
-                ack = try await client.postLocations(request, token: token)
+            guard let batch = try outbox.claimPingBatch(maxPings: Self.maxPings, newBatchId: { UUID().uuidString.lowercased() }) else {
+                try await sendHeartbeatIfDue(token: token)
+                return
             }
-            guard ack.batchId == batch.batchId else { throw BackendClientError.unexpected("ack for \(ack.batchId), sent \(batch.batchId)") }
+            let pings = batch.pings.map(Self.locationPing)
+            try await send(LocationBatch(batchId: batch.batchId, pings: pings), token: token)
             try outbox.ackPingBatch(batch.batchId)
+            state.withLock { $0.heartbeatReported = nil }
         }
+    }
+
+    /// While the receiver has no usable fix, the backend hears so once a minute instead of nothing (or an old
+    /// position): a batch without pings, with the unit's GPS state and its time stamp.
+    private func sendHeartbeatIfDue(token: String) async throws {
+        guard heartbeatDue(now: now), let heartbeat = heartbeat() else { return }
+        try await send(LocationBatch(batchId: UUID().uuidString.lowercased(), pings: [], heartbeat: heartbeat), token: token)
+        state.withLock { $0.heartbeatReported = heartbeat.gps }
+        logger.debug("heartbeat sent", metadata: ["gps": "\(heartbeat.gps)"])
+    }
+
+    /// One location batch, over the WebSocket when it is open, else HTTPS; throws unless the backend acked it.
+    private func send(_ request: LocationBatch, token: String) async throws {
+        let ack: BatchAck
+        if let webSocket, webSocket.isConnected, let viaSocket = try? await webSocket.send(request) {
+            ack = viaSocket
+        } else {
+            // The same batch id over HTTPS: if the WebSocket copy arrived after all, it is stored once.
+            ack = try await client.postLocations(request, token: token)
+        }
+        guard ack.batchId == request.batchId else { throw BackendClientError.unexpected("ack for \(ack.batchId), sent \(request.batchId)") }
+        let now = self.now
+        state.withLock { $0.lastLocationSentAt = now }
     }
 
     /// A recorded ping as sent: coordinates to 1e-7 degrees (about a centimetre), the rest to what a receiver
@@ -425,10 +495,11 @@ final class Uplink: Sendable {
     /// - Parameter maxAge: how old the queue depths may be (a snapshot for `agent.status`; exact for `outbox.status`).
     func status(maxAge: Duration = .zero) -> OutboxStatus {
         let depth = (try? outbox.depth(maxAge: maxAge)) ?? Outbox.Depth()
-        let now = Self.now()
         let transport = webSocket?.isConnected == true ? "websocket" : "https"
         let (scheduler, driverId) = state.withLock { ($0.scheduler, $0.tokens?.driverId) }
-        return OutboxStatus(depth: depth, now: now, backend: client.baseURL, scheduler: scheduler, transport: transport, driverId: driverId)
+        return OutboxStatus(
+            depth: depth, now: clock.now().time, monotonic: now, backend: client.baseURL, scheduler: scheduler, transport: transport,
+            driverId: driverId)
     }
 
     var linkSummary: String { state.withLock { $0.scheduler.linkState.rawValue } }
@@ -436,4 +507,18 @@ final class Uplink: Sendable {
 
 extension BackendClientError {
     static func unexpected(_ reason: String) -> BackendClientError { BackendClientError(transportReason: reason) }
+}
+
+/// A login's age and a token's expiry on the monotonic clock: computed from their stamps and the trusted
+/// clock when the tokens are loaded or stored (and again when the clock's source changes), then compared with
+/// the monotonic clock only.
+struct TokenTimes: Sendable, Equatable {
+    var loggedIn: Double
+    var expires: Double
+
+    init(_ tokens: StoredTokens, clock: DaemonClock) {
+        let stamp = clock.now().time, monotonic = clock.monotonic
+        loggedIn = monotonic - (stamp - (tokens.loggedInAt ?? stamp))
+        expires = monotonic + (tokens.expiresAt - stamp)
+    }
 }

@@ -7,8 +7,8 @@ import Logging
 
 /// `outbox.status`, `outbox.flush`, `auth.login`.
 enum UplinkHandlers {
-    static func register(in router: inout RPCRouter, uplink: Uplink?, outbox: Outbox) {
-        router.register(Methods.outboxStatus) { _, _ in status(uplink, outbox) }
+    static func register(in router: inout RPCRouter, uplink: Uplink?, outbox: Outbox, clock: DaemonClock) {
+        router.register(Methods.outboxStatus) { _, _ in status(uplink, outbox, clock: clock) }
         router.register(Methods.outboxFlush) { _, _ in
             guard let uplink else { throw APIError.unavailable("no backend is configured (backend.url or --backend)") }
             await uplink.flush()
@@ -30,21 +30,25 @@ enum UplinkHandlers {
         }
     }
 
-    static func status(_ uplink: Uplink?, _ outbox: Outbox, maxAge: Duration = .zero) -> OutboxStatus {
-        uplink?.status(maxAge: maxAge) ?? OutboxStatus(depth: (try? outbox.depth(maxAge: maxAge)) ?? Outbox.Depth(), now: Uplink.now())
+    static func status(_ uplink: Uplink?, _ outbox: Outbox, clock: DaemonClock, maxAge: Duration = .zero) -> OutboxStatus {
+        uplink?.status(maxAge: maxAge)
+            ?? OutboxStatus(depth: (try? outbox.depth(maxAge: maxAge)) ?? Outbox.Depth(), now: clock.now().time, monotonic: clock.monotonic)
     }
 }
 
 extension OutboxStatus {
     /// The queue as the store has it, and the link as the scheduler sees it (none: no backend configured).
+    /// `now` is the trusted stamp time (stored rows are stamped with it); the scheduler keeps monotonic times,
+    /// shown on today's timeline, so a wall-clock step moves neither.
     init(
-        depth: Outbox.Depth, now: Double, backend: String? = nil, scheduler: UplinkScheduler? = nil,
+        depth: Outbox.Depth, now: Double, monotonic: Double, backend: String? = nil, scheduler: UplinkScheduler? = nil,
         transport: String = "none", driverId: String? = nil
     ) {
         self.init(
             enabled: scheduler != nil, backend: backend, link: scheduler?.linkState.rawValue ?? "disabled", transport: transport,
             transitions: depth.transitions, proofs: depth.proofs, pings: depth.pings, deadLetters: depth.dead,
-            oldestPendingAgeSeconds: depth.oldestPending.map { max(0, now - $0) }, lastSuccess: scheduler?.lastSuccessAt,
-            lastError: scheduler?.lastError, retryInSeconds: scheduler?.retryAt.map { max(0, $0 - now) }, driverId: driverId)
+            oldestPendingAgeSeconds: depth.oldestPending.map { max(0, now - $0) },
+            lastSuccess: scheduler?.lastSuccessAt.map { now - (monotonic - $0) },
+            lastError: scheduler?.lastError, retryInSeconds: scheduler?.retryAt.map { max(0, $0 - monotonic) }, driverId: driverId)
     }
 }

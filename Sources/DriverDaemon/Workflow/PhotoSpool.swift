@@ -1,6 +1,7 @@
 import BackendContract
 import Crypto
 import DriverAPI
+import DriverDomain
 import Foundation
 
 /// A photo proof in the daemon's spool, as its outbox item holds it: where the copy is, its hash, and where
@@ -13,10 +14,13 @@ struct SpooledPhoto: Codable, Sendable, Equatable {
     var lat: Double?
     var lng: Double?
     var timestamp: Double
+    /// Where `timestamp` came from (nil in spool entries of releases before it was kept).
+    var timeSource: TimeSource?
 
     /// The multipart text fields of the contract (`PhotoPart`).
     var formFields: [(String, String)] {
         var fields = [(PhotoPart.timestamp, String(timestamp)), (PhotoPart.sha256, sha256)]
+        if let timeSource { fields.append((PhotoPart.timeSource, timeSource.rawValue)) }
         if let lat, let lng { fields += [(PhotoPart.lat, String(lat)), (PhotoPart.lng, String(lng))] }
         return fields
     }
@@ -45,7 +49,7 @@ struct PhotoSpool: Sendable {
     }
 
     /// Copies `path` into the spool; throws an `APIError` that says what is wrong with the file.
-    func take(_ path: String, taskId: String, lat: Double?, lng: Double?, now: Double) throws -> SpooledPhoto {
+    func take(_ path: String, taskId: String, lat: Double?, lng: Double?, stamp: Stamp) throws -> SpooledPhoto {
         guard path.hasPrefix("/") else { throw APIError.invalidParams("path must be absolute: \(path)") }
         let attributes: [FileAttributeKey: Any]
         do {
@@ -68,7 +72,7 @@ struct PhotoSpool: Sendable {
         } catch {
             throw APIError(.internalError, "cannot spool the photo (disk full?): \(error)")
         }
-        return SpooledPhoto(file: target, sha256: hash, bytes: bytes.count, contentType: kind.rawValue, lat: lat, lng: lng, timestamp: now)
+        return SpooledPhoto(file: target, sha256: hash, bytes: bytes.count, contentType: kind.rawValue, lat: lat, lng: lng, timestamp: stamp.time, timeSource: stamp.source)
     }
 
     /// Written to a temporary name, flushed, then renamed: a crash leaves the old state or the whole photo.

@@ -24,9 +24,10 @@ extension Workflow {
     /// Copies the photo into the spool, stamps where and when, and queues its upload.
     func capturePhoto(taskId: String?, path: String) throws -> PODResult {
         var task = try provableTask(taskId, type: .photo)
-        let now = Self.now()
+        let stamp = tracker.clock.now()
+        let now = stamp.time
         let location = currentLocation()
-        let photo = try spool.take(path, taskId: task.id, lat: location?.lat, lng: location?.lng, now: now)
+        let photo = try spool.take(path, taskId: task.id, lat: location?.lat, lng: location?.lng, stamp: stamp)
         let item = OutboxItemRecord(
             kind: .podPhoto, taskId: task.id, idempotencyKey: Self.newKey(), payload: try Self.encode(photo), createdAt: now)
         task.pod = .captured
@@ -46,7 +47,8 @@ extension Workflow {
         var task = try provableTask(taskId, type: .otp)
         if task.pod == .accepted { return PODResult(task: view(task)) }
         let key = Self.newKey()
-        let body = try Self.encode(OTPSubmission(value: otp))
+        let stamp = tracker.clock.now()
+        let body = try Self.encode(OTPSubmission(value: otp, timestamp: stamp.time, timeSource: stamp.source))
         if let uplink, uplink.isOnline {
             // The code must reach the backend after the task's queued transitions.
             func queueIsEmpty() -> Bool { ((try? outbox.pendingItems(taskId: task.id)) ?? []).isEmpty }
@@ -62,7 +64,7 @@ extension Workflow {
                     }
                     task = tasks[task.id] ?? task
                     task.pod = .accepted
-                    task.updatedAt = Self.now()
+                    task.updatedAt = now()
                     try commit(task, item: nil)
                     logger.info("task \(task.id): code accepted", metadata: ["task_id": "\(task.id)"])
                     return PODResult(task: view(task))
@@ -77,8 +79,8 @@ extension Workflow {
         task = tasks[task.id] ?? task
         task.pod = .unverified
         task.sync = .pending
-        task.updatedAt = Self.now()
-        try commit(task, item: OutboxItemRecord(kind: .podOTP, taskId: task.id, idempotencyKey: key, payload: body, createdAt: Self.now()))
+        task.updatedAt = now()
+        try commit(task, item: OutboxItemRecord(kind: .podOTP, taskId: task.id, idempotencyKey: key, payload: body, createdAt: now()))
         return PODResult(task: view(task))
     }
 

@@ -18,7 +18,7 @@ extension Workflow {
     }
 
     func merge(_ active: ActiveTasks) throws {
-        let now = Self.now()
+        let now = now()
         var upserts: [LocalTask] = []
         var conflicts: [TaskConflictEvent] = []
         var deadLetters: [Int64: String] = [:]
@@ -126,7 +126,7 @@ extension Workflow: UplinkObserver {
             return
         }
         if ((try? outbox.pendingItems(taskId: task.id)) ?? []).isEmpty, task.sync == .pending { task.sync = .synced }
-        task.updatedAt = Self.now()
+        task.updatedAt = now()
         try? saveQuietly(task)
     }
 
@@ -151,13 +151,13 @@ extension Workflow: UplinkObserver {
             task.pod = .rejected
             publishVerdict(item, task: task.id, accepted: false, message: error.body?.error.message ?? error.reason)
         }
-        task.updatedAt = Self.now()
+        task.updatedAt = now()
         let later = ((try? outbox.pendingItems(taskId: task.id)) ?? []).compactMap(\.id)
         let reason = "the backend refused an earlier change of task \(task.id): \(error.reason)"
         do {
             try book.applySync(
                 upserts: [task.record], removals: [], sequence: nil,
-                deadLetters: Dictionary(uniqueKeysWithValues: later.map { ($0, reason) }), now: Self.now())
+                deadLetters: Dictionary(uniqueKeysWithValues: later.map { ($0, reason) }), now: now())
             tasks[task.id] = task
         } catch {
             logger.error("cannot store the backend's state of task \(task.id): \(Store.describeWriteFailure(error))")

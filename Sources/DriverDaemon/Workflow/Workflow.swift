@@ -25,7 +25,7 @@ actor Workflow {
     /// The stop order (all stops of the active tasks, visited ones included), as the backend keeps it.
     var sequence: [String] = []
     var syncedAt: Double?
-    /// The backend's ETA for a task's next stop, kept with the time it was fetched.
+    /// The backend's ETA for a task's next stop, kept with the (monotonic) time it was fetched.
     var serverETAs: [String: (eta: ETAResponse, fetchedAt: Double)] = [:]
     /// Set by pushes and reconnects; the service loop syncs when it is.
     let syncNeeded = Wakeup()
@@ -51,7 +51,10 @@ actor Workflow {
         sequence = try book.sequence()
     }
 
-    static func now() -> Double { WallClock.now() }
+    /// Stamps come from the trusted clock (GPS time while the system clock is not synchronised); durations
+    /// from the monotonic one.
+    nonisolated func now() -> Double { tracker.clock.now().time }
+    nonisolated var monotonic: Double { tracker.clock.monotonic }
 
     // MARK: The route
 
@@ -93,10 +96,10 @@ actor Workflow {
 
     /// The backend's estimate while it is fresh (it is refreshed every 30 s en route), else the local one.
     func eta(to stop: Stop, of task: LocalTask) -> ETAView? {
-        let now = Self.now()
-        if let server = serverETAs[task.id], server.eta.stopId == stop.id, now - server.fetchedAt < 90, let seconds = server.eta.etaSeconds {
+        let elapsed = serverETAs[task.id].map { monotonic - $0.fetchedAt }
+        if let server = serverETAs[task.id], let elapsed, server.eta.stopId == stop.id, elapsed < 90, let seconds = server.eta.etaSeconds {
             return ETAView(
-                seconds: max(0, seconds - (now - server.fetchedAt)), distanceMeters: server.eta.distanceMeters, source: "server",
+                seconds: max(0, seconds - elapsed), distanceMeters: server.eta.distanceMeters, source: "server",
                 computedAt: server.eta.computedAt)
         }
         let (fix, speed) = tracker.currentPosition()
@@ -106,11 +109,11 @@ actor Workflow {
         // The polyline runs from pickup to drop-off: it is the road only on the way to the drop-off.
         let path = stop.kind == .dropoff ? Polyline.decode(task.detail.polyline) ?? [] : []
         let metres = LocalETA.remainingDistance(from: position, to: destination, along: path)
-        return ETAView(seconds: LocalETA.seconds(distance: metres, recentSpeed: speed), distanceMeters: metres, source: "local", computedAt: now)
+        return ETAView(seconds: LocalETA.seconds(distance: metres, recentSpeed: speed), distanceMeters: metres, source: "local", computedAt: now())
     }
 
     func storeServerETA(_ eta: ETAResponse) {
-        serverETAs[eta.taskId] = (eta, Self.now())
+        serverETAs[eta.taskId] = (eta, monotonic)
     }
 
     /// The task a call names, or the one the next stop belongs to.
@@ -136,8 +139,10 @@ actor Workflow {
         case .failure(let refusal): throw Self.refused(refusal)
         }
         if let note, note.count > 500 { throw APIError.invalidParams("note: at most 500 characters (got \(note.count))") }
-        let now = Self.now()
-        let request = StatusUpdateRequest(status: next, location: currentLocation(), timestamp: now, reason: reason, note: note)
+        let stamp = tracker.clock.now()
+        let now = stamp.time
+        let request = StatusUpdateRequest(
+            status: next, location: currentLocation(), timestamp: now, timeSource: stamp.source, reason: reason, note: note)
         task.status = next
         task.sync = .pending
         if next == .deliveryFailed { task.failureReason = reason }
@@ -213,7 +218,7 @@ actor Workflow {
         let full = closed.filter { Stop.parse($0)?.kind == .pickup } + order + closed.filter { Stop.parse($0)?.kind == .dropoff }
         let item = OutboxItemRecord(
             kind: .route, taskId: TaskRecord.routeLane, idempotencyKey: Self.newKey(),
-            payload: try Self.encode(RouteSequence(sequence: full)), createdAt: Self.now())
+            payload: try Self.encode(RouteSequence(sequence: full)), createdAt: now())
         do {
             try book.setSequence(full, item: item)
         } catch {

@@ -18,7 +18,7 @@ struct WorkflowService: Service {
             var failures = 0
             var nextETA = 0.0
             while !Task.isCancelled {
-                let now = Workflow.now()
+                let now = workflow.monotonic
                 if await workflow.syncRequested {
                     do {
                         try await workflow.sync()

@@ -44,6 +44,10 @@ public struct DaemonConfig: Sendable, Equatable {
     public var saverThresholdPercent = 20
     public var powerPollSeconds = 60
     public var rates = SamplingRates()
+    /// The fix-quality filter's limits (`gps.max_horizontal_error`).
+    public var fixLimits = FixQualityLimits()
+    /// The motion detector's thresholds (`motion.stationary_seconds`).
+    public var motion = MotionThresholds()
     /// The backend's base URL (`https://…`; `http://` only for loopback); empty: nothing is sent.
     public var backendURL = ""
     /// A PEM file of CA certificates to trust instead of the system's; empty: the system roots.
@@ -175,6 +179,8 @@ public struct DaemonConfig: Sendable, Equatable {
             },
             show: { .string($0.gpsd) }),
         "gps.watch": choice(\.gpsWatch),
+        "gps.max_horizontal_error": number(\.fixLimits.maxHorizontalError, 5...10_000, "metres from 5 to 10000"),
+        "motion.stationary_seconds": number(\.motion.stationaryDuration, 10...600, "seconds from 10 to 600"),
         "tracking.enabled": flag(\.trackingEnabled),
         "ignition.path": optionalPath(\.ignitionPath, none: "none"),
         "battery.power_supply_dir": path(\.powerSupplyDirectory),

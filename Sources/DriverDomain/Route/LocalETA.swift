@@ -43,6 +43,8 @@ public struct RecentSpeed: Sendable, Equatable {
 
     public mutating func observe(time: Double, speed: Double?) {
         guard let speed, speed >= 1.5 else { return }
+        // At most one sample a second, whatever the receiver's rate.
+        if let last = samples.last, time - last.time < 0.9, time >= last.time { return }
         samples.append((time, speed))
         samples.removeAll { $0.time < time - window }
     }

@@ -23,17 +23,20 @@ public struct UplinkScheduler: Sendable, Equatable {
         public var items: Int
         /// At least one full batch of pings is waiting: send again without pausing.
         public var fullBatch: Bool
+        /// No position went out for a while and the receiver has no usable fix: the backend must hear so.
+        public var heartbeatDue: Bool
 
-        public init(pings: Int, items: Int, fullBatch: Bool = false) {
+        public init(pings: Int, items: Int, fullBatch: Bool = false, heartbeatDue: Bool = false) {
             self.pings = pings
             self.items = items
             self.fullBatch = fullBatch
+            self.heartbeatDue = heartbeatDue
         }
     }
 
     public enum Action: Sendable, Equatable {
         case send
-        /// Nothing to do before this time (unix seconds), unless woken.
+        /// Nothing to do before this time (the runner's clock: driverd uses the monotonic one), unless woken.
         case wait(until: Double)
         /// The backend refused our credentials: wait for a login.
         case authRequired
@@ -71,7 +74,7 @@ public struct UplinkScheduler: Sendable, Equatable {
     public func next(now: Double, moving: Bool, backlog: Backlog, flushRequested: Bool) -> Action {
         if authPaused { return .authRequired }
         if let retryAt, now < retryAt, !flushRequested { return .wait(until: retryAt) }
-        if flushRequested || backlog.items > 0 || backlog.fullBatch || retryAt != nil && backlog.pings > 0 { return .send }
+        if flushRequested || backlog.items > 0 || backlog.fullBatch || backlog.heartbeatDue || retryAt != nil && backlog.pings > 0 { return .send }
         let interval = moving ? configuration.movingInterval : configuration.stationaryInterval
         // Nothing waits: look again one interval from now (new pings do not wake the uplink).
         guard backlog.pings > 0 else { return .wait(until: now + interval) }

@@ -89,7 +89,8 @@ final class DaemonProcess {
     ) throws {
         self.directory = directory
         socketPath = directory.file("driverd.sock")
-        stderrFile = directory.file("driverd.stderr")
+        // One log per process: a daemon restarted in the same directory must not truncate its predecessor's.
+        stderrFile = directory.file("driverd-\(UUID().uuidString.prefix(8)).stderr")
         var arguments = ["--socket", socketPath, "--state-dir", directory.file("state"), "--log-target", "stderr"]
         let configPath = directory.file("driverd.toml")
         // Off shift nothing is recorded: tests about tracking start on shift unless they say otherwise.

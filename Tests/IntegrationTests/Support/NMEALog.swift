@@ -25,10 +25,12 @@ enum NMEALog {
 
     /// Pings per motion mode the policy records for these fixes, as the daemon would.
     static func expectedPings(_ fixes: [Fix]) -> [String: Int] {
+        var filter = FixFilter()
         var detector = MotionDetector()
         var policy = SamplingPolicy()
         var counts: [String: Int] = [:]
         for fix in fixes {
+            if case .reject = filter.evaluate(fix) { continue }
             if case .changed(let motion) = detector.observe(fix) { policy.motionChanged(to: motion) }
             if case .record = policy.decide(fix) { counts[detector.motion.rawValue, default: 0] += 1 }
         }

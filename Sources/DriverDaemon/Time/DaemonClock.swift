@@ -1,0 +1,87 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CTimex
+import DriverAPI
+import DriverDomain
+import Synchronization
+
+/// The daemon's clocks, in one place. Stamps (pings, driver actions, proofs, logs) come from `now()`: the
+/// system clock when the kernel says it is synchronised, otherwise GPS time carried forward on the monotonic
+/// clock (the pure `TrustedClock` decides). Durations (backoff, batch cadence, token age, settle times,
+/// deadlines) come from `monotonic`, CLOCK_BOOTTIME, which never steps and counts suspend: a wall clock that
+/// jumps by years changes no retention, expiry or order.
+final class DaemonClock: Sendable {
+    private struct State {
+        var trusted = TrustedClock()
+        /// The kernel's answer and when it was read (monotonic): asked at most every `kernelRefresh` seconds.
+        var kernel: (synchronized: Bool, readAt: Double)?
+        var lastSource: TimeSource?
+    }
+
+    static let kernelRefresh = 10.0
+    private let state = Mutex(State())
+    /// Tells who cares (the log) when the source changes: `(from, to, systemClockOffset)`.
+    private let onSourceChange = Mutex<(@Sendable (TimeSource?, TimeSource, Double) -> Void)?>(nil)
+
+    init() {}
+
+    /// CLOCK_BOOTTIME seconds.
+    static func monotonicNow() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    var monotonic: Double { Self.monotonicNow() }
+
+    /// Whether the kernel says the clock is synchronised. A failed read (a seccomp filter) counts as not.
+    static func kernelSynchronized() -> Bool { ctimex_synchronized(nil) == 1 }
+
+    /// Why the kernel's clock state cannot be read (nil: it can), said once at start: without it every stamp
+    /// comes from GPS time, or is `unsynced`.
+    static func kernelStateUnreadable() -> String? {
+        let result = ctimex_synchronized(nil)
+        return result < 0 ? "adjtimex: \(String(cString: strerror(-result)))" : nil
+    }
+
+    func whenSourceChanges(_ action: @escaping @Sendable (TimeSource?, TimeSource, Double) -> Void) {
+        onSourceChange.withLock { $0 = action }
+    }
+
+    private func reading(_ state: inout State) -> TrustedClock.Reading {
+        let monotonic = Self.monotonicNow()
+        let synchronized: Bool
+        if let kernel = state.kernel, monotonic - kernel.readAt < Self.kernelRefresh {
+            synchronized = kernel.synchronized
+        } else {
+            synchronized = Self.kernelSynchronized()
+            state.kernel = (synchronized, monotonic)
+        }
+        return TrustedClock.Reading(wall: WallClock.now(), monotonic: monotonic, kernelSynchronized: synchronized)
+    }
+
+    /// The time to stamp with now, and its source.
+    func now() -> Stamp {
+        let (stamp, change) = state.withLock { state -> (Stamp, (TimeSource?, TimeSource, Double)?) in
+            let reading = reading(&state)
+            let stamp = state.trusted.stamp(reading)
+            defer { state.lastSource = stamp.source }
+            return (stamp, state.lastSource == stamp.source ? nil : (state.lastSource, stamp.source, reading.wall - stamp.time))
+        }
+        if let change { onSourceChange.withLock { $0 }?(change.0, change.1, change.2) }
+        return stamp
+    }
+
+    /// An accepted fix, handled now: GPS time becomes known (or better known).
+    func observeFix(time: Double) {
+        state.withLock { $0.trusted.observeFix(time: time, monotonic: Self.monotonicNow()) }
+    }
+
+    /// The receiver's timeline was re-anchored backwards: what was learnt from it is void.
+    func forgetGPS() { state.withLock { $0.trusted.forgetGPS() } }
+
+    func status() -> ClockStatus {
+        state.withLock { state in state.trusted.status(reading(&state)) }
+    }
+}
