@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build, tests and demo need, only when some are missing. Idempotent, quiet.
+# faketime and openssl: the clock tests run the daemon under another wall clock against a TLS backend.
 set -euo pipefail
-packages=(pkg-config libsystemd-dev libsqlite3-dev libgps-dev zlib1g-dev gpsd gpsd-clients systemd python3 python3-venv)
+packages=(pkg-config libsystemd-dev libsqlite3-dev libgps-dev zlib1g-dev gpsd gpsd-clients systemd python3 python3-venv faketime openssl)
 # `make deb` and its install test also need Debian's packaging tools.
 if [[ "${1:-}" == "--packaging" ]]; then packages+=(dpkg-dev binutils lintian); fi
 missing=()

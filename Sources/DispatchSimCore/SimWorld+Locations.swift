@@ -11,11 +11,19 @@ extension SimWorld {
             stats.duplicateRequests += 1
             return (BatchAck(batchId: batch.batchId, received: batch.pings.count, unique: 0, duplicate: true), nil)
         }
+        if let heartbeat = batch.heartbeat {
+            stats.heartbeats += 1
+            heartbeats[driverId, default: []].append(heartbeat)
+            if let count = heartbeats[driverId]?.count, count > 1000 { heartbeats[driverId]?.removeFirst(count - 1000) }
+        }
+        // A heartbeat alone is no ping batch: the batch counters and log are the pings'.
+        guard let oldest = batch.pings.map(\.timestamp).min(), let newest = batch.pings.map(\.timestamp).max() else {
+            return (BatchAck(batchId: batch.batchId, received: 0, unique: 0, duplicate: false), nil)
+        }
         stats.batches += 1
         if overWebSocket { stats.webSocketBatches += 1 }
         stats.pingsReceived += batch.pings.count
-        let times = batch.pings.map(\.timestamp)
-        stats.batchLog.append(.init(batchId: batch.batchId, pings: batch.pings.count, oldest: times.min() ?? 0, newest: times.max() ?? 0, time: now))
+        stats.batchLog.append(.init(batchId: batch.batchId, pings: batch.pings.count, oldest: oldest, newest: newest, time: now))
         if stats.batchLog.count > 10_000 { stats.batchLog.removeFirst(stats.batchLog.count - 10_000) }
         var unique = 0
         for ping in batch.pings where pingKeys.insert("\(driverId)|\(ping.timestamp)|\(ping.lat)|\(ping.lng)").inserted {
@@ -23,11 +31,6 @@ extension SimWorld {
             received[driverId, default: []].append(ping)
         }
         if let count = received[driverId]?.count, count > Self.receivedKept { received[driverId]?.removeFirst(count - Self.receivedKept) }
-        if let heartbeat = batch.heartbeat {
-            stats.heartbeats += 1
-            heartbeats[driverId, default: []].append(heartbeat)
-            if let count = heartbeats[driverId]?.count, count > 1000 { heartbeats[driverId]?.removeFirst(count - 1000) }
-        }
         stats.uniquePings += unique
         if let newest = batch.pings.max(by: { $0.timestamp < $1.timestamp }),
            newest.timestamp >= (lastPosition[driverId]?.timestamp ?? -.infinity) {
