@@ -35,7 +35,8 @@ backend=$(head -1 "$root/sim.out" | sed 's/.* listening on //')
 echo "   $backend"
 
 say "== gpsd fed by gpsfake on 127.0.0.1:$port (a synthesised drive, twice real time)"
-"$bin/nmea-synth" --preset demo -o "$root/demo.nmea"
+# Dated from now: with the system clock unsynchronised (no NTP here) driverd stamps from GPS time.
+"$bin/nmea-synth" --preset demo --start-time now -o "$root/demo.nmea"
 TMPDIR="$root" gpsfake -q -n -P "$port" -c 0.166 "$root/demo.nmea" >"$root/gpsfake.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done

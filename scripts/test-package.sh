@@ -113,7 +113,7 @@ start_sim() {
     wait_for 20 bash -c "exec 3<>/dev/tcp/127.0.0.1/$sim_port"
 }
 start_sim
-"$bin/nmea-synth" --preset demo -o "$work/drive.nmea"
+"$bin/nmea-synth" --preset demo --start-time now -o "$work/drive.nmea"
 TMPDIR="$work" gpsfake -q -n -P "$gps_port" -c 0.05 "$work/drive.nmea" >"$work/gpsfake.log" 2>&1 &
 pids+=($!)
 wait_for 20 bash -c "exec 3<>/dev/tcp/127.0.0.1/$gps_port"

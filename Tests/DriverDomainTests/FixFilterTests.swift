@@ -17,7 +17,8 @@ struct FixFilterTests {
         #expect(filter.evaluate(Self.fix(0)) == .accept)
         #expect(filter.evaluate(Self.fix(1, north: 10, mode: 1)) == .reject(.mode))
         #expect(filter.evaluate(Self.fix(1, north: 10, error: 150)) == .reject(.horizontalError))
-        #expect(filter.evaluate(Self.fix(0, north: 1)) == .reject(.time))  // the same epoch again
+        #expect(filter.evaluate(Self.fix(0, north: 1)) == .duplicate)  // gpsd's second report of the epoch
+        #expect(filter.evaluate(Self.fix(0, north: 1)) == .reject(.time))  // the same epoch again: stale
         #expect(filter.evaluate(Self.fix(-5, north: 1)) == .reject(.time))  // older than the last accepted
         #expect(filter.evaluate(Self.fix(1, north: 10, speed: 90)) == .reject(.speed))
         #expect(filter.evaluate(Self.fix(1, north: 2000)) == .reject(.jump))  // a spike 2 km off
@@ -104,6 +105,7 @@ struct FixFilterTests {
         // One fix repeated over and over: never accepted again.
         var stale = FixFilter()
         _ = stale.evaluate(Self.fix(0))
+        #expect(stale.evaluate(Self.fix(0)) == .duplicate)
         for _ in 0..<100 { #expect(stale.evaluate(Self.fix(0)) == .reject(.time)) }
         #expect(stale.reanchors == 0)
     }

@@ -13,7 +13,12 @@ struct MotionNoiseTests {
         var detector = MotionDetector()
         var filter = FixFilter()
         return samples.compactMap { sample in
-            if filtered, case .reject = filter.evaluate(sample.fix) { return (sample, detector.motion) }
+            if filtered {
+                switch filter.evaluate(sample.fix) {
+                case .accept, .reanchor: break
+                case .duplicate, .reject: return (sample, detector.motion)
+                }
+            }
             _ = detector.observe(sample.fix)
             return (sample, detector.motion)
         }

@@ -66,7 +66,10 @@ final class Tracker: Sendable {
         return state.withLock { state in
             state.fixesSeen += 1
             let verdict = state.filter.evaluate(fix, reference: reference)
-            guard case .reject = verdict else { return accepted(fix, verdict: verdict, now: now, &state) }
+            switch verdict {
+            case .accept, .reanchor: return accepted(fix, verdict: verdict, now: now, &state)
+            case .duplicate, .reject: break
+            }
             return Outcome(
                 verdict: verdict, decision: .skip, motion: state.detector.motion, motionChanged: false, gapBefore: nil,
                 plan: state.policy.watchPlan, effectiveHz: state.policy.effectiveHz, confirmingMovement: state.detector.isConfirmingMovement,

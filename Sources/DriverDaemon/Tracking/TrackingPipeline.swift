@@ -104,6 +104,9 @@ final class TrackingPipeline: GPSEventHandler {
             logger.notice(
                 "gps: the fix filter re-anchored on a new track (the fixes it had rejected agree with each other)",
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.fixReanchored.rawValue)"])
+        case .duplicate:
+            // gpsd's second report of an epoch already handled.
+            return .continue
         case .accept:
             break
         }

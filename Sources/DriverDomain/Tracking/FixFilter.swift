@@ -35,8 +35,14 @@ public struct FixFilter: Sendable {
         case accept
         /// Accepted, and the filter's anchor moved to it (the fixes before it were wrong).
         case reanchor
+        /// The last accepted epoch reported again: gpsd reports an epoch in parts (a TPV after RMC, another
+        /// after GGA). Not new, not wrong, not counted; a third report of it on is a stale repeat (`time`).
+        case duplicate
         case reject(FixRejection)
     }
+
+    /// Reports of one epoch after the first that are gpsd's own (its RMC and GGA parts: one more).
+    static let freeRepeats = 1
 
     /// 1024 weeks: the GPS week number's era.
     public static let gpsEra = 1024.0 * 7 * 86400
@@ -50,6 +56,8 @@ public struct FixFilter: Sendable {
     public private(set) var reanchors = 0
     /// Rejected fixes (jumps or times before the anchor) that agree with each other, oldest first.
     private var candidates: [Fix] = []
+    /// Reports of the last accepted epoch seen since it was accepted.
+    private var repeatsOfLast = 0
 
     public init(limits: FixQualityLimits = FixQualityLimits()) { self.limits = limits }
 
@@ -60,7 +68,10 @@ public struct FixFilter: Sendable {
         guard let anchor = lastAccepted else { return accept(fix) }
         if fix.time <= anchor.time {
             // The same epoch again (or a repeated stale fix) is never a new timeline.
-            if fix.time == anchor.time { return reject(.time) }
+            if fix.time == anchor.time {
+                repeatsOfLast += 1
+                return repeatsOfLast <= Self.freeRepeats && Geo.distance(anchor, fix) < 50 ? .duplicate : reject(.time)
+            }
             return candidate(fix, reason: .time)
         }
         if let reason = jump(from: anchor, to: fix) { return candidate(fix, reason: reason) }
@@ -111,6 +122,7 @@ public struct FixFilter: Sendable {
         lastAccepted = fix
         accepted += 1
         candidates = []
+        repeatsOfLast = 0
         return .accept
     }
 

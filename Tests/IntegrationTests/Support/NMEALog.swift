@@ -30,7 +30,10 @@ enum NMEALog {
         var policy = SamplingPolicy()
         var counts: [String: Int] = [:]
         for fix in fixes {
-            if case .reject = filter.evaluate(fix) { continue }
+            switch filter.evaluate(fix) {
+            case .accept, .reanchor: break
+            case .duplicate, .reject: continue
+            }
             if case .changed(let motion) = detector.observe(fix) { policy.motionChanged(to: motion) }
             if case .record = policy.decide(fix) { counts[detector.motion.rawValue, default: 0] += 1 }
         }
