@@ -88,7 +88,7 @@ struct ClockTests {
         let acceptedUpdate = try #require(stats.statusUpdates.first { $0.taskId == "task-1001" && $0.status == .accepted })
         #expect(acceptedUpdate.timeSource == .gps)
         #expect(abs((acceptedUpdate.timestamp ?? 0) - gpsNow) <= 2, "stamped \(acceptedUpdate.timestamp ?? 0), GPS time \(gpsNow)")
-        let received = Set(try await http.request(.GET, "/sim/drivers/drv-1/locations").decode(DriverLocations.self).pings.map(\.timestamp))
+        let received = Set(try await http.locations().pings.map(\.timestamp))
         let missing = unsent.filter { !received.contains(($0.fix_time * 1000).rounded() / 1000) }
         #expect(missing.isEmpty, "\(missing.count) of \(unsent.count) pings recorded in 2000 never arrived")
         try daemon.stop()

@@ -75,7 +75,7 @@ struct GNSSStreetTests {
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: UplinkTests.config(backend: sim), directory: directory)
         let gps = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 500)
         _ = try UplinkTests.drain(daemon)
-        let received = try await http.request(.GET, "/sim/drivers/drv-1/locations").decode(DriverLocations.self).pings
+        let received = try await http.locations().pings
         #expect(received.count == gps.pingsRecorded && received.count > 400)
         let truth = Dictionary(epochs.map { (($0.elapsed + route.startTime).rounded(), $0.truth) }, uniquingKeysWith: { a, _ in a })
         var spikesReceived = 0
@@ -104,20 +104,15 @@ struct GNSSStreetTests {
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: UplinkTests.config(backend: sim), directory: directory)
         try GPSReplayTests.waitFor(daemon, timeout: .seconds(60)) { $0.link == "noFix" && $0.fixesSeen > 40 }
         // The heartbeat goes out with the next attempt (every 5 s while moving).
-        let deadline = ContinuousClock.now + .seconds(30)
-        var heartbeats: [UnitHeartbeat] = []
-        while heartbeats.isEmpty, ContinuousClock.now < deadline {
-            heartbeats = try await http.request(.GET, "/sim/drivers/drv-1/locations").decode(DriverLocations.self).heartbeats
-            if heartbeats.isEmpty { usleep(250_000) }
-        }
-        let heartbeat = try #require(heartbeats.first, "no heartbeat reached the backend\n\(daemon.log)")
+        try await waitUntil("a heartbeat at the backend", timeout: .seconds(30), detail: daemon.log) { try await !http.locations().heartbeats.isEmpty }
+        let heartbeat = try #require(try await http.locations().heartbeats.first)
         #expect(heartbeat.gps == "noFix" && heartbeat.lastFixTime == staleTime)
         #expect(heartbeat.timeSource != .unsynced)
         // Fixes come back after the stale spell.
         try GPSReplayTests.waitFor(daemon, timeout: .seconds(60)) { $0.link == "connected" && ($0.lastFix?.time ?? 0) > staleTime + 10 }
         let status = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 100)
         _ = try UplinkTests.drain(daemon)
-        let locations = try await http.request(.GET, "/sim/drivers/drv-1/locations").decode(DriverLocations.self)
+        let locations = try await http.locations()
         #expect(locations.pings.filter { $0.timestamp == staleTime }.count <= 1, "the stale fix was sent as new")
         #expect((status.fixesRejected?["time"] ?? 0) >= 10, "\(status.fixesRejected ?? [:])")
         let warnings = daemon.log.components(separatedBy: "no usable fix").count - 1

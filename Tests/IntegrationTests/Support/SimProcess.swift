@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import BackendContract
+import DispatchSimCore
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -80,6 +81,11 @@ struct SimHTTP {
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
         let body = try await response.body.collect(upTo: 1 << 22)
         return Reply(status: Int(response.status.code), body: Data(body.readableBytesView))
+    }
+
+    /// What a driver's unit sent: unique pings and heartbeats (`/sim/drivers/{id}/locations`).
+    func locations(_ driverId: String = "drv-1") async throws -> DriverLocations {
+        try await request(.GET, "/sim/drivers/\(driverId)/locations").decode(DriverLocations.self)
     }
 
     func login(_ username: String = "rider1", _ password: String = "demo-password") async throws -> String {
