@@ -10,6 +10,8 @@ public struct OutboxStatus: Codable, Sendable, Equatable {
     public var transport: String
     public var transitions: Int
     public var proofs: Int
+    /// New stop orders waiting for the backend (API 1.6).
+    public var routeChanges: Int?
     public var pings: Int
     /// Items the backend refused (409/422 …), kept with its answer.
     public var deadLetters: Int
@@ -22,11 +24,15 @@ public struct OutboxStatus: Codable, Sendable, Equatable {
     /// The driver the stored token belongs to; nil before a login.
     public var driverId: String?
 
+    /// Transitions, proofs and route changes: what is never dropped.
+    public var items: Int { transitions + proofs + (routeChanges ?? 0) }
+
     public init(
         enabled: Bool, backend: String?, link: String, transport: String, transitions: Int, proofs: Int, pings: Int,
         deadLetters: Int, oldestPendingAgeSeconds: Double?, lastSuccess: Double?, lastError: String?,
-        retryInSeconds: Double?, driverId: String?
+        retryInSeconds: Double?, driverId: String?, routeChanges: Int? = nil
     ) {
+        self.routeChanges = routeChanges
         self.enabled = enabled
         self.backend = backend
         self.link = link

@@ -147,7 +147,7 @@ public enum Daemon {
             return StatusLine(
                 clients: counters.openConnections, link: link, motion: motion, samplingHz: hz,
                 pings: recorder?.committed ?? 0, backend: uplink?.linkSummary ?? "disabled",
-                queued: depth.transitions + depth.proofs + depth.pings
+                queued: depth.items + depth.pings
             ).text
         }
 

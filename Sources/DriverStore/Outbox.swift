@@ -22,8 +22,12 @@ public final class Outbox: Sendable {
     public struct Depth: Sendable, Equatable {
         public var transitions = 0
         public var proofs = 0
+        /// New stop orders for the backend.
+        public var routeChanges = 0
         public var pings = 0
         public var dead = 0
+        /// Transitions, proofs and route changes: what is never dropped.
+        public var items: Int { transitions + proofs + routeChanges }
         /// Unix seconds of the oldest pending row (item or ping).
         public var oldestPending: Double?
 
@@ -87,8 +91,8 @@ public final class Outbox: Sendable {
     public func pendingPhotoFiles() throws -> [String] {
         try store.pool.read { db in
             try String.fetchAll(db, sql: """
-                SELECT json_extract(CAST(payload AS TEXT), '$.file') FROM outbox_item WHERE kind = 'pod_photo' AND state = 'pending'
-                """).compactMap { $0 }
+                SELECT json_extract(CAST(payload AS TEXT), '$.file') FROM outbox_item WHERE kind = ? AND state = 'pending'
+                """, arguments: [OutboxItemRecord.Kind.podPhoto.rawValue]).compactMap { $0 }
         }
     }
 
@@ -170,7 +174,12 @@ public final class Outbox: Sendable {
                     depth.dead += count
                     continue
                 }
-                if row["kind"] as String == OutboxItemRecord.Kind.status.rawValue { depth.transitions += count } else { depth.proofs += count }
+                // A kind this release does not know (a newer one's row) still counts: as a transition, never dropped.
+                switch OutboxItemRecord.Kind(rawValue: row["kind"])?.category ?? .transition {
+                case .transition: depth.transitions += count
+                case .proof: depth.proofs += count
+                case .routeChange: depth.routeChanges += count
+                }
                 depth.oldestPending = [depth.oldestPending, row["oldest"]].compactMap { $0 }.min()
             }
             let pings = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS n, MIN(recorded_at) AS oldest FROM ping")!

@@ -7,10 +7,24 @@ import GRDB
 public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
     public static let databaseTableName = "outbox_item"
 
-    public enum Kind: String, Codable, Sendable {
+    public enum Kind: String, Codable, Sendable, CaseIterable {
         case status, podOTP = "pod_otp", podPhoto = "pod_photo"
         /// The driver's stop order (`task_id` is `TaskRecord.routeLane`).
         case route
+
+        /// What the item counts as in the queue. Every kind says, here and in every switch over kinds, so a new
+        /// kind cannot be counted, refused or merged as another by default.
+        public var category: Category {
+            switch self {
+            case .status: .transition
+            case .podOTP, .podPhoto: .proof
+            case .route: .routeChange
+            }
+        }
+    }
+
+    public enum Category: Sendable, Equatable {
+        case transition, proof, routeChange
     }
 
     public enum State: String, Codable, Sendable {

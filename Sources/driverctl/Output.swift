@@ -26,7 +26,7 @@ enum StatusFormatter {
         lines.append(row("sampling", GPSFormatter.sampling(status.sampling, motion: status.gps.motion)))
         if let clock = status.clock { lines.append(row("clock", ClockFormatter.text(clock))) }
         if let uplink = status.uplink {
-            lines.append(row("backend", uplink.enabled ? "\(uplink.link), \(plural(uplink.transitions + uplink.proofs + uplink.pings, "item")) queued" : "not configured"))
+            lines.append(row("backend", uplink.enabled ? "\(uplink.link), \(plural(uplink.items + uplink.pings, "item")) queued" : "not configured"))
         }
         if let shift = status.shiftStatus {
             lines.append(row("shift", ShiftCommand.text(shift)))

@@ -94,7 +94,7 @@ struct WatchView {
             }
         } ?? ""
         let link = outbox.enabled ? "\(outbox.link) (\(outbox.transport))" : "no backend"
-        let queued = outbox.transitions + outbox.proofs
+        let queued = outbox.items
         lines.append("\(shift) · \(safety) · link \(link) · \(queued == 0 ? "all sent" : "\(queued) to send")")
         lines.append(String(repeating: "─", count: 60))
         lines.append(RouteFormatter.card(next))

@@ -56,6 +56,24 @@ struct OutboxTests {
         #expect(throws: (any Error).self) { try outbox.enqueue(item("C", "a2")) }
     }
 
+    @Test("each kind counts as what it is: a new stop order is a route change, never a proof; a kind from a newer release still counts")
+    func depthByKind() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        let outbox = Outbox(store: store)
+        for (index, kind) in OutboxItemRecord.Kind.allCases.enumerated() {
+            try outbox.enqueue(OutboxItemRecord(kind: kind, taskId: "t\(index)", idempotencyKey: "k\(index)", payload: Data("{}".utf8), createdAt: 1))
+        }
+        var depth = try outbox.depth()
+        #expect(depth.transitions == 1 && depth.proofs == 2 && depth.routeChanges == 1 && depth.items == 4, "\(depth)")
+        try store.pool.write { db in
+            try db.execute(sql: "INSERT INTO outbox_item (kind, task_id, idempotency_key, payload, created_at) VALUES ('visit', 'v', 'kv', x'7B7D', 2)")
+        }
+        depth = try outbox.depth()
+        #expect(depth.items == 5, "\(depth)")
+    }
+
     @Test("ping batches: the newest ping with the oldest backlog; an unacked batch is resent as it was; an ack deletes it")
     func pingBatches() throws {
         let directory = StoreTests.temporaryDirectory()

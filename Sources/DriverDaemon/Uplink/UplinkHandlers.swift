@@ -49,6 +49,7 @@ extension OutboxStatus {
             transitions: depth.transitions, proofs: depth.proofs, pings: depth.pings, deadLetters: depth.dead,
             oldestPendingAgeSeconds: depth.oldestPending.map { max(0, now - $0) },
             lastSuccess: scheduler?.lastSuccessAt.map { now - (monotonic - $0) },
-            lastError: scheduler?.lastError, retryInSeconds: scheduler?.retryAt.map { max(0, $0 - monotonic) }, driverId: driverId)
+            lastError: scheduler?.lastError, retryInSeconds: scheduler?.retryAt.map { max(0, $0 - monotonic) }, driverId: driverId,
+            routeChanges: depth.routeChanges)
     }
 }

@@ -28,6 +28,6 @@ extension Workflow {
         uplink?.logout()
         publishRoute()
         logger.info("logged out: personal data cleared", metadata: ["tasks": "\(removedTasks)", "photos": "\(removedPhotos)"])
-        return LogoutResult(keptItems: pending.transitions + pending.proofs, removedTasks: removedTasks, removedPhotos: removedPhotos)
+        return LogoutResult(keptItems: pending.items, removedTasks: removedTasks, removedPhotos: removedPhotos)
     }
 }

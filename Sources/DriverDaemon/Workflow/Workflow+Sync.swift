@@ -28,10 +28,16 @@ extension Workflow {
                 continue
             }
             let items = try outbox.pendingItems(taskId: remote.id)
+            // Queued transitions are what the merge replays; a queued proof moves no status (its verdict comes
+            // with its answer), and the stop order has a lane of its own.
             let pending = items.compactMap { item -> TaskSync.Pending? in
-                guard item.kind == .status, let id = item.id,
-                      let request = try? JSONDecoder().decode(StatusUpdateRequest.self, from: item.payload) else { return nil }
-                return TaskSync.Pending(itemId: id, to: request.status)
+                switch item.kind.category {
+                case .transition:
+                    guard let id = item.id, let request = try? JSONDecoder().decode(StatusUpdateRequest.self, from: item.payload) else { return nil }
+                    return TaskSync.Pending(itemId: id, to: request.status)
+                case .proof, .routeChange:
+                    return nil
+                }
             }
             let before = local
             local.detail = remote
@@ -115,14 +121,14 @@ extension Workflow {
 extension Workflow: UplinkObserver {
     func itemAcked(_ item: OutboxItemRecord, receipt: PODReceipt?) async {
         guard var task = tasks[item.taskId] else { return }
-        switch item.kind {
-        case .status:
+        switch item.kind.category {
+        case .transition:
             if let request = try? JSONDecoder().decode(StatusUpdateRequest.self, from: item.payload) { task.backendStatus = request.status }
-        case .podOTP, .podPhoto:
+        case .proof:
             let wasAccepted = task.pod == .accepted
             task.pod = .accepted
             if !wasAccepted { publishVerdict(item, task: task.id, accepted: true, message: nil) }
-        case .route:
+        case .routeChange:
             return
         }
         if ((try? outbox.pendingItems(taskId: task.id)) ?? []).isEmpty, task.sync == .pending { task.sync = .synced }
@@ -133,7 +139,8 @@ extension Workflow: UplinkObserver {
     /// A refused change: the task goes back to the backend's state (its 409 answer says which), and the
     /// task's later items, which followed from the refused one, become dead letters too.
     func itemRefused(_ item: OutboxItemRecord, error: BackendClientError) async {
-        if item.kind == .route {
+        let category = item.kind.category
+        if category == .routeChange {
             requestSync()
             return
         }
@@ -147,9 +154,12 @@ extension Workflow: UplinkObserver {
         }
         task.status = task.backendStatus
         task.sync = .rejected
-        if item.kind != .status {
+        switch category {
+        case .proof:
             task.pod = .rejected
             publishVerdict(item, task: task.id, accepted: false, message: error.body?.error.message ?? error.reason)
+        case .transition, .routeChange:
+            break
         }
         task.updatedAt = now()
         let later = ((try? outbox.pendingItems(taskId: task.id)) ?? []).compactMap(\.id)
@@ -189,7 +199,12 @@ extension Workflow: UplinkObserver {
     func linkRestored() async { requestSync() }
 
     private func publishVerdict(_ item: OutboxItemRecord, task: String, accepted: Bool, message: String?) {
-        let type = item.kind == .podPhoto ? PODType.photo.rawValue : PODType.otp.rawValue
+        let type: String
+        switch item.kind {
+        case .podPhoto: type = PODType.photo.rawValue
+        case .podOTP: type = PODType.otp.rawValue
+        case .status, .route: return
+        }
         if let params = try? Codec.encode(PODVerdictEvent(taskId: task, type: type, accepted: accepted, message: message)) {
             hub.publish(EventTopic.podVerdict, params: params)
         }
