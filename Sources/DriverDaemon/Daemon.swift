@@ -62,7 +62,7 @@ public enum Daemon {
             : nil
         let hub = EventHub()
         let outbox = Outbox(store: store)
-        let shift = Shift(outbox: outbox, autoStart: config.shiftAutoStart, clock: clock)
+        let shift = Shift(unitState: UnitState(store: store), autoStart: config.shiftAutoStart, clock: clock)
         let safety = Safety(limit: config.safetySpeedLimit, staleAfter: config.safetyStaleFixSeconds)
         let pipeline = TrackingPipeline(
             tracker: tracker, recorder: recorder, hub: hub,

@@ -88,6 +88,29 @@ enum Migrations {
                 ALTER TABLE ping ADD COLUMN time_source TEXT;
                 """)
         }
+        migrator.registerMigration("v6_unit_state") { db in
+            // One typed row instead of string keys; the values of a unit that ran an earlier release carry over.
+            try db.execute(sql: """
+                CREATE TABLE unit_state (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    last_claimed_ping INTEGER NOT NULL DEFAULT 0,
+                    last_push_id INTEGER NOT NULL DEFAULT 0,
+                    outbox_owner TEXT,
+                    shift_on INTEGER NOT NULL DEFAULT 0,
+                    shift_started_at REAL,
+                    shift_ended_at REAL
+                );
+                INSERT INTO unit_state (id, last_claimed_ping, last_push_id, outbox_owner, shift_on, shift_started_at, shift_ended_at)
+                SELECT 1,
+                    COALESCE((SELECT CAST(value AS INTEGER) FROM uplink_state WHERE key = 'last_claimed_ping'), 0),
+                    COALESCE((SELECT CAST(value AS INTEGER) FROM uplink_state WHERE key = 'last_push_id'), 0),
+                    (SELECT NULLIF(value, '') FROM uplink_state WHERE key = 'outbox_owner'),
+                    COALESCE((SELECT value = '1' FROM uplink_state WHERE key = 'shift_on'), 0),
+                    (SELECT CAST(value AS REAL) FROM uplink_state WHERE key = 'shift_started_at'),
+                    (SELECT CAST(value AS REAL) FROM uplink_state WHERE key = 'shift_ended_at');
+                DROP TABLE uplink_state;
+                """)
+        }
         return migrator
     }
 }

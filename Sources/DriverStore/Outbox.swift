@@ -53,9 +53,9 @@ public final class Outbox: Sendable {
         try store.pool.read { db in
             try OutboxItemRecord.fetchAll(db, sql: """
                 SELECT * FROM outbox_item WHERE id IN (
-                    SELECT MIN(id) FROM outbox_item WHERE state = 'pending' GROUP BY task_id
+                    SELECT MIN(id) FROM outbox_item WHERE state = ? GROUP BY task_id
                 ) ORDER BY id
-                """)
+                """, arguments: [OutboxItemRecord.State.pending.rawValue])
         }
     }
 
@@ -66,11 +66,7 @@ public final class Outbox: Sendable {
 
     /// The backend refused it (409/422/4xx): kept as dead with its answer, never retried.
     public func deadLetter(itemId: Int64, answer: String, now: Double) throws {
-        try store.pool.write { db in
-            try db.execute(
-                sql: "UPDATE outbox_item SET state = 'dead', backend_answer = ?, finished_at = ? WHERE id = ?",
-                arguments: [answer, now, itemId])
-        }
+        try store.pool.write { db in try OutboxItemRecord.deadLetter(itemId, answer: answer, now: now, in: db) }
     }
 
     /// A retryable failure: counted, kept pending.
@@ -83,7 +79,8 @@ public final class Outbox: Sendable {
     /// The pending items of one task, oldest first.
     public func pendingItems(taskId: String) throws -> [OutboxItemRecord] {
         try store.pool.read { db in
-            try OutboxItemRecord.filter(Column("task_id") == taskId && Column("state") == "pending").order(Column("id")).fetchAll(db)
+            try OutboxItemRecord.filter(Column("task_id") == taskId && Column("state") == OutboxItemRecord.State.pending.rawValue)
+                .order(Column("id")).fetchAll(db)
         }
     }
 
@@ -91,13 +88,15 @@ public final class Outbox: Sendable {
     public func pendingPhotoFiles() throws -> [String] {
         try store.pool.read { db in
             try String.fetchAll(db, sql: """
-                SELECT json_extract(CAST(payload AS TEXT), '$.file') FROM outbox_item WHERE kind = ? AND state = 'pending'
-                """, arguments: [OutboxItemRecord.Kind.podPhoto.rawValue]).compactMap { $0 }
+                SELECT json_extract(CAST(payload AS TEXT), '$.file') FROM outbox_item WHERE kind = ? AND state = ?
+                """, arguments: [OutboxItemRecord.Kind.podPhoto.rawValue, OutboxItemRecord.State.pending.rawValue]).compactMap { $0 }
         }
     }
 
     public func deadItems() throws -> [OutboxItemRecord] {
-        try store.pool.read { db in try OutboxItemRecord.filter(Column("state") == "dead").order(Column("id")).fetchAll(db) }
+        try store.pool.read { db in
+            try OutboxItemRecord.filter(Column("state") == OutboxItemRecord.State.dead.rawValue).order(Column("id")).fetchAll(db)
+        }
     }
 
     // MARK: Pings
@@ -116,7 +115,8 @@ public final class Outbox: Sendable {
                 """)
             let newestOpen = open.max { ($0["newest"] as Int64) < ($1["newest"] as Int64) }
             // The newest ping ever put in a batch (acked batches are gone, so it is kept aside).
-            let lastClaimed = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM uplink_state WHERE key = 'last_claimed_ping'") ?? 0
+            var state = try UnitStateRecord.fetchOne(db) ?? UnitStateRecord()
+            let lastClaimed = state.lastClaimedPing
             if let newest, let newestId = newest.id, newestId > max(lastClaimed, (newestOpen?["newest"] as Int64?) ?? 0) || open.isEmpty {
                 let backlog = open.isEmpty
                     ? try PingRecord.filter(Column("batch_id") == nil && Column("id") < newestId)
@@ -127,9 +127,8 @@ public final class Outbox: Sendable {
                 try db.execute(
                     sql: "UPDATE ping SET batch_id = ? WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ",")))",
                     arguments: StatementArguments([batchId] + ids.map { DatabaseValue(value: $0) }))
-                try db.execute(
-                    sql: "INSERT INTO uplink_state(key, value) VALUES ('last_claimed_ping', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                    arguments: [String(max(lastClaimed, newestId))])
+                state.lastClaimedPing = max(lastClaimed, newestId)
+                try state.save(db)
                 var pings = backlog + [newest]
                 for index in pings.indices { pings[index].batchId = batchId }
                 return PingBatch(batchId: batchId, pings: pings)
@@ -170,7 +169,7 @@ public final class Outbox: Sendable {
             var depth = Depth()
             for row in try Row.fetchAll(db, sql: "SELECT kind, state, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox_item GROUP BY kind, state") {
                 let count: Int = row["n"]
-                if row["state"] as String == "dead" {
+                if row["state"] as String == OutboxItemRecord.State.dead.rawValue {
                     depth.dead += count
                     continue
                 }
@@ -189,15 +188,4 @@ public final class Outbox: Sendable {
         }
     }
 
-    // MARK: Small durable values (last success, last push id …)
-
-    public func value(_ key: String) throws -> String? {
-        try store.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM uplink_state WHERE key = ?", arguments: [key]) }
-    }
-
-    public func setValue(_ value: String, for key: String) throws {
-        try store.pool.write { db in
-            try db.execute(sql: "INSERT INTO uplink_state(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", arguments: [key, value])
-        }
-    }
 }

@@ -62,4 +62,12 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    /// Makes a pending item a dead letter with the backend's answer (or the reason it can no longer be sent),
+    /// in the caller's transaction. The one place this is written.
+    static func deadLetter(_ itemId: Int64, answer: String, now: Double, in db: Database) throws {
+        try db.execute(
+            sql: "UPDATE outbox_item SET state = ?, backend_answer = ?, finished_at = ? WHERE id = ? AND state = ?",
+            arguments: [State.dead.rawValue, answer, now, itemId, State.pending.rawValue])
+    }
 }

@@ -54,11 +54,7 @@ public final class TaskBook: Sendable {
             for task in upserts { try task.save(db) }
             for id in removals { _ = try TaskRecord.deleteOne(db, key: id) }
             if let sequence { try Self.writeSequence(sequence, db) }
-            for (itemId, answer) in deadLetters {
-                try db.execute(
-                    sql: "UPDATE outbox_item SET state = 'dead', backend_answer = ?, finished_at = ? WHERE id = ? AND state = 'pending'",
-                    arguments: [answer, now, itemId])
-            }
+            for (itemId, answer) in deadLetters { try OutboxItemRecord.deadLetter(itemId, answer: answer, now: now, in: db) }
         }
     }
 

@@ -28,10 +28,38 @@ struct OutboxTests {
             }
         }
         let store = try Store(directory: directory)
-        #expect(try store.appliedMigrations() == ["v1_pings", "v2_outbox", "v3_tasks", "v4_pushes", "v5_time_source"])
+        #expect(try store.appliedMigrations() == ["v1_pings", "v2_outbox", "v3_tasks", "v4_pushes", "v5_time_source", "v6_unit_state"])
         let pings = try store.pool.read { try PingRecord.order(Column("id")).fetchAll($0) }
         #expect(pings.count == 25 && pings.allSatisfy { $0.batchId == nil } && pings.last?.fixTime == 24)
         #expect(try Outbox(store: store).depth().pings == 25)
+    }
+
+    @Test("a database of v5 keeps its shift, push id, outbox owner and ping cursor in the typed unit_state row")
+    func upgradeToUnitState() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let pool = try DatabasePool(path: directory + "/driverd.sqlite")
+            try Migrations.migrator.migrate(pool, upTo: "v5_time_source")
+            try pool.write { db in
+                for (key, value) in [("last_claimed_ping", "42"), ("last_push_id", "7"), ("outbox_owner", "drv-1"), ("shift_on", "1"),
+                                     ("shift_started_at", "1795852800.5"), ("shift_ended_at", "1795800000")] {
+                    try db.execute(sql: "INSERT INTO uplink_state(key, value) VALUES (?, ?)", arguments: [key, value])
+                }
+            }
+        }
+        let store = try Store(directory: directory)
+        let state = try UnitState(store: store).read()
+        #expect(state.lastClaimedPing == 42 && state.lastPushId == 7 && state.outboxOwner == "drv-1")
+        #expect(state.shiftOn && state.shiftStartedAt == 1_795_852_800.5 && state.shiftEndedAt == 1_795_800_000)
+        // One transaction for a change of several fields.
+        try UnitState(store: store).update { $0.shiftOn = false; $0.shiftEndedAt = 1_795_900_000; $0.outboxOwner = nil }
+        let after = try UnitState(store: store).read()
+        #expect(!after.shiftOn && after.shiftEndedAt == 1_795_900_000 && after.outboxOwner == nil && after.lastPushId == 7)
+        // A fresh database starts from the defaults.
+        let fresh = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: fresh) }
+        #expect(try UnitState(store: try Store(directory: fresh)).read() == UnitStateRecord())
     }
 
     @Test("items go out in order per task: each task's head first; refused items are kept as dead, never resent")

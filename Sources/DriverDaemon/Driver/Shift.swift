@@ -7,15 +7,14 @@ import Synchronization
 /// the store, so a restart keeps it; read on the GPS thread for every fix, so lock-guarded.
 final class Shift: Sendable {
     private let state: Mutex<ShiftStatus>
-    private let outbox: Outbox
+    private let unitState: UnitState
     let clock: DaemonClock
 
-    init(outbox: Outbox, autoStart: Bool, clock: DaemonClock) {
-        self.outbox = outbox
+    init(unitState: UnitState, autoStart: Bool, clock: DaemonClock) {
+        self.unitState = unitState
         self.clock = clock
-        func stored(_ key: String) -> Double? { (try? outbox.value(key)).flatMap { $0.flatMap(Double.init) } }
-        var status = ShiftStatus(
-            onShift: (try? outbox.value("shift_on")) == "1", startedAt: stored("shift_started_at"), endedAt: stored("shift_ended_at"))
+        let stored = (try? unitState.read()) ?? UnitStateRecord()
+        var status = ShiftStatus(onShift: stored.shiftOn, startedAt: stored.shiftStartedAt, endedAt: stored.shiftEndedAt)
         if autoStart && !status.onShift { status = ShiftStatus(onShift: true, startedAt: clock.now().time, endedAt: nil) }
         state = Mutex(status)
         try? persist(status)
@@ -38,9 +37,12 @@ final class Shift: Sendable {
         return (status, changed)
     }
 
+    /// The three fields in one transaction: a crash never leaves a shift on with the last one's end.
     private func persist(_ status: ShiftStatus) throws {
-        try outbox.setValue(status.onShift ? "1" : "0", for: "shift_on")
-        if let started = status.startedAt { try outbox.setValue(String(started), for: "shift_started_at") }
-        if let ended = status.endedAt { try outbox.setValue(String(ended), for: "shift_ended_at") }
+        try unitState.update { record in
+            record.shiftOn = status.onShift
+            record.shiftStartedAt = status.startedAt ?? record.shiftStartedAt
+            record.shiftEndedAt = status.endedAt ?? record.shiftEndedAt
+        }
     }
 }

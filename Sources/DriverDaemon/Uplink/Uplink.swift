@@ -54,6 +54,7 @@ final class Uplink: Sendable {
     private let onShift: @Sendable () -> Bool
     private let maxLoginAge: Double
     private let clock: DaemonClock
+    private let unitState: UnitState
     /// The heartbeat to send while the receiver has no usable fix (nil: it has one).
     private let heartbeat: @Sendable () -> UnitHeartbeat?
     private let state: Mutex<State>
@@ -84,12 +85,12 @@ final class Uplink: Sendable {
         self.hub = hub
         self.logger = logger
         self.isMoving = isMoving
+        unitState = UnitState(store: outbox.store)
         let tokens = TokenFile.load(from: stateDirectory)
+        let stored = (try? unitState.read()) ?? UnitStateRecord()
         state = Mutex(State(
             scheduler: scheduler, tokens: tokens, tokenTimes: tokens.map { TokenTimes($0, clock: clock) },
-            lastLocationSentAt: clock.monotonic,
-            lastPushId: (try? outbox.value("last_push_id")).flatMap { $0.flatMap(Int.init) } ?? 0,
-            outboxOwner: (try? outbox.value("outbox_owner")).flatMap { $0?.isEmpty == false ? $0 : nil }))
+            lastLocationSentAt: clock.monotonic, lastPushId: stored.lastPushId, outboxOwner: stored.outboxOwner))
     }
 
     /// The workflow, told about answers, pushes and the link coming back.
@@ -139,7 +140,7 @@ final class Uplink: Sendable {
             return true
         }
         guard isNew else { return }
-        try? outbox.setValue(String(push.id), for: "last_push_id")
+        _ = try? unitState.update { $0.lastPushId = max($0.lastPushId, push.id) }
         logger.info("push from the backend", metadata: ["kind": "\(push.kind.rawValue)", "id": "\(push.id)"])
         await observer?.pushReceived(push)
     }
@@ -343,7 +344,7 @@ final class Uplink: Sendable {
             state.outboxOwner = nil
             return true
         }
-        if ownerLoggedIn { try? outbox.setValue("", for: "outbox_owner") }
+        if ownerLoggedIn { _ = try? unitState.update { $0.outboxOwner = nil } }
         state.withLock {
             $0.scheduler.authRestored()
             $0.authEventRaised = false
@@ -369,7 +370,7 @@ final class Uplink: Sendable {
         TokenFile.remove(from: stateDirectory)
         if let driverId {
             state.withLock { $0.outboxOwner = driverId }
-            try? outbox.setValue(driverId, for: "outbox_owner")
+            _ = try? unitState.update { $0.outboxOwner = driverId }
         }
         webSocket?.disconnect()
         logger.info("logged out", metadata: ["driver": "\(driverId ?? "none")"])
