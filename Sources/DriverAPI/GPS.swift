@@ -5,7 +5,7 @@ public struct GPSStatus: Codable, Sendable, Equatable {
     public var gpsd: String
     /// connecting, connected, noFix (connected, but no usable fix for longer than the sampling interval explains)
     /// or lost.
-    public var link: String
+    public var link: GPSLinkState
     /// Whether sampled fixes are recorded as pings.
     public var tracking: Bool
     /// Fixes received from gpsd since start.
@@ -18,8 +18,7 @@ public struct GPSStatus: Codable, Sendable, Equatable {
     public var lastFix: Fix?
     /// Seconds since the last accepted fix arrived (monotonic clock), nil before the first.
     public var lastFixAge: Double?
-    /// unknown, moving or stationary.
-    public var motion: String
+    public var motion: Motion
     /// Times the fix stream broke off (a tunnel, a receiver that lost the sky) and came back.
     public var fixLosses: Int
     /// The last error writing pings, if the last write failed.
@@ -33,8 +32,8 @@ public struct GPSStatus: Codable, Sendable, Equatable {
     public var reanchors: Int?
 
     public init(
-        available: Bool = true, gpsd: String, link: String, tracking: Bool, fixesSeen: Int, pingsRecorded: Int,
-        pingsByMotion: [String: Int], pingsPending: Int, lastFix: Fix?, lastFixAge: Double?, motion: String,
+        available: Bool = true, gpsd: String, link: GPSLinkState, tracking: Bool, fixesSeen: Int, pingsRecorded: Int,
+        pingsByMotion: [String: Int], pingsPending: Int, lastFix: Fix?, lastFixAge: Double?, motion: Motion,
         fixLosses: Int = 0, lastError: String?, fixesAccepted: Int? = nil, fixesRejected: [String: Int]? = nil, reanchors: Int? = nil
     ) {
         self.fixesAccepted = fixesAccepted
@@ -63,17 +62,16 @@ public struct SamplingStatus: Codable, Sendable, Equatable {
     public var samplingHz: Double
     /// The policy's own rate for the motion and battery mode.
     public var policyHz: Double
-    /// normal or saver.
-    public var batteryMode: String
-    /// How gpsd is watched: continuous, periodic (quiet between samples) or released (receiver may sleep).
-    public var watch: String
-    /// on, off, or nil without an ignition input.
-    public var ignition: String?
+    public var batteryMode: BatteryMode
+    /// How gpsd is watched: continuous, periodic (paused between samples) or released (receiver may sleep).
+    public var watch: GPSWatch
+    /// nil without an ignition input.
+    public var ignition: Ignition?
     public var requests: [RateRequest]
 
     public init(
-        available: Bool = true, samplingHz: Double, policyHz: Double, batteryMode: String, watch: String,
-        ignition: String?, requests: [RateRequest]
+        available: Bool = true, samplingHz: Double, policyHz: Double, batteryMode: BatteryMode, watch: GPSWatch,
+        ignition: Ignition?, requests: [RateRequest]
     ) {
         self.available = available
         self.samplingHz = samplingHz

@@ -5,9 +5,10 @@ public struct OutboxStatus: Codable, Sendable, Equatable {
     /// The backend's base URL.
     public var backend: String?
     /// `idle` (nothing sent yet), `online`, `backingOff`, `authRequired` or `disabled`.
-    public var link: String
-    /// `websocket` while the backend's WebSocket is open, else `https` (batches by POST, pushes by polling).
-    public var transport: String
+    public var link: UplinkLink
+    /// `websocket` while the backend's WebSocket is open, else `https` (batches by POST, pushes by polling);
+    /// `none` without a backend.
+    public var transport: UplinkTransport
     public var transitions: Int
     public var proofs: Int
     /// New stop orders waiting for the backend (API 1.6).
@@ -28,7 +29,7 @@ public struct OutboxStatus: Codable, Sendable, Equatable {
     public var items: Int { transitions + proofs + (routeChanges ?? 0) }
 
     public init(
-        enabled: Bool, backend: String?, link: String, transport: String, transitions: Int, proofs: Int, pings: Int,
+        enabled: Bool, backend: String?, link: UplinkLink, transport: UplinkTransport, transitions: Int, proofs: Int, pings: Int,
         deadLetters: Int, oldestPendingAgeSeconds: Double?, lastSuccess: Double?, lastError: String?,
         retryInSeconds: Double?, driverId: String?, routeChanges: Int? = nil
     ) {

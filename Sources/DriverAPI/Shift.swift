@@ -14,16 +14,14 @@ public struct ShiftStatus: Codable, Sendable, Equatable {
 
 /// The driving-safety gate as the daemon sees it now.
 public struct SafetyStatus: Codable, Sendable, Equatable {
-    /// `stationary`, `moving`, or `unknown` (no fix, or one older than the staleness limit: treated as moving
-    /// unless the ignition is off).
-    public var state: String
+    public var state: SafetyState
     /// Speed of the live fix, m/s.
     public var speed: Double?
     /// Above this speed, actions that need the driver's attention wait ("pull over to complete").
     public var limit: Double
     /// Interruptive pushes held until the vehicle stands.
     public var heldPushes: Int
-    public init(state: String, speed: Double?, limit: Double, heldPushes: Int) {
+    public init(state: SafetyState, speed: Double?, limit: Double, heldPushes: Int) {
         self.state = state
         self.speed = speed
         self.limit = limit

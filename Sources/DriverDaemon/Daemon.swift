@@ -80,7 +80,7 @@ public enum Daemon {
             client: client, webSocket: WebSocketLink(baseURL: client.baseURL, caFile: caFile, logger: Logger(label: "uplink")),
             outbox: outbox, stateDirectory: config.stateDirectory,
             credentials: config.backendUsername.isEmpty ? nil : .init(username: config.backendUsername, password: config.backendPassword),
-            hub: hub, logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == "moving" },
+            hub: hub, logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == .moving },
             onShift: { shift.isOn }, maxLoginAge: config.maxLoginAgeHours * 3600, clock: clock,
             heartbeat: { tracker.heartbeat() }) }
         let clockLogger = Logger(label: "clock")
@@ -104,7 +104,7 @@ public enum Daemon {
         let pushes = PushCenter(box: pushBox, hub: hub, safety: safety, shift: shift, logger: Logger(label: "pushes"))
         safety.whenOpened { Task { await pushes.deliverHeld() } }
         hub.whenSubscribed { connection, topics in
-            if topics.contains(EventTopic.push) { Task { await pushes.subscribed(connection) } }
+            if topics.contains(Events.push.topic) { Task { await pushes.subscribed(connection) } }
         }
         let workflow: Workflow
         do {
@@ -146,7 +146,7 @@ public enum Daemon {
             let depth = (try? outbox.depth(maxAge: .seconds(1))) ?? Outbox.Depth()
             return StatusLine(
                 clients: counters.openConnections, link: link, motion: motion, samplingHz: hz,
-                pings: recorder?.committed ?? 0, backend: uplink?.linkSummary ?? "disabled",
+                pings: recorder?.committed ?? 0, backend: uplink?.linkSummary ?? .disabled,
                 queued: depth.items + depth.pings
             ).text
         }

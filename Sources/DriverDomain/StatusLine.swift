@@ -3,15 +3,17 @@ import DriverAPI
 /// The one-line summary systemd shows in `systemctl status` (`STATUS=`), built from the daemon's counters.
 public struct StatusLine: Sendable, Equatable {
     public var clients: Int
-    public var link: String
-    public var motion: String
+    public var link: GPSLinkState
+    public var motion: Motion
     public var samplingHz: Double
     public var pings: Int
-    /// The backend link (`online`, `backingOff`, `authRequired`, `disabled` …) and what waits for it.
-    public var backend: String
+    /// The backend link and what waits for it.
+    public var backend: UplinkLink
     public var queued: Int
 
-    public init(clients: Int, link: String, motion: String, samplingHz: Double, pings: Int, backend: String = "disabled", queued: Int = 0) {
+    public init(
+        clients: Int, link: GPSLinkState, motion: Motion, samplingHz: Double, pings: Int, backend: UplinkLink = .disabled, queued: Int = 0
+    ) {
         self.clients = clients
         self.link = link
         self.motion = motion
@@ -23,7 +25,7 @@ public struct StatusLine: Sendable, Equatable {
 
     /// Short enough to read in one glance: gps link, mode and rate, pings, backend link and queue, clients.
     public var text: String {
-        "gps \(link), \(motion) at \(TextFormat.rate(samplingHz)); \(pings) ping\(pings == 1 ? "" : "s") recorded; "
-            + "backend \(backend), \(queued) queued; \(clients) client\(clients == 1 ? "" : "s")"
+        "gps \(link.rawValue), \(motion.rawValue) at \(TextFormat.rate(samplingHz)); \(pings) ping\(pings == 1 ? "" : "s") recorded; "
+            + "backend \(backend.rawValue), \(queued) queued; \(clients) client\(clients == 1 ? "" : "s")"
     }
 }

@@ -1,18 +1,6 @@
 import DriverAPI
 import DriverDomain
 
-/// The state of the link to gpsd and the receiver behind it.
-public enum GPSLinkState: String, Sendable, Codable, Equatable {
-    /// Opening a connection to gpsd.
-    case connecting
-    /// Watching gpsd; fixes arrive.
-    case connected
-    /// gpsd answers but the receiver has no fix (a tunnel, a cold start, no antenna).
-    case noFix
-    /// gpsd is unreachable or went away; the reader retries with backoff.
-    case lost
-}
-
 /// What the reader publishes.
 public enum GPSEvent: Sendable, Equatable {
     case link(GPSLinkState)

@@ -22,9 +22,9 @@ struct GPSCommand: ParsableCommand {
             return
         }
         if let rate { _ = try session.callUnchecked(Methods.gpsRequestRate, RequestRateParams(hz: rate)) }
-        _ = try session.callUnchecked(Methods.eventsSubscribe, SubscribeParams(topics: [EventTopic.gpsFix]))
+        _ = try session.callUnchecked(Methods.eventsSubscribe, SubscribeParams(topics: [Events.gpsFix.topic]))
         try session.follow { method, params in
-            guard method == EventTopic.gpsFix, let params, let fix = try? Codec.decode(Fix.self, from: params) else { return }
+            guard method == Events.gpsFix.topic, let params, let fix = try? Events.gpsFix.decode(params) else { return }
             // Straight to the descriptor: a follower is often piped or killed, and a buffered line would be lost.
             Environment.printLine(options.json ? JSONWriter.string(params) : "\(GPSFormatter.utc(fix.time))  \(GPSFormatter.fixLine(fix))")
         }

@@ -3,18 +3,18 @@ import DriverAPI
 /// How GPS state reads for a person.
 enum GPSFormatter {
     static func summary(_ gps: GPSStatus) -> String {
-        var text = "\(gps.link) (gpsd \(gps.gpsd))"
+        var text = "\(gps.link.rawValue) (gpsd \(gps.gpsd))"
         if let age = gps.lastFixAge { text += ", last fix \(seconds(age)) ago" } else { text += ", no fix yet" }
         text += "; \(gps.fixesSeen) fixes, \(gps.pingsRecorded) pings recorded"
         if !gps.tracking { text += " (tracking off)" }
         return text
     }
 
-    static func sampling(_ sampling: SamplingStatus, motion: String) -> String {
-        var text = "\(motion) at \(TextFormat.rate(sampling.samplingHz))"
+    static func sampling(_ sampling: SamplingStatus, motion: Motion) -> String {
+        var text = "\(motion.rawValue) at \(TextFormat.rate(sampling.samplingHz))"
         if sampling.samplingHz != sampling.policyHz { text += " (policy \(TextFormat.rate(sampling.policyHz)))" }
-        text += ", battery \(sampling.batteryMode), gpsd watch \(sampling.watch)"
-        if let ignition = sampling.ignition { text += ", ignition \(ignition)" }
+        text += ", battery \(sampling.batteryMode.rawValue), gpsd watch \(sampling.watch.rawValue)"
+        if let ignition = sampling.ignition { text += ", ignition \(ignition.rawValue)" }
         if !sampling.requests.isEmpty {
             text += "; requests: " + sampling.requests.map { "pid \($0.pid) \(TextFormat.rate($0.hz))" }.joined(separator: ", ")
         }
@@ -23,8 +23,8 @@ enum GPSFormatter {
 
     static func details(_ gps: GPSStatus) -> String {
         var lines = [
-            StatusFormatter.row("link", "\(gps.link) (gpsd \(gps.gpsd))"),
-            StatusFormatter.row("motion", gps.motion),
+            StatusFormatter.row("link", "\(gps.link.rawValue) (gpsd \(gps.gpsd))"),
+            StatusFormatter.row("motion", gps.motion.rawValue),
         ]
         if let fix = gps.lastFix {
             lines.append(StatusFormatter.row("fix", fixLine(fix)))

@@ -26,7 +26,7 @@ enum StatusFormatter {
         lines.append(row("sampling", GPSFormatter.sampling(status.sampling, motion: status.gps.motion)))
         if let clock = status.clock { lines.append(row("clock", ClockFormatter.text(clock))) }
         if let uplink = status.uplink {
-            lines.append(row("backend", uplink.enabled ? "\(uplink.link), \(plural(uplink.items + uplink.pings, "item")) queued" : "not configured"))
+            lines.append(row("backend", uplink.enabled ? "\(uplink.link.rawValue), \(plural(uplink.items + uplink.pings, "item")) queued" : "not configured"))
         }
         if let shift = status.shiftStatus {
             lines.append(row("shift", ShiftCommand.text(shift)))
@@ -34,11 +34,11 @@ enum StatusFormatter {
             lines.append(row("shift", status.shift.available ? "available" : "not available: \(status.shift.reason ?? "no reason given")"))
         }
         if let safety = status.safety {
-            let gate = safety.state == "stationary" ? "actions open" : "pull over to complete"
+            let gate = safety.state == .stationary ? "actions open" : "pull over to complete"
             let state = switch safety.state {
-            case "moving": "moving at \(TextFormat.fixed(safety.speed ?? 0, decimals: 1)) m/s"
-            case "unknown": "speed unknown"
-            default: safety.state
+            case .moving: "moving at \(TextFormat.fixed(safety.speed ?? 0, decimals: 1)) m/s"
+            case .unknown: "speed unknown"
+            case .stationary, .stopping: safety.state.rawValue
             }
             lines.append(row("safety", "\(state): \(gate)" + (safety.heldPushes > 0 ? "; \(plural(safety.heldPushes, "push")) held" : "")))
         }

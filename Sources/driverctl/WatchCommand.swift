@@ -19,8 +19,8 @@ struct Watch: ParsableCommand {
     var seconds: Double?
 
     static let topics = [
-        EventTopic.push, EventTopic.pushSummary, EventTopic.taskChanged, EventTopic.routeChanged, EventTopic.taskConflict,
-        EventTopic.outboxRefused, EventTopic.authRequired, EventTopic.podVerdict,
+        Events.push.topic, Events.pushSummary.topic, Events.taskChanged.topic, Events.routeChanged.topic, Events.taskConflict.topic,
+        Events.outboxRefused.topic, Events.authRequired.topic, Events.podVerdict.topic,
     ]
 
     func run() throws {
@@ -64,16 +64,16 @@ struct WatchView {
         changed = true
         let bytes = params.map { JSONWriter.bytes($0) } ?? []
         switch topic {
-        case EventTopic.push:
-            guard let push = try? Codec.decode(PushEvent.self, from: bytes) else { return nil }
+        case Events.push.topic:
+            guard let push = try? Events.push.decode(bytes) else { return nil }
             pushes.removeAll { $0.id == push.id }
             pushes.append(push)
             summary = nil
             return "push #\(push.id): \(push.title)" + (push.message.map { ": \($0)" } ?? "")
-        case EventTopic.pushSummary:
-            summary = try? Codec.decode(PushSummary.self, from: bytes)
+        case Events.pushSummary.topic:
+            summary = try? Events.pushSummary.decode(bytes)
             return summary.map { "waiting while driving: \($0.summary)" }
-        case EventTopic.taskConflict, EventTopic.outboxRefused, EventTopic.authRequired, EventTopic.podVerdict:
+        case Events.taskConflict.topic, Events.outboxRefused.topic, Events.authRequired.topic, Events.podVerdict.topic:
             let text = "\(topic): " + String(decoding: bytes, as: UTF8.self)
             notes = Array((notes + [text]).suffix(3))
             return text
@@ -87,13 +87,13 @@ struct WatchView {
         let shift = status.shiftStatus.map { $0.onShift ? "ON SHIFT" : "OFF SHIFT" } ?? "shift ?"
         let safety = status.safety.map { safety -> String in
             switch safety.state {
-            case "moving": "DRIVING \(TextFormat.fixed(safety.speed ?? 0, decimals: 0)) m/s"
-            case "stationary": "stopped"
-            case "stopping": "stopping"
-            default: "speed unknown"
+            case .moving: "DRIVING \(TextFormat.fixed(safety.speed ?? 0, decimals: 0)) m/s"
+            case .stationary: "stopped"
+            case .stopping: "stopping"
+            case .unknown: "speed unknown"
             }
         } ?? ""
-        let link = outbox.enabled ? "\(outbox.link) (\(outbox.transport))" : "no backend"
+        let link = outbox.enabled ? "\(outbox.link.rawValue) (\(outbox.transport.rawValue))" : "no backend"
         let queued = outbox.items
         lines.append("\(shift) · \(safety) · link \(link) · \(queued == 0 ? "all sent" : "\(queued) to send")")
         lines.append(String(repeating: "─", count: 60))

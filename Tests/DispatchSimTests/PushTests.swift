@@ -89,6 +89,8 @@ struct PushTests {
             let token = try await sim.login().accessToken
             let close = try await WebSocketSession.run(port: sim.port, token: token) { reader, outbound in
                 try await WebSocketSession.send(.hello(lastPushId: 0), outbound)
+                // The upgrade is done on our side before the server has counted the socket: wait for it.
+                for _ in 0..<100 where try await sim.stats().webSockets < 1 { try await Task.sleep(for: .milliseconds(50)) }
                 let closed = try await sim.request(.POST, "/sim/websockets/close").decode([String: Int].self)
                 #expect(closed["count"] == 1)
                 #expect(try await reader.nextOrClose() == nil)

@@ -34,12 +34,12 @@ struct ContractGoldenTests {
         climb: 0, horizontalError: 4, verticalError: 6, mode: 3, satellitesUsed: 9)
 
     static let gps = GPSStatus(
-        gpsd: "127.0.0.1:2947", link: "connected", tracking: true, fixesSeen: 1200, pingsRecorded: 130,
+        gpsd: "127.0.0.1:2947", link: .connected, tracking: true, fixesSeen: 1200, pingsRecorded: 130,
         pingsByMotion: ["moving": 10, "stationary": 120], pingsPending: 2, lastFix: fix, lastFixAge: 0.5,
-        motion: "stationary", lastError: nil)
+        motion: .stationary, lastError: nil)
 
     static let sampling = SamplingStatus(
-        samplingHz: 1, policyHz: 0.1, batteryMode: "normal", watch: "continuous", ignition: nil,
+        samplingHz: 1, policyHz: 0.1, batteryMode: .normal, watch: .continuous, ignition: nil,
         requests: [RateRequest(connection: 7, pid: 4242, uid: 1000, hz: 1)])
 
     @Test func statusResult() throws {
@@ -53,7 +53,7 @@ struct ContractGoldenTests {
     }
 
     static let outbox = OutboxStatus(
-        enabled: true, backend: "https://fleet.example.com", link: "online", transport: "https", transitions: 1, proofs: 0,
+        enabled: true, backend: "https://fleet.example.com", link: .online, transport: .https, transitions: 1, proofs: 0,
         pings: 12, deadLetters: 0, oldestPendingAgeSeconds: 4.5, lastSuccess: 1795852800.5, lastError: nil,
         retryInSeconds: nil, driverId: "drv-1")
 
@@ -115,7 +115,7 @@ struct ContractGoldenTests {
             outbox: SectionAvailability(available: true), link: SectionAvailability(available: true),
             shift: SectionAvailability(available: true), uplink: Self.outbox,
             shiftStatus: ShiftStatus(onShift: true, startedAt: 1795850000, endedAt: nil),
-            safety: SafetyStatus(state: "stationary", speed: 0, limit: 4.47, heldPushes: 0))
+            safety: SafetyStatus(state: .stationary, speed: 0, limit: 4.47, heldPushes: 0))
         let report = DiagReport(
             generatedAt: 1795852800.5,
             versions: DiagVersions(

@@ -121,9 +121,9 @@ struct BatteryAndBackoffTests {
         #expect(TextFormat.fixed(-1.25, decimals: 1) == "-1.3")
         #expect(TextFormat.fixed(12.3456, decimals: 4) == "12.3456")
         #expect(TextFormat.UTC(1_795_852_800).iso8601 == "2026-11-28T08:00:00Z")
-        #expect(StatusLine(clients: 1, link: "connected", motion: "moving", samplingHz: 1, pings: 2).text
+        #expect(StatusLine(clients: 1, link: .connected, motion: .moving, samplingHz: 1, pings: 2).text
             == "gps connected, moving at 1 Hz; 2 pings recorded; backend disabled, 0 queued; 1 client")
-        #expect(StatusLine(clients: 2, link: "connected", motion: "stationary", samplingHz: 0.1, pings: 1, backend: "backingOff", queued: 7).text
+        #expect(StatusLine(clients: 2, link: .connected, motion: .stationary, samplingHz: 0.1, pings: 1, backend: .backingOff, queued: 7).text
             == "gps connected, stationary at 0.1 Hz; 1 ping recorded; backend backingOff, 7 queued; 2 clients")
     }
 

@@ -65,7 +65,7 @@ struct ClockTests {
         // The backend's certificate is not valid yet in 2000: the link backs off and says why.
         try waitUntil("the TLS failure explained", detail: daemon.log) {
             let uplink = try Self.status(daemon).uplink
-            return uplink?.link == "backingOff" && (uplink?.lastError ?? "").contains("system clock")
+            return uplink?.link == .backingOff && (uplink?.lastError ?? "").contains("system clock")
         }
         let gps = try daemon.client().call(Methods.gpsStatus, NoParams())
         let before = Date()
@@ -123,12 +123,12 @@ struct ClockTests {
             actionTimes.append(Date().timeIntervalSince1970)
             _ = try daemon.client().call(method, params)
             let status = try daemon.client(timeout: .seconds(60)).call(Methods.outboxFlush, NoParams())
-            #expect(status.link == "online", "after the step to \(offset): \(status)")
+            #expect(status.link == .online, "after the step to \(offset): \(status)")
             // lastSuccess is shown on the stamps' timeline, never five years off.
             if let lastSuccess = status.lastSuccess, source == .gps { #expect(abs(lastSuccess - Date().timeIntervalSince1970) < 30) }
         }
         let final = try UplinkTests.drain(daemon)
-        #expect(final.link == "online" && final.deadLetters == 0)
+        #expect(final.link == .online && final.deadLetters == 0)
         let gps = try daemon.client().call(Methods.gpsStatus, NoParams())
         try daemon.stop()
         let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)

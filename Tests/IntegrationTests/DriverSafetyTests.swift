@@ -41,7 +41,7 @@ struct DriverSafetyTests {
         let rig = try WorkflowTests.Rig(gpsd: driving.endpoint, ignition: nil, directory: directory)
         let events = try SubscribedConnection(rig.daemon, topics: [EventTopic.push, EventTopic.pushSummary], timeout: 120)
         for action in ["accept", "arrive", "pickup", "arrive"] { try rig.ctl(action, "--task", "task-1001") }
-        try rig.waitFor("driving", timeout: .seconds(60)) { try Self.safety(rig.daemon).state == "moving" }
+        try rig.waitFor("driving", timeout: .seconds(60)) { try Self.safety(rig.daemon).state == .moving }
 
         let sent = try await rig.http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "taskId": "task-1001", "text": "leave it at the door"])
         let push = try sent.decode(Push.self)
@@ -66,7 +66,7 @@ struct DriverSafetyTests {
         // The vehicle stops: the message comes, and the same actions go through.
         let delivered = try events.waitFor(EventTopic.push)
         #expect(delivered["id"]?.number == push.id && delivered["message"] == .string("leave it at the door"))
-        #expect(try Self.safety(rig.daemon).state == "stationary")
+        #expect(try Self.safety(rig.daemon).state == .stationary)
         #expect(try client.call(Methods.podOTP, OTPParams(taskId: "task-1001", otp: "4812")).task.pod == .accepted)
         try rig.ctl("deliver", "--task", "task-1001")
         #expect(try client.call(Methods.eventsAck, AckParams(id: push.id)).pending == 0)
@@ -156,10 +156,10 @@ struct DriverSafetyTests {
         let required = try events.waitFor(EventTopic.authRequired)
         #expect(required["reason"].map { JSONWriter.string($0).contains("older than") } == true, "\(required)")
         let status = try client.call(Methods.outboxFlush, NoParams())
-        #expect(status.link == "authRequired" && status.transitions == 1)
+        #expect(status.link == .authRequired && status.transitions == 1)
         try login()
         let drained = try UplinkTests.drain(daemon)
-        #expect(drained.link == "online")
+        #expect(drained.link == .online)
         let stats = try await SimHTTP(base: sim.base).request(.GET, "/sim/stats").decode(SimStats.self)
         #expect(stats.statusUpdates.map(\.status) == [.accepted, .arrivedAtStore])
         try daemon.stop()
@@ -192,7 +192,7 @@ struct DriverSafetyTests {
         #expect(database.range(of: Data("A. Customer".utf8)) == nil)
         try await rig.restoreNetwork()
         let paused = try client.call(Methods.outboxFlush, NoParams())
-        #expect(paused.transitions == 2 && paused.link == "authRequired")
+        #expect(paused.transitions == 2 && paused.link == .authRequired)
         let login = try runProgram(
             Binaries.path("driverctl"), ["login", "--username", "rider1"], environment: ["DRIVERD_SOCKET": rig.daemon.socketPath],
             stdin: "demo-password\n")

@@ -102,14 +102,14 @@ struct GNSSStreetTests {
         // 0.1 s a sentence: three times real time, so the stale spell lasts about 33 s of wall time.
         let fake = try GPSFake(log: try Self.synthesise(route, directory), delay: 0.1)
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: UplinkTests.config(backend: sim), directory: directory)
-        try GPSReplayTests.waitFor(daemon, timeout: .seconds(60)) { $0.link == "noFix" && $0.fixesSeen > 40 }
+        try GPSReplayTests.waitFor(daemon, timeout: .seconds(60)) { $0.link == .noFix && $0.fixesSeen > 40 }
         // The heartbeat goes out with the next attempt (every 5 s while moving).
         try await waitUntil("a heartbeat at the backend", timeout: .seconds(30), detail: daemon.log) { try await !http.locations().heartbeats.isEmpty }
         let heartbeat = try #require(try await http.locations().heartbeats.first)
         #expect(heartbeat.gps == "noFix" && heartbeat.lastFixTime == staleTime)
         #expect(heartbeat.timeSource != .unsynced)
         // Fixes come back after the stale spell.
-        try GPSReplayTests.waitFor(daemon, timeout: .seconds(60)) { $0.link == "connected" && ($0.lastFix?.time ?? 0) > staleTime + 10 }
+        try GPSReplayTests.waitFor(daemon, timeout: .seconds(60)) { $0.link == .connected && ($0.lastFix?.time ?? 0) > staleTime + 10 }
         let status = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 100)
         _ = try UplinkTests.drain(daemon)
         let locations = try await http.locations()

@@ -28,7 +28,7 @@ struct GPSReplayTests {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let status = try Self.status(daemon)
-            seen.insert(status.link)
+            seen.insert(status.link.rawValue)
             if condition(status) { return (status, seen) }
             usleep(100_000)
         }
@@ -84,7 +84,7 @@ struct GPSReplayTests {
     func neverFixes() throws {
         let fake = try GPSFake(log: try Self.log("skytraq.log"), delay: 0.05)
         let daemon = try Self.daemon(gpsd: fake.endpoint)
-        let (_, links) = try Self.waitFor(daemon) { $0.link == "noFix" }
+        let (_, links) = try Self.waitFor(daemon) { $0.link == .noFix }
         // The whole log: 166 lines at 50 ms.
         usleep(9_000_000)
         let status = try Self.status(daemon)
@@ -140,16 +140,16 @@ struct GPSReplayTests {
     func gpsdComesAndGoes() throws {
         let port = GPSFake.freePort()
         let daemon = try Self.daemon(gpsd: "127.0.0.1:\(port)")
-        try Self.waitFor(daemon, timeout: .seconds(20)) { $0.link == "lost" }
+        try Self.waitFor(daemon, timeout: .seconds(20)) { $0.link == .lost }
         let synthetic = TemporaryDirectory()
         try NMEAWriter.log(RoutePresets.parked(seconds: 3600)).write(toFile: synthetic.file("parked.nmea"), atomically: true, encoding: .utf8)
         var fake: GPSFake? = try GPSFake(log: synthetic.file("parked.nmea"), delay: 0.01, port: port)
-        let before = try Self.waitFor(daemon, timeout: .seconds(30)) { $0.link == "connected" && $0.fixesSeen > 20 }.0
+        let before = try Self.waitFor(daemon, timeout: .seconds(30)) { $0.link == .connected && $0.fixesSeen > 20 }.0
         fake?.kill()
         fake = nil
-        try Self.waitFor(daemon, timeout: .seconds(20)) { $0.link == "lost" }
+        try Self.waitFor(daemon, timeout: .seconds(20)) { $0.link == .lost }
         fake = try GPSFake(log: synthetic.file("parked.nmea"), delay: 0.01, port: port)
-        try Self.waitFor(daemon, timeout: .seconds(40)) { $0.link == "connected" && $0.fixesSeen > before.fixesSeen + 20 }
+        try Self.waitFor(daemon, timeout: .seconds(40)) { $0.link == .connected && $0.fixesSeen > before.fixesSeen + 20 }
         #expect(daemon.process.isRunning)
         _ = fake
     }
@@ -177,10 +177,10 @@ struct GPSReplayTests {
         let client = try daemon.client()
         func sampling() throws -> SamplingStatus { try client.call(Methods.agentStatus, NoParams()).sampling }
 
-        try Self.waitFor(daemon) { $0.motion == "moving" }
+        try Self.waitFor(daemon) { $0.motion == .moving }
         var deadline = ContinuousClock.now + .seconds(10)
-        while try sampling().batteryMode != "saver", ContinuousClock.now < deadline { usleep(100_000) }
-        #expect(try sampling().batteryMode == "saver")
+        while try sampling().batteryMode != .saver, ContinuousClock.now < deadline { usleep(100_000) }
+        #expect(try sampling().batteryMode == .saver)
         #expect(try sampling().samplingHz == 0.2)
 
         // Mains online: normal rates again.
@@ -188,21 +188,21 @@ struct GPSReplayTests {
         try "Mains\n".write(toFile: supplies + "/AC/type", atomically: true, encoding: .utf8)
         try "1\n".write(toFile: supplies + "/AC/online", atomically: true, encoding: .utf8)
         deadline = ContinuousClock.now + .seconds(10)
-        while try sampling().batteryMode != "normal", ContinuousClock.now < deadline { usleep(100_000) }
+        while try sampling().batteryMode != .normal, ContinuousClock.now < deadline { usleep(100_000) }
         #expect(try sampling().samplingHz == 1)
 
         // Ignition off overrides GPS: stationary and saver, whatever the fixes say.
         try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
-        try Self.waitFor(daemon, timeout: .seconds(10)) { $0.motion == "stationary" }
-        #expect(try sampling().ignition == "off")
-        #expect(try sampling().batteryMode == "saver")
+        try Self.waitFor(daemon, timeout: .seconds(10)) { $0.motion == .stationary }
+        #expect(try sampling().ignition == .off)
+        #expect(try sampling().batteryMode == .saver)
         try "1\n".write(toFile: ignition, atomically: true, encoding: .utf8)
-        try Self.waitFor(daemon, timeout: .seconds(10)) { $0.motion == "moving" }
+        try Self.waitFor(daemon, timeout: .seconds(10)) { $0.motion == .moving }
 
         // Stationary by ignition again, then a live map asks for 1 Hz... capped at 0.2 Hz in saver mode.
         try FileManager.default.removeItem(atPath: supplies + "/AC")
         try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
-        try Self.waitFor(daemon, timeout: .seconds(10)) { $0.motion == "stationary" }
+        try Self.waitFor(daemon, timeout: .seconds(10)) { $0.motion == .stationary }
         let map = try daemon.client()
         let answer = try map.call(Methods.gpsRequestRate, RequestRateParams(hz: 1))
         #expect(answer.effectiveHz == 0.2)
@@ -212,7 +212,7 @@ struct GPSReplayTests {
         try "1\n".write(toFile: ignition, atomically: true, encoding: .utf8)
         try FileManager.default.removeItem(atPath: supplies + "/BAT0")
         deadline = ContinuousClock.now + .seconds(10)
-        while try sampling().batteryMode != "normal", ContinuousClock.now < deadline { usleep(100_000) }
+        while try sampling().batteryMode != .normal, ContinuousClock.now < deadline { usleep(100_000) }
         #expect(try sampling().samplingHz == 1)
         _ = map  // the request lives as long as this connection
     }
@@ -223,7 +223,7 @@ struct GPSReplayTests {
         try NMEAWriter.log(RoutePresets.parked(seconds: 3600)).write(toFile: directory.file("parked.nmea"), atomically: true, encoding: .utf8)
         let fake = try GPSFake(log: directory.file("parked.nmea"), delay: 0.05)
         let daemon = try Self.daemon(gpsd: fake.endpoint)
-        try Self.waitFor(daemon) { $0.motion == "stationary" }
+        try Self.waitFor(daemon) { $0.motion == .stationary }
         let status = try daemon.client()
         #expect(try status.call(Methods.agentStatus, NoParams()).sampling.samplingHz == 0.1)
         do {

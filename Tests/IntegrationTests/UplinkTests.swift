@@ -57,7 +57,7 @@ struct UplinkTests {
         closer.cancel()
         _ = try await http.request(.DELETE, "/sim/faults")
         let status = try Self.drain(daemon)
-        #expect(status.link == "online" && status.driverId == "drv-1")
+        #expect(status.link == .online && status.driverId == "drv-1")
         let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
         #expect(gps.pingsRecorded > 50)
         #expect(stats.uniquePings == gps.pingsRecorded, "recorded \(gps.pingsRecorded), backend has \(stats.uniquePings)")
@@ -89,7 +89,7 @@ struct UplinkTests {
         // Open: batches go over the WebSocket, and a push comes down it.
         try await waitUntil("a batch over the WebSocket") {
             let batches = try await stats().webSocketBatches
-            return try Self.outbox(daemon).transport == "websocket" && batches >= 1
+            return try Self.outbox(daemon).transport == .websocket && batches >= 1
         }
         _ = try await http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "gate code 1234"])
         try await waitUntil("the push") { daemon.log.contains("push from the backend") }
@@ -97,7 +97,7 @@ struct UplinkTests {
         // Refused: the backend closes the WebSocket and answers 503 to every reconnect; HTTPS carries the batches.
         _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(errorRate: 1, pathPrefix: "/api/v1/rider/ws"))
         _ = try await http.request(.POST, "/sim/websockets/close")
-        try await waitUntil("the fallback to HTTPS") { try Self.outbox(daemon).transport == "https" }
+        try await waitUntil("the fallback to HTTPS") { try Self.outbox(daemon).transport == .https }
         let before = try await stats()
         try await waitUntil("a batch over HTTPS") {
             let now = try await stats()
@@ -110,7 +110,7 @@ struct UplinkTests {
         let refused = try await stats()
         try await waitUntil("the reconnect and a batch over it") {
             let batches = try await stats().webSocketBatches
-            return try Self.outbox(daemon).transport == "websocket" && batches > refused.webSocketBatches
+            return try Self.outbox(daemon).transport == .websocket && batches > refused.webSocketBatches
         }
 
         // The drive is cut short here; every ping recorded until then reaches the backend exactly once.
@@ -229,14 +229,14 @@ struct UplinkTests {
             kind: .status, taskId: "task-1001", idempotencyKey: "after-revoke",
             payload: try JSONEncoder().encode(StatusUpdateRequest(status: .accepted, location: nil, timestamp: 1)), createdAt: 1))
         let flushed = try daemon.client(timeout: .seconds(60)).call(Methods.outboxFlush, NoParams())
-        #expect(flushed.link == "authRequired" && flushed.transitions == 1)
+        #expect(flushed.link == .authRequired && flushed.transitions == 1)
         let notification = String(decoding: try events.readLine(), as: UTF8.self)
         #expect(notification.contains(#""method":"auth.required""#))
 
         let again = try runProgram(ctl, ["--socket", daemon.socketPath, "login", "--username", "rider1"], stdin: "demo-password\n")
         #expect(again.status == 0)
         let status = try Self.drain(daemon)
-        #expect(status.link == "online")
+        #expect(status.link == .online)
         #expect(try await http.request(.GET, "/sim/stats").decode(SimStats.self).statusUpdates.map(\.idempotencyKey) == ["after-revoke"])
         let queue = try runProgram(ctl, ["--socket", daemon.socketPath, "queue"])
         #expect(queue.stdout.contains("online") && queue.stdout.contains("0 transitions"))
@@ -274,11 +274,11 @@ struct UplinkTests {
         let gps = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 20_000, timeout: .seconds(600))
         let offline = try Self.outbox(daemon)
         #expect(offline.pings == gps.pingsRecorded && offline.pings > 25_000, "\(offline)")
-        #expect(offline.link == "backingOff" || offline.link == "idle")
+        #expect(offline.link == .backingOff || offline.link == .idle)
 
         let sim = try SimProcess(port: port)
         let status = try Self.drain(daemon, timeout: .seconds(300))
-        #expect(status.link == "online" && status.pings == 0)
+        #expect(status.link == .online && status.pings == 0)
         let stats = try await SimHTTP(base: sim.base).request(.GET, "/sim/stats").decode(SimStats.self)
         #expect(stats.uniquePings == gps.pingsRecorded)
         let newest = try #require(stats.batchLog.map(\.newest).max())
@@ -293,7 +293,7 @@ struct UplinkTests {
     func noBackend() throws {
         let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"])
         let status = try Self.outbox(daemon)
-        #expect(!status.enabled && status.link == "disabled")
+        #expect(!status.enabled && status.link == .disabled)
         #expect(throws: (any Error).self) { try daemon.client().call(Methods.outboxFlush, NoParams()) }
         let queue = try runProgram(Binaries.path("driverctl"), ["--socket", daemon.socketPath, "queue"])
         #expect(queue.stdout.contains("no backend configured"))

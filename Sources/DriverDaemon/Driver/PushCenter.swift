@@ -66,9 +66,7 @@ actor PushCenter {
             publishSummary(pending)
             return
         }
-        for record in held {
-            if let params = try? Codec.encode(Self.event(record)) { hub.publish(EventTopic.push, params: params) }
-        }
+        for record in held { hub.publish(Events.push, Self.event(record)) }
         if (try? box.markDelivered(held.map(\.id))) != nil { heldCount.withLock { $0 = 0 } }
     }
 
@@ -76,14 +74,10 @@ actor PushCenter {
     func subscribed(_ connection: RPCConnection) {
         guard shift.isOn, let pending = try? box.pending(), !pending.isEmpty else { return }
         guard safety.isOpen else {
-            if let params = try? Codec.encode(Self.summary(pending, gateOpen: false)) {
-                hub.send(EventTopic.pushSummary, params: params, to: connection)
-            }
+            hub.send(Events.pushSummary, Self.summary(pending, gateOpen: false), to: connection)
             return
         }
-        for record in pending {
-            if let params = try? Codec.encode(Self.event(record)) { hub.send(EventTopic.push, params: params, to: connection) }
-        }
+        for record in pending { hub.send(Events.push, Self.event(record), to: connection) }
         if (try? box.markDelivered(pending.filter { !$0.delivered }.map(\.id))) != nil { heldCount.withLock { $0 = 0 } }
     }
 
@@ -106,7 +100,7 @@ actor PushCenter {
     }
 
     private func publishSummary(_ pending: [PushRecord]) {
-        if let params = try? Codec.encode(Self.summary(pending, gateOpen: false)) { hub.publish(EventTopic.pushSummary, params: params) }
+        hub.publish(Events.pushSummary, Self.summary(pending, gateOpen: false))
     }
 
     static func event(_ record: PushRecord) -> PushEvent {

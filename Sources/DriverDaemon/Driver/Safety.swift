@@ -45,7 +45,7 @@ final class Safety: Sendable {
 
     func status(heldPushes: Int) -> SafetyStatus {
         gate.withLock { gate in
-            SafetyStatus(state: gate.state(now: Self.now()).rawValue, speed: gate.speed, limit: gate.limit, heldPushes: heldPushes)
+            SafetyStatus(state: gate.state(now: Self.now()), speed: gate.speed, limit: gate.limit, heldPushes: heldPushes)
         }
     }
 }

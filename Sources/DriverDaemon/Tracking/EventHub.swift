@@ -1,9 +1,13 @@
+import DriverAPI
 import JSONRPC
+import Logging
 import Synchronization
 
-/// Who subscribed to which topic. Publishing encodes once and queues the line on each subscriber's connection.
+/// Who subscribed to which topic. Publishing takes a typed event, encodes it once (a payload that cannot be
+/// encoded is logged, here, never dropped in silence) and queues the line on each subscriber's connection.
 final class EventHub: Sendable {
     private let subscribers = Mutex<[String: [UInt64: RPCConnection]]>([:])
+    private let logger = Logger(label: "events")
     private let onSubscribe = Mutex<(@Sendable (RPCConnection, [String]) -> Void)?>(nil)
 
     /// Called after each subscription (pushes waiting for acknowledgement go to a new subscriber).
@@ -28,16 +32,27 @@ final class EventHub: Sendable {
     }
 
     /// One notification to one connection.
-    func send(_ topic: String, params: [UInt8], to connection: RPCConnection) {
-        connection.notify(Envelope.notification(method: topic, params: params))
+    func send<Payload>(_ event: Event<Payload>, _ payload: Payload, to connection: RPCConnection) {
+        guard let params = encode(event, payload) else { return }
+        connection.notify(Envelope.notification(method: event.topic, params: params))
     }
 
-    func hasSubscribers(_ topic: String) -> Bool { subscribers.withLock { !($0[topic]?.isEmpty ?? true) } }
+    func hasSubscribers<Payload>(_ event: Event<Payload>) -> Bool { subscribers.withLock { !($0[event.topic]?.isEmpty ?? true) } }
 
-    func publish(_ topic: String, params: [UInt8]) {
-        let targets = subscribers.withLock { Array(($0[topic] ?? [:]).values) }
-        guard !targets.isEmpty else { return }
-        let line = Envelope.notification(method: topic, params: params)
+    /// To every subscriber of the event's topic; encoded only when there is one.
+    func publish<Payload>(_ event: Event<Payload>, _ payload: @autoclosure () -> Payload) {
+        let targets = subscribers.withLock { Array(($0[event.topic] ?? [:]).values) }
+        guard !targets.isEmpty, let params = encode(event, payload()) else { return }
+        let line = Envelope.notification(method: event.topic, params: params)
         for connection in targets { connection.notify(line) }
+    }
+
+    private func encode<Payload>(_ event: Event<Payload>, _ payload: Payload) -> [UInt8]? {
+        do {
+            return try Codec.encode(payload)
+        } catch {
+            logger.error("cannot encode a \(event.topic) notification: \(error)")
+            return nil
+        }
     }
 }

@@ -195,10 +195,10 @@ final class Tracker: Sendable {
             let age = state.lastFixAt.map { now - $0 }
             let link = Self.effectiveLink(state, now: now)
             return GPSStatus(
-                gpsd: endpoint, link: link.rawValue, tracking: tracking,
+                gpsd: endpoint, link: link, tracking: tracking,
                 fixesSeen: state.fixesSeen,
                 pingsRecorded: recorder.committed, pingsByMotion: recorder.byMotion, pingsPending: recorder.pending,
-                lastFix: state.lastFix, lastFixAge: age, motion: state.detector.motion.rawValue,
+                lastFix: state.lastFix, lastFixAge: age, motion: state.detector.motion,
                 fixLosses: state.fixLosses, lastError: recorder.lastError,
                 fixesAccepted: state.filter.accepted,
                 fixesRejected: Dictionary(uniqueKeysWithValues: state.filter.rejected.map { ($0.key.rawValue, $0.value) }),
@@ -208,21 +208,21 @@ final class Tracker: Sendable {
 
     func samplingStatus() -> SamplingStatus {
         state.withLock { state in
-            let watch = switch state.policy.watchPlan {
-            case .continuous: "continuous"
-            case .periodic(_, let release): release ? "released" : "periodic"
+            let watch: GPSWatch = switch state.policy.watchPlan {
+            case .continuous: .continuous
+            case .periodic(_, let release): release ? .released : .periodic
             }
             return SamplingStatus(
                 samplingHz: state.policy.effectiveHz, policyHz: state.policy.policyHz,
-                batteryMode: state.policy.batterySaver ? "saver" : "normal", watch: watch,
-                ignition: state.ignition.map { $0 ? "on" : "off" },
+                batteryMode: state.policy.batterySaver ? .saver : .normal, watch: watch,
+                ignition: state.ignition.map { $0 ? .on : .off },
                 requests: state.requests.values.sorted { $0.connection < $1.connection })
         }
     }
 
-    var summary: (link: String, motion: String, hz: Double) {
+    var summary: (link: GPSLinkState, motion: Motion, hz: Double) {
         let now = clock.monotonic
-        return state.withLock { (Self.effectiveLink($0, now: now).rawValue, $0.detector.motion.rawValue, $0.policy.effectiveHz) }
+        return state.withLock { (Self.effectiveLink($0, now: now), $0.detector.motion, $0.policy.effectiveHz) }
     }
 }
 

@@ -134,9 +134,7 @@ final class TrackingPipeline: GPSEventHandler {
                 PingRecord(fix: fix, motion: outcome.motion, reason: reason, recordedAt: stamp.time, timeSource: stamp.source),
                 now: tracker.clock.monotonic, nextSampleIn: 1 / outcome.effectiveHz)
         }
-        if hub.hasSubscribers(EventTopic.gpsFix), let params = try? Codec.encode(fix) {
-            hub.publish(EventTopic.gpsFix, params: params)
-        }
+        hub.publish(Events.gpsFix, fix)
         return pace(after: plan)
     }
 

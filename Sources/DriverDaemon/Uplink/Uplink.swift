@@ -303,7 +303,7 @@ final class Uplink: Sendable {
         if first {
             logger.warning("log in required: \(reason)", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.authRequired.rawValue)"])
         }
-        if let params = try? Codec.encode(AuthRequiredEvent(reason: reason)) { hub.publish(EventTopic.authRequired, params: params) }
+        hub.publish(Events.authRequired, AuthRequiredEvent(reason: reason))
     }
 
     struct NeedsLogin: Error { let reason: String }
@@ -417,7 +417,7 @@ final class Uplink: Sendable {
             try outbox.deadLetter(itemId: id, answer: answer, now: clock.now().time)
             let event = OutboxRefusedEvent(
                 taskId: item.taskId, kind: item.kind.rawValue, idempotencyKey: item.idempotencyKey, status: error.status ?? 0, answer: answer)
-            if let params = try? Codec.encode(event) { hub.publish(EventTopic.outboxRefused, params: params) }
+            hub.publish(Events.outboxRefused, event)
             await observer?.itemRefused(item, error: error)
             logger.warning(
                 "the backend refused a queued \(item.kind.rawValue) for task \(item.taskId)",
@@ -496,14 +496,14 @@ final class Uplink: Sendable {
     /// - Parameter maxAge: how old the queue depths may be (a snapshot for `agent.status`; exact for `outbox.status`).
     func status(maxAge: Duration = .zero) -> OutboxStatus {
         let depth = (try? outbox.depth(maxAge: maxAge)) ?? Outbox.Depth()
-        let transport = webSocket?.isConnected == true ? "websocket" : "https"
+        let transport: UplinkTransport = webSocket?.isConnected == true ? .websocket : .https
         let (scheduler, driverId) = state.withLock { ($0.scheduler, $0.tokens?.driverId) }
         return OutboxStatus(
             depth: depth, now: clock.now().time, monotonic: now, backend: client.baseURL, scheduler: scheduler, transport: transport,
             driverId: driverId)
     }
 
-    var linkSummary: String { state.withLock { $0.scheduler.linkState.rawValue } }
+    var linkSummary: UplinkLink { state.withLock { $0.scheduler.linkState } }
 }
 
 extension BackendClientError {

@@ -42,10 +42,10 @@ extension OutboxStatus {
     /// shown on today's timeline, so a wall-clock step moves neither.
     init(
         depth: Outbox.Depth, now: Double, monotonic: Double, backend: String? = nil, scheduler: UplinkScheduler? = nil,
-        transport: String = "none", driverId: String? = nil
+        transport: UplinkTransport = .none, driverId: String? = nil
     ) {
         self.init(
-            enabled: scheduler != nil, backend: backend, link: scheduler?.linkState.rawValue ?? "disabled", transport: transport,
+            enabled: scheduler != nil, backend: backend, link: scheduler?.linkState ?? .disabled, transport: transport,
             transitions: depth.transitions, proofs: depth.proofs, pings: depth.pings, deadLetters: depth.dead,
             oldestPendingAgeSeconds: depth.oldestPending.map { max(0, now - $0) },
             lastSuccess: scheduler?.lastSuccessAt.map { now - (monotonic - $0) },

@@ -88,7 +88,7 @@ extension Workflow {
             logger.warning(
                 "task \(event.taskId): \(event.reason)",
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.taskConflict.rawValue)", "task_id": "\(event.taskId)"])
-            if let params = try? Codec.encode(event) { hub.publish(EventTopic.taskConflict, params: params) }
+            hub.publish(Events.taskConflict, event)
         }
         for task in upserts { publish(task) }
         for var task in gone {
@@ -173,14 +173,12 @@ extension Workflow: UplinkObserver {
             logger.error("cannot store the backend's state of task \(task.id): \(Store.describeWriteFailure(error))")
         }
         let event = TaskConflictEvent(taskId: task.id, localStatus: local, backendStatus: task.status, reason: error.reason)
-        if let params = try? Codec.encode(event) { hub.publish(EventTopic.taskConflict, params: params) }
+        hub.publish(Events.taskConflict, event)
         publish(task)
     }
 
     nonisolated func uploadProgress(_ item: OutboxItemRecord, sent: Int, total: Int) {
-        if let params = try? Codec.encode(PODProgressEvent(taskId: item.taskId, sentBytes: sent, totalBytes: total)) {
-            hub.publish(EventTopic.podProgress, params: params)
-        }
+        hub.publish(Events.podProgress, PODProgressEvent(taskId: item.taskId, sentBytes: sent, totalBytes: total))
     }
 
     func pushReceived(_ push: Push) async {
@@ -205,9 +203,7 @@ extension Workflow: UplinkObserver {
         case .podOTP: type = PODType.otp.rawValue
         case .status, .route: return
         }
-        if let params = try? Codec.encode(PODVerdictEvent(taskId: task, type: type, accepted: accepted, message: message)) {
-            hub.publish(EventTopic.podVerdict, params: params)
-        }
+        hub.publish(Events.podVerdict, PODVerdictEvent(taskId: task, type: type, accepted: accepted, message: message))
     }
 
     /// Stores an answer's effect; memory follows only what was stored.

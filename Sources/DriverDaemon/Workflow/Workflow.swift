@@ -174,11 +174,11 @@ actor Workflow {
     }
 
     func publish(_ task: LocalTask) {
-        if let params = try? Codec.encode(view(task)) { hub.publish(EventTopic.taskChanged, params: params) }
+        hub.publish(Events.taskChanged, view(task))
     }
 
     func publishRoute() {
-        if let params = try? Codec.encode(route()) { hub.publish(EventTopic.routeChanged, params: params) }
+        hub.publish(Events.routeChanged, route())
     }
 
     /// Where the vehicle is now, for a transition: the last fix if it is recent, and never off shift.

@@ -1,12 +1,11 @@
+import DriverAPI
+
 /// The driving-safety gate of the design brief (§3.5), pure: above the speed limit (4.47 m/s, 10 mph, by
 /// default) actions that need the driver's attention wait and interruptive pushes are held. A fix older
 /// than `staleAfter` says nothing about now: the speed is unknown, and unknown counts as moving unless the
 /// ignition is off.
 public struct SafetyGate: Sendable, Equatable {
-    public enum State: String, Sendable, Equatable {
-        /// `stopping`: at or below the limit for less than `settle` seconds; still closed.
-        case stationary, stopping, moving, unknown
-    }
+    public typealias State = SafetyState
 
     public enum Change: Sendable, Equatable {
         /// The vehicle stands (or the ignition went off): release what was held.

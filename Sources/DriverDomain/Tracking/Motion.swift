@@ -1,8 +1,4 @@
 import DriverAPI
-/// Whether the vehicle moves, as the detector judges it.
-public enum Motion: String, Sendable, Codable, Equatable {
-    case unknown, moving, stationary
-}
 
 /// Thresholds of the motion detector (the design brief's defaults, except where noted).
 public struct MotionThresholds: Sendable, Equatable {

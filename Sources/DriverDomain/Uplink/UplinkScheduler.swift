@@ -1,3 +1,5 @@
+import DriverAPI
+
 /// When the uplink sends, pure: batches every 5 s moving and 10 s stationary, at once when a transition or
 /// proof waits, a full batch is ready or a flush is asked for; after a network error or a 5xx, exponential
 /// backoff with full jitter (`Backoff`, 1 s to 5 min); after a 401, nothing until the driver logs in again.
@@ -49,9 +51,8 @@ public struct UplinkScheduler: Sendable, Equatable {
         case unauthorized
     }
 
-    public enum LinkState: String, Sendable, Codable, Equatable {
-        case idle, online, backingOff, authRequired
-    }
+    /// `disabled` is never the scheduler's: it means no backend (and so no scheduler).
+    public typealias LinkState = UplinkLink
 
     public let configuration: Configuration
     public private(set) var lastAttemptAt = -Double.infinity
