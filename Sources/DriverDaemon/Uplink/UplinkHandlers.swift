@@ -37,19 +37,19 @@ enum UplinkHandlers {
 }
 
 extension OutboxStatus {
-    /// The queue as the store has it, and the link as the scheduler sees it (none: no backend configured).
-    /// `now` is the trusted stamp time (stored rows are stamped with it); the scheduler keeps monotonic times,
-    /// shown on today's timeline, so a wall-clock step moves neither.
+    /// The queue as the store has it, and the link as the uplink's machine sees it (none: no backend
+    /// configured). `now` is the trusted stamp time (stored rows are stamped with it); the machine keeps
+    /// monotonic times, shown on today's timeline, so a wall-clock step moves neither.
     init(
-        depth: Outbox.Depth, now: Double, monotonic: Double, backend: String? = nil, scheduler: UplinkScheduler? = nil,
+        depth: Outbox.Depth, now: Double, monotonic: Double, backend: String? = nil, machine: UplinkStateMachine? = nil,
         transport: UplinkTransport = .none, driverId: String? = nil
     ) {
         self.init(
-            enabled: scheduler != nil, backend: backend, link: scheduler?.linkState ?? .disabled, transport: transport,
+            enabled: machine != nil, backend: backend, link: machine?.link.summary ?? .disabled, transport: transport,
             transitions: depth.transitions, proofs: depth.proofs, pings: depth.pings, deadLetters: depth.dead,
             oldestPendingAgeSeconds: depth.oldestPending.map { max(0, now - $0) },
-            lastSuccess: scheduler?.lastSuccessAt.map { now - (monotonic - $0) },
-            lastError: scheduler?.lastError, retryInSeconds: scheduler?.retryAt.map { max(0, $0 - monotonic) }, driverId: driverId,
+            lastSuccess: machine?.lastSuccessAt.map { now - (monotonic - $0) },
+            lastError: machine?.lastError, retryInSeconds: machine?.retryAt.map { max(0, $0 - monotonic) }, driverId: driverId,
             routeChanges: depth.routeChanges)
     }
 }

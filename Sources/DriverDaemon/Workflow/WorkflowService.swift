@@ -1,3 +1,4 @@
+import DriverDomain
 import Logging
 import ServiceLifecycle
 
@@ -7,6 +8,8 @@ struct WorkflowService: Service {
     let workflow: Workflow
     let logger: Logger
     static let etaInterval = 30.0
+    /// A failed sync is retried, 1 s doubling to a minute, even without a new reason.
+    static let retryBackoff = Backoff(base: 1, cap: 60)
 
     func run() async throws {
         // Without a backend there is nothing to sync: no timer wakes the process for it.
@@ -32,8 +35,7 @@ struct WorkflowService: Service {
                     await workflow.refreshServerETA()
                     nextETA = now + Self.etaInterval
                 }
-                // A failed sync is retried (1 s doubling to 60 s) even without a new reason.
-                let retry = failures > 0 ? min(60, Double(1 << min(failures, 6))) : Self.etaInterval
+                let retry = failures > 0 ? Self.retryBackoff.ceiling(attempt: failures) : Self.etaInterval
                 if failures > 0 { await workflow.requestSyncQuietly() }
                 await workflow.syncNeeded.wait(until: min(now + retry, nextETA), now: now)
             }

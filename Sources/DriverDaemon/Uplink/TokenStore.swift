@@ -1,0 +1,85 @@
+import BackendContract
+import DriverAPI
+import Synchronization
+
+/// The backend tokens' one owner: the file in the state directory (mode 0600), the tokens in memory, and
+/// their login age and expiry on the monotonic clock (so a wall clock that steps expires nothing).
+final class TokenStore: Sendable {
+    /// What the uplink should do for a token now.
+    enum Use: Equatable {
+        case valid(String)
+        /// The access token expires within a minute: refresh it with this.
+        case refresh(StoredTokens)
+        /// No token, or a login older than the limit.
+        case login(reason: String)
+    }
+
+    private struct State {
+        var tokens: StoredTokens?
+        var times: TokenTimes?
+    }
+
+    private let directory: String
+    private let clock: DaemonClock
+    private let maxLoginAge: Double
+    private let state: Mutex<State>
+
+    init(directory: String, clock: DaemonClock, maxLoginAge: Double) {
+        self.directory = directory
+        self.clock = clock
+        self.maxLoginAge = maxLoginAge
+        let tokens = TokenFile.load(from: directory)
+        state = Mutex(State(tokens: tokens, times: tokens.map { TokenTimes($0, clock: clock) }))
+    }
+
+    var driverId: String? { state.withLock { $0.tokens?.driverId } }
+    var current: StoredTokens? { state.withLock { $0.tokens } }
+
+    func use() -> Use {
+        let now = clock.monotonic
+        let (tokens, times) = state.withLock { ($0.tokens, $0.times) }
+        guard let tokens, let times else { return .login(reason: "no token: log in (driverctl login)") }
+        if now - times.loggedIn > maxLoginAge {
+            return .login(reason: "the login is older than \(TextFormat.fixed(maxLoginAge / 3600, decimals: 1)) h: log in again")
+        }
+        return times.expires - now < 60 ? .refresh(tokens) : .valid(tokens.accessToken)
+    }
+
+    /// Written to the file (0600, synced, renamed into place), then kept.
+    func store(_ tokens: StoredTokens) throws {
+        try TokenFile.save(tokens, in: directory)
+        let times = TokenTimes(tokens, clock: clock)
+        state.withLock { $0 = State(tokens: tokens, times: times) }
+    }
+
+    /// Forgets the tokens (logout); returns whose they were.
+    func remove() -> String? {
+        TokenFile.remove(from: directory)
+        return state.withLock { state in
+            defer { state = State() }
+            return state.tokens?.driverId
+        }
+    }
+
+    /// The trusted clock changed its source (GPS time arrived, NTP synchronised): the tokens' stamps mean
+    /// something else on the monotonic clock now.
+    func clockSourceChanged() {
+        let tokens = current
+        let times = tokens.map { TokenTimes($0, clock: clock) }
+        state.withLock { $0.times = times }
+    }
+}
+
+/// A login's age and a token's expiry on the monotonic clock: computed from their stamps and the trusted
+/// clock when the tokens are loaded or stored (and again when the clock's source changes), then compared with
+/// the monotonic clock only.
+struct TokenTimes: Sendable, Equatable {
+    var loggedIn: Double
+    var expires: Double
+
+    init(_ tokens: StoredTokens, clock: DaemonClock) {
+        let stamp = clock.now().time, monotonic = clock.monotonic
+        loggedIn = monotonic - (stamp - (tokens.loggedInAt ?? stamp))
+        expires = monotonic + (tokens.expiresAt - stamp)
+    }
+}

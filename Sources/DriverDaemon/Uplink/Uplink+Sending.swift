@@ -1,0 +1,112 @@
+import BackendClient
+import BackendContract
+import DriverAPI
+import DriverStore
+import Foundation
+
+/// What one attempt sends: items in order per task, ping batches, the heartbeat.
+extension Uplink {
+    /// Transitions and proofs: the head of each task's queue, again until none is left.
+    func sendItems(token: String) async throws {
+        guard !itemsHeld else { return }
+        while true {
+            let items = try outbox.headItems()
+            guard !items.isEmpty else { return }
+            for item in items { try await send(item, token: token) }
+        }
+    }
+
+    func send(_ item: OutboxItemRecord, token: String) async throws {
+        guard let id = item.id else { return }
+        do {
+            var receipt: PODReceipt?
+            switch item.kind {
+            case .status:
+                _ = try await client.patchStatus(taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            case .podOTP:
+                receipt = try await client.postOTP(taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            case .podPhoto:
+                receipt = try await uploadPhoto(item, token: token)
+            case .route:
+                _ = try await client.putRoute(body: item.payload, token: token)
+            }
+            try outbox.complete(itemId: id)
+            await observer?.itemAcked(item, receipt: receipt)
+        } catch let error as BackendClientError where error.errorClass == .refused {
+            // Never retried: kept with the backend's answer, and front ends are told.
+            let answer = error.rawBody.isEmpty ? error.reason : error.rawBody
+            try outbox.deadLetter(itemId: id, answer: answer, now: clock.now().time)
+            hub.publish(Events.outboxRefused, OutboxRefusedEvent(
+                taskId: item.taskId, kind: item.kind.rawValue, idempotencyKey: item.idempotencyKey, status: error.status ?? 0, answer: answer))
+            await observer?.itemRefused(item, error: error)
+            logger.warning(
+                "the backend refused a queued \(item.kind.rawValue) for task \(item.taskId)",
+                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.outboxRefused.rawValue)", "status": "\(error.status ?? 0)"])
+        } catch let error as BackendClientError {
+            try? outbox.recordFailure(itemId: id, error: error.reason)
+            throw error
+        }
+    }
+
+    /// A spooled photo, streamed with progress. A spool file that is gone cannot be sent ever: refused.
+    func uploadPhoto(_ item: OutboxItemRecord, token: String) async throws -> PODReceipt {
+        let spooled: SpooledPhoto
+        let bytes: Data
+        do {
+            spooled = try JSONDecoder().decode(SpooledPhoto.self, from: item.payload)
+            bytes = try Data(contentsOf: URL(fileURLWithPath: spooled.file))
+        } catch {
+            throw BackendClientError(refusedLocally: "the spooled photo cannot be read: \(error)")
+        }
+        let observer = observer
+        return try await client.postPhoto(
+            taskId: item.taskId, photo: bytes, contentType: spooled.contentType, fields: spooled.formFields,
+            idempotencyKey: item.idempotencyKey, token: token
+        ) { sent, total in observer?.uploadProgress(item, sent: sent, total: total) }
+    }
+
+    func sendPings(token: String) async throws {
+        guard onShift() || state.withLock({ $0.shiftEndFlush }) else { return }
+        for _ in 0..<Self.batchesPerAttempt {
+            guard let batch = try outbox.claimPingBatch(maxPings: Self.maxPings, newBatchId: { UUID().uuidString.lowercased() }) else {
+                try await sendHeartbeatIfDue(token: token)
+                return
+            }
+            try await send(LocationBatch(batchId: batch.batchId, pings: batch.pings.map(Self.locationPing)), token: token)
+            try outbox.ackPingBatch(batch.batchId)
+            state.withLock { $0.machine.pingsSent(now: now) }
+        }
+    }
+
+    /// While the receiver has no usable fix, the backend hears so at once and every minute instead of nothing
+    /// (or an old position): a batch without pings, with the unit's GPS state and its time stamp.
+    func sendHeartbeatIfDue(token: String) async throws {
+        guard onShift(), let heartbeat = heartbeat(), let gps = GPSLinkState(rawValue: heartbeat.gps),
+              state.withLock({ $0.machine.heartbeatDue(now: now, gps: gps) })
+        else { return }
+        try await send(LocationBatch(batchId: UUID().uuidString.lowercased(), pings: [], heartbeat: heartbeat), token: token)
+        state.withLock { $0.machine.heartbeatSent(now: now, gps: gps) }
+        logger.debug("heartbeat sent", metadata: ["gps": "\(heartbeat.gps)"])
+    }
+
+    /// One location batch, over the WebSocket when it is open, else HTTPS; throws unless the backend acked it.
+    func send(_ request: LocationBatch, token: String) async throws {
+        let ack: BatchAck
+        if let webSocket, webSocket.isConnected, let viaSocket = try? await webSocket.send(request) {
+            ack = viaSocket
+        } else {
+            // The same batch id over HTTPS: if the WebSocket copy arrived after all, it is stored once.
+            ack = try await client.postLocations(request, token: token)
+        }
+        guard ack.batchId == request.batchId else { throw BackendClientError.unexpected("ack for \(ack.batchId), sent \(request.batchId)") }
+    }
+
+    /// A recorded ping as sent: coordinates to 1e-7 degrees (about a centimetre), the rest to what a receiver
+    /// actually resolves, so a batch carries no noise digits.
+    static func locationPing(_ ping: PingRecord) -> LocationPing {
+        func round(_ value: Double, _ digits: Double) -> Double { (value * digits).rounded() / digits }
+        return LocationPing(
+            lat: round(ping.latitude, 1e7), lng: round(ping.longitude, 1e7), accuracy: ping.horizontalError.map { round($0, 10) },
+            speed: ping.speed.map { round($0, 100) }, heading: ping.track.map { round($0, 10) }, timestamp: round(ping.fixTime, 1000))
+    }
+}

@@ -1,0 +1,44 @@
+import BackendClient
+import BackendContract
+import Logging
+
+/// The backend's WebSocket (batches up, pushes down) and, while it is down, push polling.
+extension Uplink {
+    /// Keeps the WebSocket open while the link is usable: reconnects with backoff, and not at all while
+    /// credentials are refused.
+    func runWebSocket() async {
+        guard let webSocket else { return }
+        var failures = 0
+        while !Task.isCancelled, !isStopping {
+            if state.withLock({ $0.machine.link == .authRequired }) {
+                await webSocketWakeup.wait(until: now + 5, now: now)
+                continue
+            }
+            let opened = now
+            do {
+                let token = try await validToken()
+                logger.debug("WebSocket connecting", metadata: ["url": "\(webSocket.url)"])
+                try await webSocket.run(token: token, lastPushId: pushes.lastId) { [self] push in await received(push) }
+            } catch {
+                logger.debug("WebSocket unavailable", metadata: ["error": "\(error)"])
+            }
+            // A connection that lasted a while was fine: start the backoff again.
+            failures = now - opened > 30 ? 0 : failures + 1
+            let delay = Self.webSocketBackoff.delay(attempt: failures, random: Double.random(in: 0.5..<1))
+            await webSocketWakeup.wait(until: now + delay, now: now)
+        }
+    }
+
+    /// A push from the backend: remembered by id, so none is handed on twice.
+    func received(_ push: Push) async {
+        guard pushes.accept(push) else { return }
+        logger.info("push from the backend", metadata: ["kind": "\(push.kind.rawValue)", "id": "\(push.id)"])
+        await observer?.pushReceived(push)
+    }
+
+    /// Without the WebSocket, pushes are polled (at most every 30 s).
+    func pollPushes(token: String) async throws {
+        guard !(webSocket?.isConnected ?? false), let after = pushes.pollDue(now: now) else { return }
+        for push in try await client.pushes(after: after, token: token).pushes { await received(push) }
+    }
+}

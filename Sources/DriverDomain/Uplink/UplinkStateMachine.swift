@@ -1,0 +1,234 @@
+import DriverAPI
+
+/// The uplink's decisions, pure: when to send (batches every 5 s moving and 10 s stationary; at once when a
+/// transition or proof waits, a full batch is ready, a heartbeat is due or a flush is asked for), how to back
+/// off (network errors and 5xx: exponential backoff with full jitter, 1 s to 5 min), what a refused credential
+/// means (the configured credentials once, then the driver must log in, told once per spell), whose queued
+/// items may go (those of a driver who logged out wait for that driver), and the last attempt at shutdown.
+///
+/// Its runner (`Uplink`) asks `next`, performs what it says, and reports each attempt's outcome; every time
+/// is the runner's monotonic clock, so a wall clock that steps changes nothing here.
+public struct UplinkStateMachine: Sendable, Equatable {
+    public struct Configuration: Sendable, Equatable {
+        public var movingInterval: Double
+        public var stationaryInterval: Double
+        public var backoff: Backoff
+        /// While the receiver has no usable fix, the backend hears so this often (seconds), and at once when
+        /// the receiver's state changes.
+        public var heartbeatInterval: Double
+
+        public init(
+            movingInterval: Double = 5, stationaryInterval: Double = 10, backoff: Backoff = Backoff(base: 1, cap: 300),
+            heartbeatInterval: Double = 60
+        ) {
+            self.movingInterval = movingInterval
+            self.stationaryInterval = stationaryInterval
+            self.backoff = backoff
+            self.heartbeatInterval = heartbeatInterval
+        }
+    }
+
+    /// What is waiting, as the runner sees it when it asks.
+    public struct Backlog: Sendable, Equatable {
+        public var pings: Int
+        /// Transitions, proofs and route changes ready to go (the head of each task's queue).
+        public var items: Int
+        /// At least one full batch of pings is waiting: send again without pausing.
+        public var fullBatch: Bool
+        /// The receiver's state when it has no usable fix (`noFix`, `lost`), nil when it has one.
+        public var gpsWithoutFix: GPSLinkState?
+
+        public init(pings: Int, items: Int, fullBatch: Bool = false, gpsWithoutFix: GPSLinkState? = nil) {
+            self.pings = pings
+            self.items = items
+            self.fullBatch = fullBatch
+            self.gpsWithoutFix = gpsWithoutFix
+        }
+    }
+
+    public enum Link: Sendable, Equatable {
+        /// Nothing sent yet.
+        case idle
+        /// The last attempt went through.
+        case online
+        /// Transient failures: the next attempt waits until then (a flush goes at once).
+        case backingOff(until: Double)
+        /// The backend refused the credentials, or there are none: nothing goes until a login.
+        case authRequired
+    }
+
+    public enum Action: Sendable, Equatable {
+        /// Send now: items (unless held), then pings, then the heartbeat when due.
+        case attempt
+        /// Nothing to do before this time, unless woken.
+        case wait(until: Double)
+        /// Nothing goes until a login.
+        case waitForLogin
+        /// Stopping with the backend reachable: one more attempt for what is queued, then `finished`.
+        case finalAttempt
+        case finished
+    }
+
+    public enum Failure: Sendable, Equatable {
+        /// A network error, a timeout or a 5xx.
+        case transient(String)
+        /// The backend refused the token (a 401 a refresh could not mend).
+        case unauthorized(String)
+        /// No token, or a login older than the limit.
+        case needsLogin(String)
+    }
+
+    /// What the runner does besides waiting, after an outcome.
+    public enum Effect: Sendable, Equatable {
+        case none
+        /// The link works (again), or works for a new login: fetch the route.
+        case linkRestored
+        /// Log in with the configured credentials, then report that login's outcome.
+        case loginWithCredentials
+        /// Tell front ends and the journal that the driver must log in (once per spell).
+        case announceAuthRequired(String)
+    }
+
+    public let configuration: Configuration
+    public private(set) var link = Link.idle
+    public private(set) var lastAttemptAt = -Double.infinity
+    public private(set) var lastSuccessAt: Double?
+    public private(set) var lastError: String?
+    public private(set) var consecutiveFailures = 0
+    /// The driver whose queued items wait for their next login (set at logout): they go to nobody else.
+    public private(set) var itemsHeldFor: String?
+    private var flushRequested = false
+    public private(set) var isStopping = false
+    private var finalAttemptMade = false
+    private var authAnnounced = false
+    private var credentialsTried = false
+    /// A login happened: the next success restores the link even if it never looked down.
+    private var restoreOnSuccess = false
+    /// When a position or heartbeat last reached the backend, and the receiver state the last heartbeat told.
+    private var locationSentAt: Double?
+    private var heartbeatTold: GPSLinkState?
+
+    public init(configuration: Configuration = Configuration(), itemsHeldFor: String? = nil, now: Double = 0) {
+        self.configuration = configuration
+        self.itemsHeldFor = itemsHeldFor
+        locationSentAt = now
+    }
+
+    /// The time the next attempt waits for while backing off.
+    public var retryAt: Double? {
+        if case .backingOff(let until) = link { return until }
+        return nil
+    }
+
+    public var isOnline: Bool { link == .online }
+
+    /// Whether `driver`'s login may send the queued items (another driver's wait for theirs).
+    public func itemsHeld(currentDriver driver: String?) -> Bool { itemsHeldFor.map { $0 != driver } ?? false }
+
+    // MARK: Events
+
+    public mutating func requestFlush() { flushRequested = true }
+
+    public mutating func stop() { isStopping = true }
+
+    public mutating func next(now: Double, moving: Bool, backlog: Backlog) -> Action {
+        if isStopping {
+            // The final flush: one more attempt for what is queued, unless the backend is known to be away.
+            guard !finalAttemptMade, link == .online, backlog.pings + backlog.items > 0 else { return .finished }
+            finalAttemptMade = true
+            return .finalAttempt
+        }
+        if link == .authRequired { return .waitForLogin }
+        if let retryAt, now < retryAt, !flushRequested { return .wait(until: retryAt) }
+        let heartbeat = backlog.pings == 0 && heartbeatDue(now: now, gps: backlog.gpsWithoutFix)
+        if flushRequested || restoreOnSuccess || backlog.items > 0 || backlog.fullBatch || heartbeat || retryAt != nil && backlog.pings > 0 {
+            return .attempt
+        }
+        let interval = moving ? configuration.movingInterval : configuration.stationaryInterval
+        // Nothing waits: look again one interval from now (new pings do not wake the uplink).
+        guard backlog.pings > 0 else { return .wait(until: now + interval) }
+        let due = lastAttemptAt + interval
+        return now >= due ? .attempt : .wait(until: due)
+    }
+
+    /// An attempt begins: it answers the flush asked for.
+    public mutating func attemptStarted() { flushRequested = false }
+
+    public mutating func attemptSucceeded(now: Double) -> Effect {
+        let restored = link != .online || restoreOnSuccess
+        lastAttemptAt = now
+        lastSuccessAt = now
+        lastError = nil
+        consecutiveFailures = 0
+        credentialsTried = false
+        restoreOnSuccess = false
+        link = .online
+        return restored ? .linkRestored : .none
+    }
+
+    /// `random` in [0, 1) picks the jittered delay; `hasCredentials`: configured ones may be tried once.
+    public mutating func attemptFailed(_ failure: Failure, now: Double, random: Double, hasCredentials: Bool) -> Effect {
+        lastAttemptAt = now
+        switch failure {
+        case .transient(let reason):
+            lastError = reason
+            link = .backingOff(until: now + configuration.backoff.delay(attempt: consecutiveFailures, random: random))
+            consecutiveFailures += 1
+            return .none
+        case .unauthorized(let reason), .needsLogin(let reason):
+            if hasCredentials, !credentialsTried {
+                credentialsTried = true
+                return .loginWithCredentials
+            }
+            return requireLogin(reason)
+        }
+    }
+
+    /// A login (the driver's or the configured credentials') went through.
+    public mutating func loggedIn(driver: String) {
+        if itemsHeldFor == driver { itemsHeldFor = nil }
+        if link == .authRequired || retryAt != nil { link = lastSuccessAt == nil ? .idle : .online }
+        consecutiveFailures = 0
+        authAnnounced = false
+        restoreOnSuccess = true
+    }
+
+    /// The configured credentials were refused too (or could not be tried).
+    public mutating func credentialsFailed(_ reason: String) -> Effect { requireLogin(reason) }
+
+    /// The driver logged out: nothing goes until the next login, and their queued items wait for them.
+    public mutating func loggedOut(driver: String?) {
+        if let driver { itemsHeldFor = driver }
+        link = .authRequired
+        lastError = "logged out: log in again"
+        authAnnounced = true
+    }
+
+    // MARK: Heartbeat
+
+    /// While the receiver has no usable fix, the backend must hear so: at once when that state is new, then
+    /// once per heartbeat interval without a position.
+    public func heartbeatDue(now: Double, gps: GPSLinkState?) -> Bool {
+        guard let gps else { return false }
+        return heartbeatTold != gps || now - (locationSentAt ?? -.infinity) >= configuration.heartbeatInterval
+    }
+
+    /// Pings reached the backend (a heartbeat will tell the next spell without a fix anew).
+    public mutating func pingsSent(now: Double) {
+        locationSentAt = now
+        heartbeatTold = nil
+    }
+
+    public mutating func heartbeatSent(now: Double, gps: GPSLinkState) {
+        locationSentAt = now
+        heartbeatTold = gps
+    }
+
+    private mutating func requireLogin(_ reason: String) -> Effect {
+        lastError = "the backend refused the credentials (401): log in again"
+        link = .authRequired
+        guard !authAnnounced else { return .none }
+        authAnnounced = true
+        return .announceAuthRequired(reason)
+    }
+}

@@ -1,0 +1,140 @@
+import DriverAPI
+import DriverDomain
+import Testing
+
+/// The uplink's state machine, event by event, with the runner's clock as numbers.
+@Suite("Uplink state machine")
+struct UplinkStateMachineTests {
+    typealias Machine = UplinkStateMachine
+    let idle = Machine.Backlog(pings: 0, items: 0)
+    let pings = Machine.Backlog(pings: 3, items: 0)
+
+    @Test("pings go every 5 s moving and 10 s stationary; nothing pending means waiting")
+    func cadence() {
+        var machine = Machine()
+        #expect(machine.next(now: 100, moving: true, backlog: pings) == .attempt)
+        #expect(machine.attemptSucceeded(now: 100) == .linkRestored)
+        #expect(machine.next(now: 101, moving: true, backlog: pings) == .wait(until: 105))
+        #expect(machine.next(now: 105, moving: true, backlog: pings) == .attempt)
+        #expect(machine.next(now: 105, moving: false, backlog: pings) == .wait(until: 110))
+        #expect(machine.next(now: 110, moving: false, backlog: pings) == .attempt)
+        #expect(machine.next(now: 200, moving: false, backlog: idle) == .wait(until: 210))
+        #expect(machine.link == .online)
+        #expect(machine.attemptSucceeded(now: 201) == .none)
+    }
+
+    @Test("a queued transition, a full batch or a flush goes at once; the attempt answers the flush")
+    func early() {
+        var machine = Machine()
+        _ = machine.attemptSucceeded(now: 100)
+        #expect(machine.next(now: 101, moving: false, backlog: .init(pings: 0, items: 1)) == .attempt)
+        #expect(machine.next(now: 101, moving: false, backlog: .init(pings: 500, items: 0, fullBatch: true)) == .attempt)
+        machine.requestFlush()
+        #expect(machine.next(now: 101, moving: false, backlog: idle) == .attempt)
+        machine.attemptStarted()
+        #expect(machine.next(now: 101, moving: false, backlog: idle) == .wait(until: 111))
+    }
+
+    @Test("transient failures back off with full jitter from 1 s up to 5 min; success resets; a flush overrides the wait")
+    func backoff() {
+        var machine = Machine()
+        func fail(_ reason: String, at now: Double, _ random: Double) -> Machine.Effect {
+            machine.attemptFailed(.transient(reason), now: now, random: random, hasCredentials: false)
+        }
+        #expect(fail("connection refused", at: 0, 0.5) == .none)
+        #expect(machine.link == .backingOff(until: 0.5))
+        _ = fail("503", at: 1, 0.5)
+        _ = fail("503", at: 2, 0.5)
+        #expect(machine.retryAt == 4 && machine.lastError == "503" && machine.consecutiveFailures == 3)
+        #expect(machine.next(now: 3, moving: true, backlog: .init(pings: 0, items: 1)) == .wait(until: 4))
+        machine.requestFlush()
+        #expect(machine.next(now: 3, moving: true, backlog: pings) == .attempt)
+        machine.attemptStarted()
+        for attempt in 3..<20 { _ = fail("x", at: Double(attempt), 0.999) }
+        _ = fail("x", at: 100, 1)
+        #expect(machine.retryAt == 400)
+        // Once the wait is over, pending pings go at once (no extra interval on top of the backoff).
+        #expect(machine.next(now: 400, moving: false, backlog: pings) == .attempt)
+        #expect(machine.attemptSucceeded(now: 401) == .linkRestored)
+        #expect(machine.consecutiveFailures == 0 && machine.retryAt == nil && machine.lastError == nil)
+    }
+
+    @Test("a refused token: the configured credentials once, then the driver is told once and nothing goes until a login")
+    func unauthorized() {
+        var machine = Machine()
+        _ = machine.attemptSucceeded(now: 1)
+        #expect(machine.attemptFailed(.unauthorized("401"), now: 2, random: 0, hasCredentials: true) == .loginWithCredentials)
+        #expect(machine.credentialsFailed("refused") == .announceAuthRequired("refused"))
+        #expect(machine.link == .authRequired)
+        #expect(machine.next(now: 50, moving: true, backlog: .init(pings: 10, items: 2)) == .waitForLogin)
+        machine.requestFlush()
+        #expect(machine.next(now: 51, moving: true, backlog: pings) == .waitForLogin)
+        // Told once per spell.
+        #expect(machine.attemptFailed(.needsLogin("no token"), now: 52, random: 0, hasCredentials: false) == .none)
+        machine.loggedIn(driver: "drv-1")
+        #expect(machine.next(now: 53, moving: true, backlog: pings) == .attempt)
+        // A login always ends in a route sync, even when the link never looked down.
+        #expect(machine.attemptSucceeded(now: 53) == .linkRestored)
+        #expect(machine.attemptFailed(.needsLogin("too old"), now: 60, random: 0, hasCredentials: false) == .announceAuthRequired("too old"))
+    }
+
+    @Test("without credentials a 401 asks the driver at once")
+    func noCredentials() {
+        var machine = Machine()
+        #expect(machine.attemptFailed(.unauthorized("401"), now: 0, random: 0, hasCredentials: false) == .announceAuthRequired("401"))
+        #expect(machine.lastError == "the backend refused the credentials (401): log in again")
+    }
+
+    @Test("after a logout the driver's queued items wait for that driver; another driver's login does not send them")
+    func heldForDriver() {
+        var machine = Machine()
+        _ = machine.attemptSucceeded(now: 1)
+        machine.loggedOut(driver: "drv-1")
+        #expect(machine.link == .authRequired && machine.itemsHeldFor == "drv-1")
+        #expect(machine.next(now: 2, moving: false, backlog: pings) == .waitForLogin)
+        machine.loggedIn(driver: "drv-2")
+        #expect(machine.itemsHeld(currentDriver: "drv-2"))
+        #expect(machine.next(now: 3, moving: false, backlog: pings) == .attempt)
+        machine.loggedIn(driver: "drv-1")
+        #expect(!machine.itemsHeld(currentDriver: "drv-1") && machine.itemsHeldFor == nil)
+        // A held owner survives a restart.
+        #expect(Machine(itemsHeldFor: "drv-3").itemsHeld(currentDriver: nil))
+    }
+
+    @Test("stopping: one final attempt for what is queued while the backend is reachable, else finished at once")
+    func stopping() {
+        var online = Machine()
+        _ = online.attemptSucceeded(now: 1)
+        online.stop()
+        #expect(online.isStopping)
+        #expect(online.next(now: 2, moving: false, backlog: pings) == .finalAttempt)
+        #expect(online.next(now: 3, moving: false, backlog: pings) == .finished)
+        var away = Machine()
+        _ = away.attemptFailed(.transient("down"), now: 1, random: 0.5, hasCredentials: false)
+        away.stop()
+        #expect(away.next(now: 2, moving: false, backlog: pings) == .finished)
+        var empty = Machine()
+        _ = empty.attemptSucceeded(now: 1)
+        empty.stop()
+        #expect(empty.next(now: 2, moving: false, backlog: idle) == .finished)
+    }
+
+    @Test("a heartbeat is due at once when the receiver loses its fix, then every minute; pings end the spell")
+    func heartbeat() {
+        var machine = Machine(now: 0)
+        let noFix = Machine.Backlog(pings: 0, items: 0, gpsWithoutFix: .noFix)
+        _ = machine.attemptSucceeded(now: 0)
+        #expect(machine.next(now: 1, moving: false, backlog: noFix) == .attempt)
+        machine.heartbeatSent(now: 1, gps: .noFix)
+        #expect(machine.next(now: 2, moving: false, backlog: noFix) == .wait(until: 12))
+        #expect(!machine.heartbeatDue(now: 60, gps: .noFix))
+        #expect(machine.heartbeatDue(now: 61, gps: .noFix))
+        // gpsd itself went away: a new state, told at once.
+        #expect(machine.heartbeatDue(now: 3, gps: .lost))
+        // Pings waiting are sent first; a heartbeat is never due with a fix.
+        #expect(machine.next(now: 70, moving: false, backlog: .init(pings: 2, items: 0, gpsWithoutFix: .noFix)) == .attempt)
+        machine.pingsSent(now: 70)
+        #expect(!machine.heartbeatDue(now: 500, gps: nil))
+        #expect(machine.heartbeatDue(now: 71, gps: .noFix))
+    }
+}
