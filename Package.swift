@@ -163,7 +163,16 @@ let package = Package(
         ),
         .testTarget(name: "DriverDomainTests", dependencies: ["DriverDomain", "DriverAPI"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
-        .testTarget(name: "DriverDaemonTests", dependencies: ["DriverDaemon", "DriverDomain"]),
+        // Unit tests of the daemon's parts, and the whole daemon built in-process (`DaemonAssembly`) against a
+        // stand-in backend that answers by the reference backend's own rules.
+        .testTarget(
+            name: "DriverDaemonTests",
+            dependencies: [
+                "DriverDaemon", "DriverDomain", "DriverAPI", "DriverStore", "JSONRPC", "BackendClient", "BackendContract", "DispatchSimCore",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "GPSKitTests", dependencies: ["GPSKit", "NMEASynth"]),
         .testTarget(name: "DriverStoreTests", dependencies: ["DriverStore", "DriverDomain"]),
         .testTarget(name: "NMEASynthTests", dependencies: ["NMEASynth", "DriverDomain"]),

@@ -19,7 +19,8 @@ public struct BackendClientError: Error, Sendable, CustomStringConvertible {
     public let rawBody: String
     public let reason: String
 
-    init(status: Int, rawBody: String, body: BackendErrorBody?) {
+    /// An answer with an error status (a stand-in backend in tests answers like the server does).
+    public init(status: Int, rawBody: String, body: BackendErrorBody?) {
         self.status = status
         self.rawBody = rawBody
         self.body = body

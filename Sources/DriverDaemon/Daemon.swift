@@ -42,115 +42,22 @@ public enum Daemon {
         } catch {
             throw StartupError(description: "cannot open the store in \(config.stateDirectory): \(error)")
         }
-        guard let endpoint = GPSDEndpoint(parsing: config.gpsd) else {
-            throw StartupError(description: "gps.gpsd: \(config.gpsd) is not HOST:PORT")
-        }
         let policy = PeerAccessPolicy.resolving(groupName: config.rpcGroup)
         let (listener, activated) = try makeListener(config, groupID: policy.groupID)
-        let counters = RPCCounters()
-
-        let tracker = Tracker(rates: config.rates, thresholds: config.motion, limits: config.fixLimits, clock: clock)
-        let retentionLogger = Logger(label: "outbox")
-        let recorder = config.trackingEnabled
-            ? PingRecorder(
-                store: store, retention: RetentionPolicy(maxAge: Double(config.maxPingAgeHours) * 3600, maxPings: config.maxPings),
-                onRetention: { result in
-                    retentionLogger.warning(
-                        "ping backlog over its caps: \(result.thinned) thinned, \(result.dropped) dropped",
-                        metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.backlogTrimmed.rawValue)"])
-                })
-            : nil
-        let hub = EventHub()
-        let outbox = Outbox(store: store)
-        let shift = Shift(unitState: UnitState(store: store), autoStart: config.shiftAutoStart, clock: clock)
-        let safety = Safety(limit: config.safetySpeedLimit, staleAfter: config.safetyStaleFixSeconds)
-        let pipeline = TrackingPipeline(
-            tracker: tracker, recorder: recorder, hub: hub,
-            power: PowerInputs(powerSupplyDirectory: config.powerSupplyDirectory, ignitionPath: config.ignitionPath),
-            saverThresholdPercent: config.saverThresholdPercent, watchMode: config.gpsWatch, logger: Logger(label: "gps"),
-            shift: shift, safety: safety)
-        let reader = GPSDReader(endpoint: endpoint, handler: pipeline)
-        pipeline.attach(reader)
-        let trackingService = TrackingService(
-            reader: reader, pipeline: pipeline, powerPollInterval: .seconds(config.powerPollSeconds))
-        let tracking = TrackingRuntime(tracker: tracker, recorder: recorder, reader: reader, hub: hub, pipeline: pipeline)
         let caFile = config.backendCAFile.isEmpty ? nil : config.backendCAFile
-        let client = config.backendURL.isEmpty ? nil : BackendClient(baseURL: config.backendURL, caFile: caFile)
-        let uplink = client.map { client in Uplink(
-            client: client, webSocket: WebSocketLink(baseURL: client.baseURL, caFile: caFile, logger: Logger(label: "uplink")),
-            outbox: outbox, stateDirectory: config.stateDirectory,
-            credentials: config.backendUsername.isEmpty ? nil : .init(username: config.backendUsername, password: config.backendPassword),
-            hub: hub, logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == .moving },
-            onShift: { shift.isOn }, maxLoginAge: config.maxLoginAgeHours * 3600, clock: clock,
-            heartbeat: { tracker.heartbeat() }) }
-        let clockLogger = Logger(label: "clock")
-        @Sendable func logClock(_ source: TimeSource, was: TimeSource?, offset: Double) {
-            clockLogger.log(
-                level: was == nil ? .info : .notice,
-                "time stamps come from \(source.rawValue)\(was.map { " (was \($0.rawValue))" } ?? ""); the system clock is \(TextFormat.fixed(offset, decimals: 1)) s off",
-                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.clockSource.rawValue)", "time_source": "\(source.rawValue)",
-                           "system_clock_offset": "\(TextFormat.fixed(offset, decimals: 1))"])
-        }
-        clock.whenSourceChanges { from, to, offset in
-            uplink?.clockSourceChanged()
-            if let from { logClock(to, was: from, offset: offset) }
-        }
-        if let problem = DaemonClock.kernelStateUnreadable() {
-            clockLogger.warning("cannot read whether the system clock is synchronised (\(problem)): stamps come from GPS time when it is known")
-        }
-        let clockAtStart = clock.status()
-        logClock(clockAtStart.source, was: nil, offset: clockAtStart.systemClockOffset)
-        let pushBox = PushBox(store: store)
-        let pushes = PushCenter(box: pushBox, hub: hub, safety: safety, shift: shift, logger: Logger(label: "pushes"))
-        safety.whenOpened { Task { await pushes.deliverHeld() } }
-        hub.whenSubscribed { connection, topics in
-            if topics.contains(Events.push.topic) { Task { await pushes.subscribed(connection) } }
-        }
-        let workflow: Workflow
-        do {
-            workflow = try Workflow(
-                book: TaskBook(store: store), outbox: outbox, uplink: uplink, hub: hub, tracker: tracker,
-                spool: PhotoSpool(stateDirectory: config.stateDirectory), pushes: pushes, shift: shift, logger: Logger(label: "workflow"))
-        } catch {
-            throw StartupError(description: "cannot read the tasks in the store: \(error)")
-        }
-        uplink?.setObserver(workflow)
-        let runtime = AgentRuntime(
-            started: .now, socketPath: config.socketPath, socketActivated: activated, counters: counters,
-            logLevel: levelControl, tracking: tracking, uplinkStatus: { UplinkHandlers.status(uplink, outbox, clock: clock, maxAge: .seconds(1)) },
-            shiftStatus: { shift.status },
-            safetyStatus: { safety.status(heldPushes: pushes.heldCount.withLock { $0 }) })
-
-        var router = RPCRouter()
-        AgentHandlers.register(in: &router, runtime: runtime, logger: logger)
-        DiagHandlers.register(in: &router, runtime: DiagRuntime(
-            agent: runtime, config: config, configPath: configPath, configWarnings: configWarnings, store: store,
-            recentWarnings: recentWarnings))
-        GPSHandlers.register(in: &router, runtime: tracking, logger: Logger(label: "gps"))
-        UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox, clock: clock)
-        WorkflowHandlers.register(in: &router, workflow: workflow, safety: safety)
-        DriverHandlers.register(
-            in: &router, shift: shift, pushes: pushes, workflow: workflow, recorder: recorder,
-            uplink: uplink, logger: Logger(label: "shift"))
-        let dispatcher = RPCDispatcher(router: router, counters: counters, logger: Logger(label: "rpc"))
+        let backend = config.backendURL.isEmpty ? nil : BackendClient(baseURL: config.backendURL, caFile: caFile)
+        let daemon = try DaemonAssembly.make(DaemonAssembly.Inputs(
+            config: config, configPath: configPath, configWarnings: configWarnings, store: store, backend: backend,
+            webSocket: backend.map { WebSocketLink(baseURL: $0.baseURL, caFile: caFile, logger: Logger(label: "uplink")) }, clock: clock,
+            levelControl: levelControl, recentWarnings: recentWarnings, socketActivated: activated))
         if policy.groupID == nil {
             logger.warning("group '\(config.rpcGroup)' does not exist: only root may call mutating methods")
         }
+        let dispatcher = RPCDispatcher(router: daemon.router, counters: daemon.counters, logger: Logger(label: "rpc"))
         let server = RPCServer(
-            dispatcher: dispatcher, policy: policy, counters: counters,
+            dispatcher: dispatcher, policy: policy, counters: daemon.counters,
             configuration: RPCServerConfiguration(maxLineBytes: config.maxLineBytes), logger: Logger(label: "rpc"))
         let readiness = Readiness()
-        let rpcService = RPCService(server: server, listener: listener, readiness: readiness)
-        let notifierService = NotifierService(notifier: ServiceNotifier(), readiness: readiness, logger: logger) {
-            let (link, motion, hz) = tracker.summary
-            let depth = (try? outbox.depth(maxAge: .seconds(1))) ?? Outbox.Depth()
-            return StatusLine(
-                clients: counters.openConnections, link: link, motion: motion, samplingHz: hz,
-                pings: recorder?.committed ?? 0, backend: uplink?.linkSummary ?? .disabled,
-                queued: depth.items + depth.pings
-            ).text
-        }
-
         logger.info(
             "driverd \(DaemonVersion.current) starting",
             metadata: [
@@ -158,33 +65,20 @@ public enum Daemon {
                 "socket": "\(config.socketPath)", "socket_activated": "\(activated)",
                 "state_dir": "\(config.stateDirectory)", "gpsd": "\(config.gpsd)",
             ])
-        Task {
-            await readiness.waitUntilListening()
-            logger.info(
-                "listening on \(config.socketPath)",
-                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.listening.rawValue)", "socket": "\(config.socketPath)"])
-        }
 
         // Graceful shutdown runs in reverse order: the notifier says STOPPING=1 first, then the server drains,
-        // then tracking stops reading gpsd and commits its last pings.
+        // then the push centre, the workflow and tracking stop (tracking commits its last pings), and the uplink's
+        // final flush sends them. SIGTERM or SIGINT end the signal service, and with it the group, gracefully.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                // The uplink stops after tracking (its final flush sends the last pings).
-                services: (uplink.map { [ServiceGroupConfiguration.ServiceConfiguration(service: UplinkService(uplink: $0))] } ?? []) + [
-                    .init(service: trackingService),
-                    .init(service: WorkflowService(workflow: workflow, logger: Logger(label: "workflow"))),
-                    .init(service: rpcService),
-                    .init(service: notifierService),
+                services: daemon.services + [
+                    .init(service: RPCService(server: server, listener: listener, readiness: readiness, socketPath: config.socketPath, logger: logger)),
+                    .init(service: NotifierService(notifier: ServiceNotifier(), readiness: readiness, logger: logger) { daemon.statusLine() }),
+                    .init(service: SignalService(signals: SignalWaiter.signals(), logger: logger), successTerminationBehavior: .gracefullyShutdownGroup),
                 ],
                 // SIGTERM and SIGINT come through SignalWaiter (see there why not here).
                 gracefulShutdownSignals: [],
                 logger: Logger(label: "lifecycle")))
-        SignalWaiter.start { signal in
-            logger.notice(
-                "stopping on \(signal == SIGTERM ? "SIGTERM" : signal == SIGINT ? "SIGINT" : "signal \(signal)"): finishing requests, committing the last pings, flushing the outbox",
-                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.stopping.rawValue)"])
-            Task { await group.triggerGracefulShutdown() }
-        }
         try await group.run()
         logger.info("driverd stopped", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.stopped.rawValue)"])
     }

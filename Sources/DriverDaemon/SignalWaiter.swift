@@ -8,19 +8,29 @@ import Glibc
 /// Why not swift-service-lifecycle's signal handling: it uses a dispatch signal source, and the first use of
 /// libdispatch's worker pool arms a monitor that wakes the process every second for the rest of its life.
 public enum SignalWaiter {
-    static let signals = [SIGTERM, SIGINT]
+    static let shutdownSignals = [SIGTERM, SIGINT]
 
     /// Blocks SIGTERM and SIGINT in the calling thread and every thread it starts afterwards.
     public static func blockShutdownSignals() {
         var set = sigset_t()
         sigemptyset(&set)
-        for signal in signals { sigaddset(&set, signal) }
+        for signal in shutdownSignals { sigaddset(&set, signal) }
         pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
-    /// Starts the waiting thread. The first signal calls `onFirst`; a second SIGINT (an impatient Ctrl-C) exits
-    /// at once, a second SIGTERM is ignored (systemd sends SIGKILL itself when its stop timeout runs out).
-    static func start(onFirst: @escaping @Sendable (Int32) -> Void) {
+    /// The first SIGTERM or SIGINT, as a stream (from a waiting thread started now); a second SIGINT (an
+    /// impatient Ctrl-C) exits at once, a second SIGTERM is ignored (systemd sends SIGKILL itself when its stop
+    /// timeout runs out).
+    static func signals() -> AsyncStream<Int32> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
+        start { signal in
+            continuation.yield(signal)
+            continuation.finish()
+        }
+        return stream
+    }
+
+    private static func start(onFirst: @escaping @Sendable (Int32) -> Void) {
         final class Box: @unchecked Sendable {
             let handler: @Sendable (Int32) -> Void
             init(_ handler: @escaping @Sendable (Int32) -> Void) { self.handler = handler }
@@ -31,7 +41,7 @@ public enum SignalWaiter {
             let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
             var set = sigset_t()
             sigemptyset(&set)
-            for signal in SignalWaiter.signals { sigaddset(&set, signal) }
+            for signal in SignalWaiter.shutdownSignals { sigaddset(&set, signal) }
             var received: Int32 = 0
             var count = 0
             while sigwait(&set, &received) == 0 {

@@ -145,7 +145,7 @@ public final class RPCClient {
         }
     }
 
-    private static func request<P, R>(_ method: Method<P, R>, _ params: P, id: JSONValue) throws(Failure) -> [UInt8] {
+    static func request<P, R>(_ method: Method<P, R>, _ params: P, id: JSONValue) throws(Failure) -> [UInt8] {
         let encoded: [UInt8]?
         do {
             encoded = P.self == NoParams.self ? nil : try Codec.encode(params)
@@ -155,7 +155,7 @@ public final class RPCClient {
         return Envelope.request(method: method.name, params: encoded, id: id)
     }
 
-    private static func result<P, R>(of reply: JSONValue, for method: Method<P, R>, id: JSONValue) throws(Failure) -> R {
+    static func result<P, R>(of reply: JSONValue, for method: Method<P, R>, id: JSONValue) throws(Failure) -> R {
         guard reply["id"] == id else { throw .malformedReply("reply id does not match the request") }
         if let error = reply["error"] {
             guard case .number(let codeText) = error["code"], let code = Int(codeText),

@@ -28,7 +28,7 @@ final class Uplink: Sendable {
         var shiftEndFlush = false
     }
 
-    let client: BackendClient
+    let client: any BackendAPI
     /// The WebSocket, tried first for batches and pushes; HTTPS batches and push polling while it is down.
     let webSocket: WebSocketLink?
     let outbox: Outbox
@@ -55,7 +55,7 @@ final class Uplink: Sendable {
     static let webSocketBackoff = Backoff(base: 1, cap: 60)
 
     init(
-        client: BackendClient, webSocket: WebSocketLink?, outbox: Outbox, stateDirectory: String, credentials: Credentials?,
+        client: any BackendAPI, webSocket: WebSocketLink?, outbox: Outbox, stateDirectory: String, credentials: Credentials?,
         hub: EventHub, configuration: UplinkStateMachine.Configuration = .init(), logger: Logger,
         isMoving: @escaping @Sendable () -> Bool, onShift: @escaping @Sendable () -> Bool = { true }, maxLoginAge: Double = 24 * 3600,
         clock: DaemonClock, heartbeat: @escaping @Sendable () -> UnitHeartbeat? = { nil }
@@ -87,7 +87,7 @@ final class Uplink: Sendable {
     var now: Double { clock.monotonic }
 
     /// Runs a request with a valid access token (refreshed or logged in as needed).
-    func authorized<T: Sendable>(_ request: (BackendClient, String) async throws -> T) async throws -> T {
+    func authorized<T: Sendable>(_ request: (any BackendAPI, String) async throws -> T) async throws -> T {
         try await request(client, try await validToken())
     }
 

@@ -1,0 +1,24 @@
+import BackendContract
+import Foundation
+
+/// The backend contract as the daemon calls it: `BackendClient` over HTTPS, or a test's stand-in. Every
+/// failure is a `BackendClientError`, sorted into transient, unauthorized and refused.
+public protocol BackendAPI: Sendable {
+    var baseURL: String { get }
+    func shutdown() async
+    func login(username: String, password: String) async throws(BackendClientError) -> TokenResponse
+    func refresh(refreshToken: String) async throws(BackendClientError) -> TokenResponse
+    func activeTasks(token: String) async throws(BackendClientError) -> ActiveTasks
+    func postLocations(_ batch: LocationBatch, token: String) async throws(BackendClientError) -> BatchAck
+    func patchStatus(taskId: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> StatusAccepted
+    func postOTP(taskId: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> PODReceipt
+    func eta(taskId: String, token: String) async throws(BackendClientError) -> ETAResponse
+    func putRoute(body: Data, token: String) async throws(BackendClientError) -> RouteSequence
+    func postPhoto(
+        taskId: String, photo: Data, contentType: String, fields: [(String, String)], idempotencyKey: String, token: String,
+        progress: @escaping @Sendable (Int, Int) -> Void
+    ) async throws(BackendClientError) -> PODReceipt
+    func pushes(after: Int, token: String) async throws(BackendClientError) -> PushList
+}
+
+extension BackendClient: BackendAPI {}

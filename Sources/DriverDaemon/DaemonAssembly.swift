@@ -1,0 +1,160 @@
+import BackendClient
+import DriverAPI
+import DriverDomain
+import DriverStore
+import GPSKit
+import JSONRPC
+import Logging
+import ServiceLifecycle
+
+/// The daemon's parts, wired once. `Daemon.run` serves them on the socket under systemd; tests build them
+/// in-process (a temporary store, a stand-in backend, no socket) and call the handlers through `router`.
+struct DaemonAssembly: Sendable {
+    /// What the daemon is made from; everything else is built here.
+    struct Inputs: Sendable {
+        var config: DaemonConfig
+        var configPath = ""
+        var configWarnings: [ConfigIssue] = []
+        var store: Store
+        /// nil: no backend configured (nothing is sent).
+        var backend: (any BackendAPI)?
+        /// The backend's WebSocket, tried before HTTPS batches and push polling.
+        var webSocket: WebSocketLink?
+        var clock: DaemonClock
+        var levelControl = LogLevelControl(.info)
+        var recentWarnings = RecentWarnings()
+        var socketActivated = false
+    }
+
+    let router: RPCRouter
+    let counters: RPCCounters
+    /// The long-running parts, in start order; graceful shutdown runs in reverse (tracking commits its last pings
+    /// before the uplink's final flush sends them).
+    let services: [ServiceGroupConfiguration.ServiceConfiguration]
+    let tracker: Tracker
+    let recorder: PingRecorder?
+    let outbox: Outbox
+    let uplink: Uplink?
+    let workflow: Workflow
+    let pushes: PushCenter
+    let safety: Safety
+    let shift: Shift
+    let hub: EventHub
+
+    static func make(_ inputs: Inputs) throws -> DaemonAssembly {
+        let config = inputs.config, store = inputs.store, clock = inputs.clock
+        guard let endpoint = GPSDEndpoint(parsing: config.gpsd) else {
+            throw Daemon.StartupError(description: "gps.gpsd: \(config.gpsd) is not HOST:PORT")
+        }
+        let counters = RPCCounters()
+        let tracker = Tracker(rates: config.rates, thresholds: config.motion, limits: config.fixLimits, clock: clock)
+        let recorder = config.trackingEnabled ? PingRecorder(store: store, retention: config.retention, onRetention: Self.logRetention) : nil
+        let hub = EventHub()
+        let outbox = Outbox(store: store)
+        let shift = Shift(unitState: UnitState(store: store), autoStart: config.shiftAutoStart, clock: clock)
+        let safety = Safety(limit: config.safetySpeedLimit, staleAfter: config.safetyStaleFixSeconds)
+        let pipeline = TrackingPipeline(
+            tracker: tracker, recorder: recorder, hub: hub,
+            power: PowerInputs(powerSupplyDirectory: config.powerSupplyDirectory, ignitionPath: config.ignitionPath),
+            saverThresholdPercent: config.saverThresholdPercent, watchMode: config.gpsWatch, logger: Logger(label: "gps"),
+            shift: shift, safety: safety)
+        let reader = GPSDReader(endpoint: endpoint, handler: pipeline)
+        pipeline.attach(reader)
+        let tracking = TrackingRuntime(tracker: tracker, recorder: recorder, reader: reader, hub: hub, pipeline: pipeline)
+        let uplink = inputs.backend.map { backend in Uplink(
+            client: backend, webSocket: inputs.webSocket, outbox: outbox, stateDirectory: config.stateDirectory,
+            credentials: config.backendUsername.isEmpty ? nil : .init(username: config.backendUsername, password: config.backendPassword),
+            hub: hub, logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == .moving },
+            onShift: { shift.isOn }, maxLoginAge: config.maxLoginAgeHours * 3600, clock: clock,
+            heartbeat: { tracker.heartbeat() }) }
+        ClockLog.start(clock, uplink: uplink)
+        let pushes = PushCenter(box: PushBox(store: store), hub: hub, safety: safety, shift: shift, logger: Logger(label: "pushes"))
+        // What the push centre must react to arrives as a stream its service consumes (no task per callback).
+        let (pushEvents, pushContinuation) = AsyncStream.makeStream(of: PushService.Event.self)
+        safety.whenOpened { pushContinuation.yield(.gateOpened) }
+        hub.whenSubscribed { connection, topics in
+            if topics.contains(Events.push.topic) { pushContinuation.yield(.subscribed(connection)) }
+        }
+        let workflow: Workflow
+        do {
+            workflow = try Workflow(
+                book: TaskBook(store: store), outbox: outbox, uplink: uplink, hub: hub, tracker: tracker,
+                spool: PhotoSpool(stateDirectory: config.stateDirectory), pushes: pushes, shift: shift, logger: Logger(label: "workflow"))
+        } catch {
+            throw Daemon.StartupError(description: "cannot read the tasks in the store: \(error)")
+        }
+        uplink?.setObserver(workflow)
+        let runtime = AgentRuntime(
+            started: .now, socketPath: config.socketPath, socketActivated: inputs.socketActivated, counters: counters,
+            logLevel: inputs.levelControl, tracking: tracking,
+            uplinkStatus: { UplinkHandlers.status(uplink, outbox, clock: clock, maxAge: .seconds(1)) },
+            shiftStatus: { shift.status }, safetyStatus: { safety.status(heldPushes: pushes.heldCount.withLock { $0 }) })
+
+        var router = RPCRouter()
+        AgentHandlers.register(in: &router, runtime: runtime, logger: Logger(label: "driverd"))
+        DiagHandlers.register(in: &router, runtime: DiagRuntime(
+            agent: runtime, config: config, configPath: inputs.configPath, configWarnings: inputs.configWarnings, store: store,
+            recentWarnings: inputs.recentWarnings))
+        GPSHandlers.register(in: &router, runtime: tracking, logger: Logger(label: "gps"))
+        UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox, clock: clock)
+        WorkflowHandlers.register(in: &router, workflow: workflow, safety: safety)
+        DriverHandlers.register(
+            in: &router, shift: shift, pushes: pushes, workflow: workflow, recorder: recorder, uplink: uplink, logger: Logger(label: "shift"))
+
+        let services: [ServiceGroupConfiguration.ServiceConfiguration] =
+            (uplink.map { [ServiceGroupConfiguration.ServiceConfiguration(service: UplinkService(uplink: $0))] } ?? []) + [
+                .init(service: TrackingService(reader: reader, pipeline: pipeline, powerPollInterval: .seconds(config.powerPollSeconds))),
+                .init(service: WorkflowService(workflow: workflow, logger: Logger(label: "workflow"))),
+                .init(service: PushService(pushes: pushes, events: pushEvents)),
+            ]
+        return DaemonAssembly(
+            router: router, counters: counters, services: services, tracker: tracker, recorder: recorder, outbox: outbox, uplink: uplink,
+            workflow: workflow, pushes: pushes, safety: safety, shift: shift, hub: hub)
+    }
+
+    /// A status line for systemd's `STATUS=`.
+    func statusLine() -> String {
+        let (link, motion, hz) = tracker.summary
+        let depth = (try? outbox.depth(maxAge: .seconds(1))) ?? Outbox.Depth()
+        return StatusLine(
+            clients: counters.openConnections, link: link, motion: motion, samplingHz: hz, pings: recorder?.committed ?? 0,
+            backend: uplink?.linkSummary ?? .disabled, queued: depth.items + depth.pings
+        ).text
+    }
+
+    private static let retentionLogger = Logger(label: "outbox")
+
+    @Sendable private static func logRetention(_ result: RetentionResult) {
+        retentionLogger.warning(
+            "ping backlog over its caps: \(result.thinned) thinned, \(result.dropped) dropped",
+            metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.backlogTrimmed.rawValue)"])
+    }
+}
+
+extension DaemonConfig {
+    /// The ping caps of `[outbox]`.
+    var retention: RetentionPolicy { RetentionPolicy(maxAge: Double(maxPingAgeHours) * 3600, maxPings: maxPings) }
+}
+
+/// The push centre's long-running part: it takes what it must react to (the vehicle came to a stand, a front
+/// end subscribed to pushes) from a stream, in order, until shutdown.
+struct PushService: Service {
+    enum Event: Sendable {
+        case gateOpened
+        case subscribed(RPCConnection)
+    }
+
+    let pushes: PushCenter
+    let events: AsyncStream<Event>
+
+    func run() async {
+        await cancelWhenGracefulShutdown {
+            for await event in events {
+                switch event {
+                case .gateOpened: await pushes.deliverHeld()
+                case .subscribed(let connection): await pushes.subscribed(connection)
+                }
+            }
+        }
+    }
+}
