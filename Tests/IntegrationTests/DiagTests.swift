@@ -23,15 +23,13 @@ struct DiagTests {
         // Port 9 refuses connections: a flush attempt leaves the link's error behind.
         _ = try runProgram(ctl, socket + ["sync"])
         var report: DiagReport?
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
+        // A few seconds of gpsd retries, too.
+        try? waitUntil("the link's error and some uptime", timeout: .seconds(30)) {
             let outcome = try runProgram(ctl, socket + ["--json", "diag"])
             try #require(outcome.status == 0, "\(outcome.stderr)")
             let decoded = try JSONDecoder().decode(DiagReport.self, from: Data(outcome.stdout.utf8))
             report = decoded
-            // A few seconds of gpsd retries, too.
-            if decoded.status.uplink?.lastError != nil, decoded.status.uptimeSeconds > 6 { break }
-            usleep(300_000)
+            return decoded.status.uplink?.lastError != nil && decoded.status.uptimeSeconds > 6
         }
         let json = try #require(report)
         #expect(json.status.uplink?.lastError != nil, "the link never reported an error")

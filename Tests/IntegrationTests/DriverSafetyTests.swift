@@ -146,8 +146,7 @@ struct DriverSafetyTests {
         try login()
         let client = try daemon.client(timeout: .seconds(60))
         let events = try SubscribedConnection(daemon, topics: [EventTopic.authRequired])
-        var deadline = ContinuousClock.now + .seconds(30)
-        while try client.call(Methods.routeGet, NoParams()).stops.isEmpty, ContinuousClock.now < deadline { usleep(100_000) }
+        try waitUntil("the route synced", timeout: .seconds(30), detail: daemon.log) { try !client.call(Methods.routeGet, NoParams()).stops.isEmpty }
         _ = try client.call(Methods.taskAccept, TaskParams(taskId: "task-1001"))
         _ = try UplinkTests.drain(daemon)
         // 0.001 h is 3.6 s: past it the stored login is refused by the daemon itself.

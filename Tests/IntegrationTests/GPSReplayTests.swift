@@ -25,15 +25,14 @@ struct GPSReplayTests {
     @discardableResult
     static func waitFor(_ daemon: DaemonProcess, timeout: Duration = .seconds(60), _ condition: (GPSStatus) -> Bool) throws -> (GPSStatus, Set<String>) {
         var seen: Set<String> = []
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        var last: GPSStatus?
+        try waitUntil("gps.status condition", timeout: timeout, detail: "last status: \(last.map { "\($0)" } ?? "none"); links seen: \(seen)\n\(daemon.log)") {
             let status = try Self.status(daemon)
             seen.insert(status.link.rawValue)
-            if condition(status) { return (status, seen) }
-            usleep(100_000)
+            last = status
+            return condition(status)
         }
-        let last = try Self.status(daemon)
-        throw TestFailure("condition not met within \(timeout); last status: \(last); links seen: \(seen)\n\(daemon.log)")
+        return (last!, seen)
     }
 
     /// Waits for the replay to end (no fix for 3 s; gpsfake itself may spin instead of exiting) and the
@@ -178,17 +177,14 @@ struct GPSReplayTests {
         func sampling() throws -> SamplingStatus { try client.call(Methods.agentStatus, NoParams()).sampling }
 
         try Self.waitFor(daemon) { $0.motion == .moving }
-        var deadline = ContinuousClock.now + .seconds(10)
-        while try sampling().batteryMode != .saver, ContinuousClock.now < deadline { usleep(100_000) }
-        #expect(try sampling().batteryMode == .saver)
+        try waitUntil("battery saver", timeout: .seconds(10)) { try sampling().batteryMode == .saver }
         #expect(try sampling().samplingHz == 0.2)
 
         // Mains online: normal rates again.
         try FileManager.default.createDirectory(atPath: supplies + "/AC", withIntermediateDirectories: true)
         try "Mains\n".write(toFile: supplies + "/AC/type", atomically: true, encoding: .utf8)
         try "1\n".write(toFile: supplies + "/AC/online", atomically: true, encoding: .utf8)
-        deadline = ContinuousClock.now + .seconds(10)
-        while try sampling().batteryMode != .normal, ContinuousClock.now < deadline { usleep(100_000) }
+        try waitUntil("normal rates on mains", timeout: .seconds(10)) { try sampling().batteryMode == .normal }
         #expect(try sampling().samplingHz == 1)
 
         // Ignition off overrides GPS: stationary and saver, whatever the fixes say.
@@ -211,8 +207,7 @@ struct GPSReplayTests {
         // Ignition on, battery fine: the request takes effect in full while the map is connected.
         try "1\n".write(toFile: ignition, atomically: true, encoding: .utf8)
         try FileManager.default.removeItem(atPath: supplies + "/BAT0")
-        deadline = ContinuousClock.now + .seconds(10)
-        while try sampling().batteryMode != .normal, ContinuousClock.now < deadline { usleep(100_000) }
+        try waitUntil("normal rates again", timeout: .seconds(10)) { try sampling().batteryMode == .normal }
         #expect(try sampling().samplingHz == 1)
         _ = map  // the request lives as long as this connection
     }
@@ -234,8 +229,7 @@ struct GPSReplayTests {
             if case .failure(RPCClient.Failure.server(let error)) = bad { #expect(error.kind == .invalidParams) } else { Issue.record("hz 50 must be refused") }
         }
         // The map's connection is closed: its request is gone.
-        let deadline = ContinuousClock.now + .seconds(5)
-        while try status.call(Methods.agentStatus, NoParams()).sampling.samplingHz != 0.1, ContinuousClock.now < deadline { usleep(50_000) }
+        try? waitUntil("the request gone", timeout: .seconds(5)) { try status.call(Methods.agentStatus, NoParams()).sampling.samplingHz == 0.1 }
         let after = try status.call(Methods.agentStatus, NoParams()).sampling
         #expect(after.samplingHz == 0.1 && after.requests.isEmpty)
     }

@@ -20,8 +20,7 @@ struct JournalTests {
             process.standardError = FileHandle.nullDevice
             try process.run()
             started = process
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !Self.isListening(socketPath) && ContinuousClock.now < deadline { usleep(20_000) }
+            try? waitUntil("journald listening", timeout: .seconds(10)) { Self.isListening(socketPath) }
         }
         defer {
             if let started {
@@ -33,13 +32,12 @@ struct JournalTests {
         try daemon.stop()
         let startedID = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f70"
         var matched: [String: Any]? = nil
-        let deadline = ContinuousClock.now + .seconds(10)
-        while matched == nil && ContinuousClock.now < deadline {
+        try? waitUntil("the journal entry", timeout: .seconds(10)) {
             let output = try runProgram("/usr/bin/journalctl", ["-o", "json", "--no-pager", "MESSAGE_ID=\(startedID)", "DRIVERD_SOCKET=\(daemon.socketPath)"])
             matched = output.stdout.split(separator: "\n").compactMap {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
             }.first
-            if matched == nil { usleep(100_000) }
+            return matched != nil
         }
         let entry = try #require(matched, "no journal entry with MESSAGE_ID=\(startedID)")
         #expect(entry["PRIORITY"] as? String == "6")

@@ -73,8 +73,7 @@ struct LifecycleTests {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !FileManager.default.fileExists(atPath: socketPath) && ContinuousClock.now < deadline { usleep(10_000) }
+        try waitUntil("the activation socket", timeout: .seconds(10)) { FileManager.default.fileExists(atPath: socketPath) }
         // The first connection makes systemd-socket-activate exec driverd with the listening socket.
         let status = try RPCClient(socketPath: socketPath, timeout: .seconds(20)).call(Methods.agentStatus, NoParams())
         #expect(status.rpc.socketActivated)

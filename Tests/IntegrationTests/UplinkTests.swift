@@ -27,13 +27,12 @@ struct UplinkTests {
 
     /// Flushes until nothing waits (bounded).
     static func drain(_ daemon: DaemonProcess, timeout: Duration = .seconds(90)) throws -> OutboxStatus {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let status = try daemon.client(timeout: .seconds(60)).call(Methods.outboxFlush, NoParams())
-            if status.pings + status.transitions + status.proofs == 0 { return status }
-            usleep(200_000)
+        var status: OutboxStatus?
+        try waitUntil("the outbox drained", timeout: timeout, detail: "\(status.map { "\($0)" } ?? "")\n\(daemon.log)") {
+            status = try daemon.client(timeout: .seconds(60)).call(Methods.outboxFlush, NoParams())
+            return status!.pings + status!.items == 0
         }
-        throw TestFailure("the outbox did not drain: \(try outbox(daemon))\n\(daemon.log)")
+        return status!
     }
 
     @Test("every recorded ping reaches the backend exactly once through dropped requests, lost answers, 5xx and closed WebSockets")
@@ -76,16 +75,6 @@ struct UplinkTests {
         let fake = try GPSFake(log: drive, delay: 0.03)
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Self.config(backend: sim), directory: directory)
         func stats() async throws -> SimStats { try await http.request(.GET, "/sim/stats").decode(SimStats.self) }
-        /// Polls until `condition` holds (bounded), so each phase waits for what it proves, not for a fixed time.
-        func waitUntil(_ what: String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {
-            let deadline = ContinuousClock.now + timeout
-            while ContinuousClock.now < deadline {
-                if try await condition() { return }
-                try await Task.sleep(for: .milliseconds(200))
-            }
-            throw TestFailure("\(what) did not happen within \(timeout): \(try await stats())\n\(daemon.log)")
-        }
-
         // Open: batches go over the WebSocket, and a push comes down it.
         try await waitUntil("a batch over the WebSocket") {
             let batches = try await stats().webSocketBatches

@@ -69,12 +69,11 @@ struct WorkflowTests {
         func restoreNetwork() async throws { _ = try await http.request(.DELETE, "/sim/faults") }
 
         func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: () throws -> Bool) throws {
-            let deadline = ContinuousClock.now + timeout
-            while ContinuousClock.now < deadline {
-                if try condition() { return }
-                usleep(100_000)
+            do {
+                try waitUntil(what, timeout: timeout, detail: daemon.log, condition)
+            } catch {
+                Issue.record("\(error)")
             }
-            Issue.record("timed out waiting for \(what)\n\(daemon.log)")
         }
     }
 
