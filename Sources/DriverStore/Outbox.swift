@@ -79,9 +79,18 @@ public final class Outbox: Sendable {
     /// The pending items of one task, oldest first.
     public func pendingItems(taskId: String) throws -> [OutboxItemRecord] {
         try store.pool.read { db in
-            try OutboxItemRecord.filter(Column("task_id") == taskId && Column("state") == OutboxItemRecord.State.pending.rawValue)
-                .order(Column("id")).fetchAll(db)
+            try OutboxItemRecord.filter(OutboxItemRecord.Columns.taskId == taskId && OutboxItemRecord.Columns.state == OutboxItemRecord.State.pending.rawValue)
+                .order(OutboxItemRecord.Columns.id).fetchAll(db)
         }
+    }
+
+    /// Every pending item, by task, oldest first: one read for a whole sync merge.
+    public func pendingItemsByTask() throws -> [String: [OutboxItemRecord]] {
+        let items = try store.pool.read { db in
+            try OutboxItemRecord.filter(OutboxItemRecord.Columns.state == OutboxItemRecord.State.pending.rawValue)
+                .order(OutboxItemRecord.Columns.id).fetchAll(db)
+        }
+        return Dictionary(grouping: items, by: \.taskId)
     }
 
     /// Spool files that pending photo items still need (their payload's `file`).
@@ -95,7 +104,7 @@ public final class Outbox: Sendable {
 
     public func deadItems() throws -> [OutboxItemRecord] {
         try store.pool.read { db in
-            try OutboxItemRecord.filter(Column("state") == OutboxItemRecord.State.dead.rawValue).order(Column("id")).fetchAll(db)
+            try OutboxItemRecord.filter(OutboxItemRecord.Columns.state == OutboxItemRecord.State.dead.rawValue).order(OutboxItemRecord.Columns.id).fetchAll(db)
         }
     }
 
@@ -108,7 +117,7 @@ public final class Outbox: Sendable {
     /// nil when nothing is waiting.
     public func claimPingBatch(maxPings: Int, newBatchId: @Sendable () -> String) throws -> PingBatch? {
         try store.pool.write { db in
-            let newest = try PingRecord.filter(Column("batch_id") == nil).order(Column("id").desc).fetchOne(db)
+            let newest = try PingRecord.filter(PingRecord.Columns.batchId == nil).order(PingRecord.Columns.id.desc).fetchOne(db)
             let open = try Row.fetchAll(db, sql: """
                 SELECT batch_id, MAX(id) AS newest, MIN(id) AS oldest, COUNT(*) AS n FROM ping
                 WHERE batch_id IS NOT NULL GROUP BY batch_id
@@ -119,8 +128,8 @@ public final class Outbox: Sendable {
             let lastClaimed = state.lastClaimedPing
             if let newest, let newestId = newest.id, newestId > max(lastClaimed, (newestOpen?["newest"] as Int64?) ?? 0) || open.isEmpty {
                 let backlog = open.isEmpty
-                    ? try PingRecord.filter(Column("batch_id") == nil && Column("id") < newestId)
-                        .order(Column("id")).limit(max(0, maxPings - 1)).fetchAll(db)
+                    ? try PingRecord.filter(PingRecord.Columns.batchId == nil && PingRecord.Columns.id < newestId)
+                        .order(PingRecord.Columns.id).limit(max(0, maxPings - 1)).fetchAll(db)
                     : []
                 let batchId = newBatchId()
                 let ids = backlog.compactMap(\.id) + [newestId]
@@ -137,7 +146,7 @@ public final class Outbox: Sendable {
             // A live batch (one ping) that failed goes again first; then the claimed backlog, oldest first.
             let oldestOpen = open.min { ($0["oldest"] as Int64) < ($1["oldest"] as Int64) }!
             let next: String = (newestOpen["n"] as Int) == 1 ? newestOpen["batch_id"] : oldestOpen["batch_id"]
-            let pings = try PingRecord.filter(Column("batch_id") == next).order(Column("id")).fetchAll(db)
+            let pings = try PingRecord.filter(PingRecord.Columns.batchId == next).order(PingRecord.Columns.id).fetchAll(db)
             return PingBatch(batchId: next, pings: pings)
         }
     }

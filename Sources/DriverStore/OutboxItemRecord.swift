@@ -1,3 +1,4 @@
+import DriverAPI
 import Foundation
 import GRDB
 
@@ -62,6 +63,22 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    public enum Columns {
+        public static let id = Column(CodingKeys.id)
+        public static let taskId = Column(CodingKeys.taskId)
+        public static let state = Column(CodingKeys.state)
+    }
+
+    /// The status a queued transition moves its task to (nil for other kinds, or an unreadable body): read
+    /// here once, not wherever an answer comes back.
+    public var transitionStatus: TaskStatus? {
+        guard kind.category == .transition else { return nil }
+        return (try? JSONDecoder().decode(TransitionBody.self, from: payload))?.status
+    }
+
+    /// The part of a transition's body this module needs (the contract's type lives above the store).
+    private struct TransitionBody: Decodable { var status: TaskStatus }
 
     /// Makes a pending item a dead letter with the backend's answer (or the reason it can no longer be sent),
     /// in the caller's transaction. The one place this is written.

@@ -52,4 +52,9 @@ public struct PingRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    public enum Columns {
+        public static let id = Column(CodingKeys.id)
+        public static let batchId = Column(CodingKeys.batchId)
+    }
 }

@@ -2,7 +2,10 @@ import GRDB
 
 /// The daemon's SQLite database, opened once (GRDB `DatabasePool`, WAL), migrated with frozen SQL.
 public final class Store: Sendable {
-    public let pool: DatabasePool
+    /// The one writer, private to this module: every table has its owner here (`PingRecorder` and `Outbox` for
+    /// pings, `Outbox` and `TaskBook` for queued items, `TaskBook` for tasks, `PushBox` for pushes, `UnitState`
+    /// for the unit's own values), and nothing outside writes SQL.
+    let pool: DatabasePool
     public let path: String
 
     /// Opens (creating when absent) `driverd.sqlite` in `directory` and applies pending migrations.

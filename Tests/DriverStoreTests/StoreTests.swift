@@ -1,6 +1,6 @@
 import DriverAPI
 import DriverDomain
-import DriverStore
+@testable import DriverStore
 import Foundation
 import GRDB
 import Testing

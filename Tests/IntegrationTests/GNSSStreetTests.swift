@@ -30,10 +30,7 @@ struct GNSSStreetTests {
 
     /// Every ping in a stopped daemon's store, oldest first.
     static func storedPings(_ daemon: DaemonProcess) throws -> [StoredPing] {
-        var configuration = Configuration()
-        configuration.readonly = true
-        let queue = try DatabaseQueue(path: daemon.directory.file("state") + "/driverd.sqlite", configuration: configuration)
-        return try queue.read { try StoredPing.fetchAll($0, sql: "SELECT * FROM ping ORDER BY fix_time") }
+        try readStateDatabase(daemon.directory.file("state")) { try StoredPing.fetchAll($0, sql: "SELECT * FROM ping ORDER BY fix_time") }
     }
 
     struct Parked: CustomTestStringConvertible, Sendable {

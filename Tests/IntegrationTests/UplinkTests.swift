@@ -186,7 +186,7 @@ struct UplinkTests {
         let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
         try Self.checkJourney(stats, state: directory.file("state"), "(seed \(seed))")
         // AUTOINCREMENT ids are never reused: the sequence is the number of pings ever committed.
-        let committed = try await Store(directory: directory.file("state")).pool.read {
+        let committed = try readStateDatabase(directory.file("state")) {
             try Int.fetchOne($0, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ping'") ?? 0
         }
         #expect(committed > 100, "seed \(seed)")

@@ -38,7 +38,7 @@ extension Uplink {
             try outbox.deadLetter(itemId: id, answer: answer, now: clock.now().time)
             hub.publish(Events.outboxRefused, OutboxRefusedEvent(
                 taskId: item.taskId, kind: item.kind.rawValue, idempotencyKey: item.idempotencyKey, status: error.status ?? 0, answer: answer))
-            await observer?.itemRefused(item, error: error)
+            await observer?.itemRefused(item, refusal: BackendRefusal(error))
             logger.warning(
                 "the backend refused a queued \(item.kind.rawValue) for task \(item.taskId)",
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.outboxRefused.rawValue)", "status": "\(error.status ?? 0)"])

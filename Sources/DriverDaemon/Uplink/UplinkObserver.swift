@@ -9,7 +9,7 @@ protocol UplinkObserver: Sendable {
     /// The backend took the item; `reply` is its answer's body when there is one worth reading.
     func itemAcked(_ item: OutboxItemRecord, receipt: PODReceipt?) async
     /// The backend refused the item for good (it is already a dead letter).
-    func itemRefused(_ item: OutboxItemRecord, error: BackendClientError) async
+    func itemRefused(_ item: OutboxItemRecord, refusal: BackendRefusal) async
     /// A photo upload's progress.
     func uploadProgress(_ item: OutboxItemRecord, sent: Int, total: Int)
     func pushReceived(_ push: Push) async

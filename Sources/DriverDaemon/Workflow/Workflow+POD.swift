@@ -69,7 +69,7 @@ extension Workflow {
                     logger.info("task \(task.id): code accepted", metadata: ["task_id": "\(task.id)"])
                     return PODResult(task: view(task))
                 } catch let error as BackendClientError where error.errorClass == .refused {
-                    throw Self.otpRefusal(error)
+                    throw Self.otpRefusal(BackendRefusal(error))
                 } catch {
                     // Unreachable after all: queued below under the same key, so a code that did arrive counts once.
                     logger.notice("the code could not be checked online; queued", metadata: ["task_id": "\(task.id)", "error": "\(error)"])
@@ -84,18 +84,17 @@ extension Workflow {
         return PODResult(task: view(task))
     }
 
-    static func otpRefusal(_ error: BackendClientError) -> APIError {
-        let detail = error.body?.error
-        switch detail?.code {
+    static func otpRefusal(_ refusal: BackendRefusal) -> APIError {
+        switch refusal.code {
         case .otpInvalid:
-            let left = detail?.attemptsLeft
+            let left = refusal.attemptsLeft
             return APIError(
                 .proofRejected, "wrong code: ask the customer again" + (left.map { " (\($0) attempts left)" } ?? ""),
                 data: left.map { .object(["attemptsLeft": .number(String($0))]) })
         case .otpLocked:
             return APIError(.proofRejected, "too many wrong codes: the code is locked, call dispatch", data: .object(["attemptsLeft": .number("0")]))
         default:
-            return APIError(.actionRefused, "the backend refused the code: \(detail?.message ?? error.reason)")
+            return APIError(.actionRefused, "the backend refused the code: \(refusal.message)")
         }
     }
 }

@@ -22,23 +22,17 @@ extension Workflow {
         var upserts: [LocalTask] = []
         var conflicts: [TaskConflictEvent] = []
         var deadLetters: [Int64: String] = [:]
+        // What is queued, read once: the merge below is rules only.
+        let queued = try outbox.pendingItemsByTask()
         for remote in active.tasks {
             guard var local = tasks[remote.id] else {
                 upserts.append(LocalTask(backend: remote, now: now))
                 continue
             }
-            let items = try outbox.pendingItems(taskId: remote.id)
+            let items = queued[remote.id] ?? []
             // Queued transitions are what the merge replays; a queued proof moves no status (its verdict comes
             // with its answer), and the stop order has a lane of its own.
-            let pending = items.compactMap { item -> TaskSync.Pending? in
-                switch item.kind.category {
-                case .transition:
-                    guard let id = item.id, let request = try? JSONDecoder().decode(StatusUpdateRequest.self, from: item.payload) else { return nil }
-                    return TaskSync.Pending(itemId: id, to: request.status)
-                case .proof, .routeChange:
-                    return nil
-                }
-            }
+            let pending = items.compactMap { item in item.id.flatMap { id in item.transitionStatus.map { TaskSync.Pending(itemId: id, to: $0) } } }
             let before = local
             local.detail = remote
             switch TaskSync.merge(backend: remote.status, confirmed: local.backendStatus, pending: pending) {
@@ -72,11 +66,11 @@ extension Workflow {
         var removals: [String] = []
         var gone: [LocalTask] = []
         for task in tasks.values where !listed.contains(task.id) {
-            guard try outbox.pendingItems(taskId: task.id).isEmpty else { continue }
+            guard queued[task.id]?.isEmpty ?? true else { continue }
             removals.append(task.id)
             if !task.status.isTerminal { gone.append(task) }
         }
-        let keepLocalOrder = !(try outbox.pendingItems(taskId: TaskRecord.routeLane)).isEmpty
+        let keepLocalOrder = !(queued[TaskRecord.routeLane]?.isEmpty ?? true)
         try book.applySync(
             upserts: upserts.map(\.record), removals: removals, sequence: keepLocalOrder ? nil : active.sequence,
             deadLetters: deadLetters, now: now)
@@ -123,7 +117,7 @@ extension Workflow: UplinkObserver {
         guard var task = tasks[item.taskId] else { return }
         switch item.kind.category {
         case .transition:
-            if let request = try? JSONDecoder().decode(StatusUpdateRequest.self, from: item.payload) { task.backendStatus = request.status }
+            if let status = item.transitionStatus { task.backendStatus = status }
         case .proof:
             let wasAccepted = task.pod == .accepted
             task.pod = .accepted
@@ -138,7 +132,7 @@ extension Workflow: UplinkObserver {
 
     /// A refused change: the task goes back to the backend's state (its 409 answer says which), and the
     /// task's later items, which followed from the refused one, become dead letters too.
-    func itemRefused(_ item: OutboxItemRecord, error: BackendClientError) async {
+    func itemRefused(_ item: OutboxItemRecord, refusal: BackendRefusal) async {
         let category = item.kind.category
         if category == .routeChange {
             requestSync()
@@ -146,7 +140,7 @@ extension Workflow: UplinkObserver {
         }
         guard var task = tasks[item.taskId] else { return }
         let local = task.status
-        if let remote = error.body?.error.task {
+        if let remote = refusal.task {
             task.detail = remote
             task.backendStatus = remote.status
             task.pod = remote.podAccepted ? .accepted : task.pod
@@ -157,13 +151,13 @@ extension Workflow: UplinkObserver {
         switch category {
         case .proof:
             task.pod = .rejected
-            publishVerdict(item, task: task.id, accepted: false, message: error.body?.error.message ?? error.reason)
+            publishVerdict(item, task: task.id, accepted: false, message: refusal.message)
         case .transition, .routeChange:
             break
         }
         task.updatedAt = now()
         let later = ((try? outbox.pendingItems(taskId: task.id)) ?? []).compactMap(\.id)
-        let reason = "the backend refused an earlier change of task \(task.id): \(error.reason)"
+        let reason = "the backend refused an earlier change of task \(task.id): \(refusal.message)"
         do {
             try book.applySync(
                 upserts: [task.record], removals: [], sequence: nil,
@@ -172,7 +166,7 @@ extension Workflow: UplinkObserver {
         } catch {
             logger.error("cannot store the backend's state of task \(task.id): \(Store.describeWriteFailure(error))")
         }
-        let event = TaskConflictEvent(taskId: task.id, localStatus: local, backendStatus: task.status, reason: error.reason)
+        let event = TaskConflictEvent(taskId: task.id, localStatus: local, backendStatus: task.status, reason: refusal.message)
         hub.publish(Events.taskConflict, event)
         publish(task)
     }
