@@ -26,7 +26,7 @@ struct ClockTests {
     /// A drive dated from now, replayed in real time (three sentences an epoch).
     static func realTimeGPS(_ directory: TemporaryDirectory, parkSeconds: Int = 900) throws -> GPSFake {
         let route = RoutePresets.street(parkSeconds: parkSeconds, sigma: 3, startTime: Date().timeIntervalSince1970.rounded())
-        return try GPSFake(log: try GNSSStreetTests.synthesise(route, directory, "now.nmea"), delay: 1.0 / 3)
+        return try GPSFake(log: try Harness.synthesise(route, directory, "now.nmea"), delay: 1.0 / 3)
     }
 
     static func status(_ daemon: DaemonProcess) throws -> AgentStatus { try daemon.client().call(Methods.agentStatus, NoParams()) }
@@ -74,7 +74,7 @@ struct ClockTests {
         // GPS time at the action: the last fix carried forward by its age and the time the call took.
         let gpsNow = try #require(gps.lastFix?.time) + (gps.lastFixAge ?? 0) + Date().timeIntervalSince(before)
         try daemon.stop()
-        let unsent = try GNSSStreetTests.storedPings(daemon)
+        let unsent = try Harness.storedPings(daemon)
         #expect(unsent.count >= 10)
         // Recorded in 2000, stamped from GPS time: within 2 s of the fix, and saying where the stamp came from.
         for ping in unsent {
@@ -83,7 +83,7 @@ struct ClockTests {
 
         // The true time again, the backend reachable: everything arrives, stamped as it was.
         daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: config, directory: directory)
-        _ = try UplinkTests.drain(daemon)
+        _ = try Harness.drain(daemon)
         let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
         let acceptedUpdate = try #require(stats.statusUpdates.first { $0.taskId == "task-1001" && $0.status == .accepted })
         #expect(acceptedUpdate.timeSource == .gps)
@@ -127,7 +127,7 @@ struct ClockTests {
             // lastSuccess is shown on the stamps' timeline, never five years off.
             if let lastSuccess = status.lastSuccess, source == .gps { #expect(abs(lastSuccess - Date().timeIntervalSince1970) < 30) }
         }
-        let final = try UplinkTests.drain(daemon)
+        let final = try Harness.drain(daemon)
         #expect(final.link == .online && final.deadLetters == 0)
         let gps = try daemon.client().call(Methods.gpsStatus, NoParams())
         try daemon.stop()

@@ -102,15 +102,15 @@ struct DriverSafetyTests {
         let sim = try SimProcess()
         let http = SimHTTP(base: sim.base)
         let daemon = try DaemonProcess(
-            arguments: ["--gpsd", fake.endpoint], config: UplinkTests.config(backend: sim), directory: directory, onShift: false)
+            arguments: ["--gpsd", fake.endpoint], config: Harness.config(backend: sim), directory: directory, onShift: false)
         let client = try daemon.client(timeout: .seconds(60))
         #expect(try client.call(Methods.shiftStatus, NoParams()).onShift == false)
-        let offShift = try GPSReplayTests.waitFor(daemon) { $0.fixesSeen >= 30 }.0
+        let offShift = try Harness.waitFor(daemon) { $0.fixesSeen >= 30 }.0
         #expect(offShift.pingsRecorded == 0 && offShift.pingsPending == 0, "\(offShift)")
         #expect(try await http.request(.GET, "/sim/stats").decode(SimStats.self).uniquePings == 0)
 
         #expect(try client.call(Methods.shiftStart, NoParams()).onShift)
-        let onShift = try GPSReplayTests.waitFor(daemon) { $0.pingsRecorded >= 20 }.0
+        let onShift = try Harness.waitFor(daemon) { $0.pingsRecorded >= 20 }.0
         #expect(onShift.pingsRecorded >= 20)
 
         let ended = try client.call(Methods.shiftEnd, NoParams())
@@ -136,7 +136,7 @@ struct DriverSafetyTests {
         try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(
             arguments: ["--gpsd", "127.0.0.1:1"],
-            config: UplinkTests.config(backend: sim, credentials: false) + "\n[auth]\nmax_login_age_hours = 0.001\n[ignition]\npath = \"\(ignition)\"\n",
+            config: Harness.config(backend: sim, credentials: false) + "\n[auth]\nmax_login_age_hours = 0.001\n[ignition]\npath = \"\(ignition)\"\n",
             directory: directory)
         let ctl = Binaries.path("driverctl")
         func login() throws {
@@ -148,7 +148,7 @@ struct DriverSafetyTests {
         let events = try SubscribedConnection(daemon, topics: [EventTopic.authRequired])
         try waitUntil("the route synced", timeout: .seconds(30), detail: daemon.log) { try !client.call(Methods.routeGet, NoParams()).stops.isEmpty }
         _ = try client.call(Methods.taskAccept, TaskParams(taskId: "task-1001"))
-        _ = try UplinkTests.drain(daemon)
+        _ = try Harness.drain(daemon)
         // 0.001 h is 3.6 s: past it the stored login is refused by the daemon itself.
         try await Task.sleep(for: .seconds(4))
         _ = try client.call(Methods.taskArrive, TaskParams(taskId: "task-1001"))
@@ -157,7 +157,7 @@ struct DriverSafetyTests {
         let status = try client.call(Methods.outboxFlush, NoParams())
         #expect(status.link == .authRequired && status.transitions == 1)
         try login()
-        let drained = try UplinkTests.drain(daemon)
+        let drained = try Harness.drain(daemon)
         #expect(drained.link == .online)
         let stats = try await SimHTTP(base: sim.base).request(.GET, "/sim/stats").decode(SimStats.self)
         #expect(stats.statusUpdates.map(\.status) == [.accepted, .arrivedAtStore])
@@ -173,7 +173,7 @@ struct DriverSafetyTests {
         let photo = rig.daemon.directory.file("handover.png")
         try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 7, count: 2000)).write(to: URL(fileURLWithPath: photo))
         try rig.ctl("pod", "photo", photo, "--task", "task-1002")
-        _ = try UplinkTests.drain(rig.daemon)
+        _ = try Harness.drain(rig.daemon)
         let spool = rig.daemon.directory.file("state/spool")
         #expect(try FileManager.default.contentsOfDirectory(atPath: spool).count == 1)
         // Offline: two changes wait.
@@ -196,7 +196,7 @@ struct DriverSafetyTests {
             Binaries.path("driverctl"), ["login", "--username", "rider1"], environment: ["DRIVERD_SOCKET": rig.daemon.socketPath],
             stdin: "demo-password\n")
         #expect(login.status == 0, "\(login.stderr)")
-        _ = try UplinkTests.drain(rig.daemon)
+        _ = try Harness.drain(rig.daemon)
         let stats = try await rig.stats()
         #expect(rig.statuses(stats, "task-1001") == [.accepted])
         #expect(rig.statuses(stats, "task-1002") == [.accepted, .arrivedAtStore, .pickedUp, .arrivedAtDestination])

@@ -11,20 +11,20 @@ struct FullDiskTests {
         let drive = directory.file("drive.nmea")
         try NMEAWriter.log(RoutePresets.driving(laps: 5)).write(toFile: drive, atomically: true, encoding: .utf8)
         let fake = try GPSFake(log: drive, delay: 0.02)
-        let daemon = try GPSReplayTests.daemon(gpsd: fake.endpoint, directory: directory)
-        try GPSReplayTests.waitFor(daemon) { $0.pingsRecorded > 20 }
+        let daemon = try Harness.daemon(gpsd: fake.endpoint, directory: directory)
+        try Harness.waitFor(daemon) { $0.pingsRecorded > 20 }
 
         // No file of the daemon's may grow past 4 KiB now (the soft limit; the hard one stays): every commit fails.
         let limit = try runProgram("/usr/bin/prlimit", ["--pid", String(daemon.pid), "--fsize=4096:"])
         #expect(limit.status == 0, "\(limit.stderr)")
-        let (full, _) = try GPSReplayTests.waitFor(daemon, timeout: .seconds(30)) { $0.lastError != nil && $0.pingsPending > 0 }
+        let (full, _) = try Harness.waitFor(daemon, timeout: .seconds(30)) { $0.lastError != nil && $0.pingsPending > 0 }
         #expect(full.lastError?.contains("cannot write the store") == true, "\(full.lastError ?? "")")
         let stuckAt = full.pingsRecorded
         // Still answering, still sampling; nothing lost so far.
         #expect(try daemon.client().call(Methods.agentStatus, NoParams()).gps.pingsPending > 0)
 
         #expect(try runProgram("/usr/bin/prlimit", ["--pid", String(daemon.pid), "--fsize=unlimited:"]).status == 0)
-        let (recovered, _) = try GPSReplayTests.waitFor(daemon, timeout: .seconds(30)) { $0.lastError == nil && $0.pingsRecorded > stuckAt }
+        let (recovered, _) = try Harness.waitFor(daemon, timeout: .seconds(30)) { $0.lastError == nil && $0.pingsRecorded > stuckAt }
         #expect(recovered.pingsRecorded >= stuckAt + full.pingsPending)
         fake.kill()
         #expect(try daemon.stop() == 0)

@@ -12,27 +12,6 @@ import Testing
 /// a receiver that repeats one stale fix, a 10 Hz receiver. Synthesised with nmea-synth's conditions.
 @Suite("GNSS on the street", .serialized)
 struct GNSSStreetTests {
-    /// A ping as the store keeps it.
-    struct StoredPing: Decodable, FetchableRecord {
-        var fix_time: Double
-        var motion: String
-        var recorded_at: Double
-        var time_source: String?
-        var latitude: Double
-        var longitude: Double
-    }
-
-    static func synthesise(_ route: SyntheticRoute, _ directory: TemporaryDirectory, _ name: String = "log.nmea") throws -> String {
-        let path = directory.file(name)
-        try NMEAWriter.log(route).write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-
-    /// Every ping in a stopped daemon's store, oldest first.
-    static func storedPings(_ daemon: DaemonProcess) throws -> [StoredPing] {
-        try readStateDatabase(daemon.directory.file("state")) { try StoredPing.fetchAll($0, sql: "SELECT * FROM ping ORDER BY fix_time") }
-    }
-
     struct Parked: CustomTestStringConvertible, Sendable {
         var sigma: Double
         var testDescription: String { "σ \(sigma) m" }
@@ -42,11 +21,11 @@ struct GNSSStreetTests {
     func parkedInStreet(_ parked: Parked) throws {
         let directory = TemporaryDirectory()
         let route = RoutePresets.street(parkSeconds: 600, sigma: parked.sigma)
-        let fake = try GPSFake(log: try Self.synthesise(route, directory), delay: 0.01)
-        let daemon = try GPSReplayTests.daemon(gpsd: fake.endpoint, directory: directory)
-        let status = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 600)
+        let fake = try GPSFake(log: try Harness.synthesise(route, directory), delay: 0.01)
+        let daemon = try Harness.daemon(gpsd: fake.endpoint, directory: directory)
+        let status = try Harness.settled(daemon, fake: fake, minimumFixes: 600)
         try daemon.stop()
-        let pings = try Self.storedPings(daemon)
+        let pings = try Harness.storedPings(daemon)
         let parkedAt = route.startTime + 30
         let stationary = try #require(pings.first { $0.motion == "stationary" && $0.fix_time >= parkedAt }, "never stationary: \(status)")
         #expect(stationary.fix_time - parkedAt <= 75, "stationary \(stationary.fix_time - parkedAt) s after parking")
@@ -68,10 +47,10 @@ struct GNSSStreetTests {
         route.spikes = .init(share: 0.02, minMetres: 150, maxMetres: 2000)
         route.dropouts = [.init(at: 200, seconds: 40)]
         let epochs = route.epochs()
-        let fake = try GPSFake(log: try Self.synthesise(route, directory), delay: 0.01)
-        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: UplinkTests.config(backend: sim), directory: directory)
-        let gps = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 500)
-        _ = try UplinkTests.drain(daemon)
+        let fake = try GPSFake(log: try Harness.synthesise(route, directory), delay: 0.01)
+        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Harness.config(backend: sim), directory: directory)
+        let gps = try Harness.settled(daemon, fake: fake, minimumFixes: 500)
+        _ = try Harness.drain(daemon)
         let received = try await http.locations().pings
         #expect(received.count == gps.pingsRecorded && received.count > 400)
         let truth = Dictionary(epochs.map { (($0.elapsed + route.startTime).rounded(), $0.truth) }, uniquingKeysWith: { a, _ in a })
@@ -97,18 +76,18 @@ struct GNSSStreetTests {
         let epochs = route.epochs()
         let staleTime = try #require(epochs.first { $0.stale }?.fix?.time)
         // 0.1 s a sentence: three times real time, so the stale spell lasts about 33 s of wall time.
-        let fake = try GPSFake(log: try Self.synthesise(route, directory), delay: 0.1)
-        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: UplinkTests.config(backend: sim), directory: directory)
-        try GPSReplayTests.waitFor(daemon, timeout: .seconds(60)) { $0.link == .noFix && $0.fixesSeen > 40 }
+        let fake = try GPSFake(log: try Harness.synthesise(route, directory), delay: 0.1)
+        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Harness.config(backend: sim), directory: directory)
+        try Harness.waitFor(daemon, timeout: .seconds(60)) { $0.link == .noFix && $0.fixesSeen > 40 }
         // The heartbeat goes out with the next attempt (every 5 s while moving).
         try await waitUntil("a heartbeat at the backend", timeout: .seconds(30), detail: daemon.log) { try await !http.locations().heartbeats.isEmpty }
         let heartbeat = try #require(try await http.locations().heartbeats.first)
         #expect(heartbeat.gps == "noFix" && heartbeat.lastFixTime == staleTime)
         #expect(heartbeat.timeSource != .unsynced)
         // Fixes come back after the stale spell.
-        try GPSReplayTests.waitFor(daemon, timeout: .seconds(60)) { $0.link == .connected && ($0.lastFix?.time ?? 0) > staleTime + 10 }
-        let status = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 100)
-        _ = try UplinkTests.drain(daemon)
+        try Harness.waitFor(daemon, timeout: .seconds(60)) { $0.link == .connected && ($0.lastFix?.time ?? 0) > staleTime + 10 }
+        let status = try Harness.settled(daemon, fake: fake, minimumFixes: 100)
+        _ = try Harness.drain(daemon)
         let locations = try await http.locations()
         #expect(locations.pings.filter { $0.timestamp == staleTime }.count <= 1, "the stale fix was sent as new")
         #expect((status.fixesRejected?["time"] ?? 0) >= 10, "\(status.fixesRejected ?? [:])")
@@ -123,9 +102,9 @@ struct GNSSStreetTests {
         let directory = TemporaryDirectory()
         var route = RoutePresets.street(parkSeconds: 240, sigma: 3)
         route.hz = 10
-        let fake = try GPSFake(log: try Self.synthesise(route, directory), delay: 0.002)
-        let daemon = try GPSReplayTests.daemon(gpsd: fake.endpoint, directory: directory)
-        let status = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 2000)
+        let fake = try GPSFake(log: try Harness.synthesise(route, directory), delay: 0.002)
+        let daemon = try Harness.daemon(gpsd: fake.endpoint, directory: directory)
+        let status = try Harness.settled(daemon, fake: fake, minimumFixes: 2000)
         let expected = NMEALog.expectedPings(route.samples().compactMap { $0 })
         for mode in ["moving", "stationary"] {
             let want = expected[mode] ?? 0, got = status.pingsByMotion[mode] ?? 0

@@ -11,50 +11,12 @@ let sharedLogs: ConditionTrait = .enabled(
 
 @Suite("GPS through gpsd", .serialized)
 struct GPSReplayTests {
-    static let continuous = "[gps]\nwatch = \"continuous\"\n"
-
-    static func daemon(gpsd: String, config: String = continuous, directory: TemporaryDirectory = TemporaryDirectory()) throws -> DaemonProcess {
-        try DaemonProcess(arguments: ["--gpsd", gpsd], config: config, directory: directory)
-    }
-
-    static func status(_ daemon: DaemonProcess) throws -> GPSStatus {
-        try daemon.client().call(Methods.gpsStatus, NoParams())
-    }
-
-    /// Polls gps.status until `condition` holds; returns the link states seen on the way.
-    @discardableResult
-    static func waitFor(_ daemon: DaemonProcess, timeout: Duration = .seconds(60), _ condition: (GPSStatus) -> Bool) throws -> (GPSStatus, Set<String>) {
-        var seen: Set<String> = []
-        var last: GPSStatus?
-        try waitUntil("gps.status condition", timeout: timeout, detail: "last status: \(last.map { "\($0)" } ?? "none"); links seen: \(seen)\n\(daemon.log)") {
-            let status = try Self.status(daemon)
-            seen.insert(status.link.rawValue)
-            last = status
-            return condition(status)
-        }
-        return (last!, seen)
-    }
-
-    /// Waits for the replay to end (no fix for 3 s; gpsfake itself may spin instead of exiting) and the
-    /// counters to settle (the last batch committed).
-    static func settled(_ daemon: DaemonProcess, fake: GPSFake, minimumFixes: Int = 1, timeout: Duration = .seconds(120)) throws -> GPSStatus {
-        let status = try waitFor(daemon, timeout: timeout) {
-            $0.fixesSeen >= minimumFixes && ($0.lastFixAge ?? 0) > 3 && $0.pingsPending == 0
-        }.0
-        fake.kill()
-        return status
-    }
-
-    static func log(_ name: String) throws -> String {
-        try #require(GPSFake.sharedLog(name), "skipped: ../shared/testdata/nmea/\(name) is not beside this checkout")
-    }
-
     @Test("the stationary log (20 min of jitter and slow walking) never flips to moving; 0.1 Hz pings", sharedLogs)
     func stationaryJitter() throws {
-        let path = try Self.log("signalk-gps.log")
+        let path = try Harness.log("signalk-gps.log")
         let fake = try GPSFake(log: path, delay: 0.002)
-        let daemon = try Self.daemon(gpsd: fake.endpoint)
-        let status = try Self.settled(daemon, fake: fake)
+        let daemon = try Harness.daemon(gpsd: fake.endpoint)
+        let status = try Harness.settled(daemon, fake: fake)
         #expect(status.pingsByMotion["moving"] == nil, "\(status.pingsByMotion)")
         let expected = NMEALog.expectedPings(try NMEALog.fixes(path))
         #expect(expected["moving"] == nil)
@@ -67,10 +29,10 @@ struct GPSReplayTests {
 
     @Test("city driving: ping counts per mode match the policy for the log", sharedLogs)
     func cityDriving() throws {
-        let path = try Self.log("20100411_Geko_Regensburg.txt")
+        let path = try Harness.log("20100411_Geko_Regensburg.txt")
         let fake = try GPSFake(log: path, delay: 0.002)
-        let daemon = try Self.daemon(gpsd: fake.endpoint)
-        let status = try Self.settled(daemon, fake: fake)
+        let daemon = try Harness.daemon(gpsd: fake.endpoint)
+        let status = try Harness.settled(daemon, fake: fake)
         let expected = NMEALog.expectedPings(try NMEALog.fixes(path))
         for mode in ["moving", "stationary"] {
             let want = expected[mode] ?? 0, got = status.pingsByMotion[mode] ?? 0
@@ -81,12 +43,12 @@ struct GPSReplayTests {
 
     @Test("a receiver that never fixes records nothing and reports noFix", sharedLogs)
     func neverFixes() throws {
-        let fake = try GPSFake(log: try Self.log("skytraq.log"), delay: 0.05)
-        let daemon = try Self.daemon(gpsd: fake.endpoint)
-        let (_, links) = try Self.waitFor(daemon) { $0.link == .noFix }
+        let fake = try GPSFake(log: try Harness.log("skytraq.log"), delay: 0.05)
+        let daemon = try Harness.daemon(gpsd: fake.endpoint)
+        let (_, links) = try Harness.waitFor(daemon) { $0.link == .noFix }
         // The whole log: 166 lines at 50 ms.
         usleep(9_000_000)
-        let status = try Self.status(daemon)
+        let status = try Harness.status(daemon)
         #expect(status.pingsRecorded == 0 && status.fixesSeen == 0 && status.lastFix == nil)
         #expect(links.contains("noFix"))
         let fix = Result { try daemon.client().call(Methods.gpsFix, NoParams()) }
@@ -99,11 +61,11 @@ struct GPSReplayTests {
 
     @Test("fix lost and regained: the loss is reported and recording resumes", sharedLogs)
     func fixLoss() throws {
-        let path = try Self.log("meinberg-gps164.log")
+        let path = try Harness.log("meinberg-gps164.log")
         let fake = try GPSFake(log: path, delay: 0.02)
-        let daemon = try Self.daemon(gpsd: fake.endpoint)
-        let (_, links) = try Self.waitFor(daemon) { $0.fixesSeen > 0 && ($0.lastFixAge ?? 0) > 3 }
-        let status = try Self.settled(daemon, fake: fake, minimumFixes: 60)
+        let daemon = try Harness.daemon(gpsd: fake.endpoint)
+        let (_, links) = try Harness.waitFor(daemon) { $0.fixesSeen > 0 && ($0.lastFixAge ?? 0) > 3 }
+        let status = try Harness.settled(daemon, fake: fake, minimumFixes: 60)
         _ = links
         // The receiver goes silent for 20 s (RMC status V, so gpsd sends no TPV): a loss, then fixes again.
         #expect(status.fixLosses == 1, "\(status)")
@@ -115,9 +77,9 @@ struct GPSReplayTests {
     @Test("time going backwards, duplicate epochs and garbage between sentences never stop recording", sharedLogs)
     func hostileInput() throws {
         for name in ["bt451.log", "humminbird-M37.log"] {
-            let fake = try GPSFake(log: try Self.log(name), delay: 0.01)
-            let daemon = try Self.daemon(gpsd: fake.endpoint)
-            let status = try Self.settled(daemon, fake: fake)
+            let fake = try GPSFake(log: try Harness.log(name), delay: 0.01)
+            let daemon = try Harness.daemon(gpsd: fake.endpoint)
+            let status = try Harness.settled(daemon, fake: fake)
             #expect(status.pingsRecorded > 0, "\(name)")
             #expect(daemon.process.isRunning)
         }
@@ -130,25 +92,25 @@ struct GPSReplayTests {
         }
         try text.write(toFile: directory.file("junk.nmea"), atomically: true, encoding: .utf8)
         let fake = try GPSFake(log: directory.file("junk.nmea"), delay: 0.002)
-        let daemon = try Self.daemon(gpsd: fake.endpoint)
-        let status = try Self.settled(daemon, fake: fake, minimumFixes: 150)
+        let daemon = try Harness.daemon(gpsd: fake.endpoint)
+        let status = try Harness.settled(daemon, fake: fake, minimumFixes: 150)
         #expect((status.pingsByMotion["moving"] ?? 0) > 100, "\(status)\n\(daemon.log)")
     }
 
     @Test("gpsd absent at start, then started, then killed mid-replay and restarted: the daemon follows by itself")
     func gpsdComesAndGoes() throws {
         let port = GPSFake.freePort()
-        let daemon = try Self.daemon(gpsd: "127.0.0.1:\(port)")
-        try Self.waitFor(daemon, timeout: .seconds(20)) { $0.link == .lost }
+        let daemon = try Harness.daemon(gpsd: "127.0.0.1:\(port)")
+        try Harness.waitFor(daemon, timeout: .seconds(20)) { $0.link == .lost }
         let synthetic = TemporaryDirectory()
         try NMEAWriter.log(RoutePresets.parked(seconds: 3600)).write(toFile: synthetic.file("parked.nmea"), atomically: true, encoding: .utf8)
         var fake: GPSFake? = try GPSFake(log: synthetic.file("parked.nmea"), delay: 0.01, port: port)
-        let before = try Self.waitFor(daemon, timeout: .seconds(30)) { $0.link == .connected && $0.fixesSeen > 20 }.0
+        let before = try Harness.waitFor(daemon, timeout: .seconds(30)) { $0.link == .connected && $0.fixesSeen > 20 }.0
         fake?.kill()
         fake = nil
-        try Self.waitFor(daemon, timeout: .seconds(20)) { $0.link == .lost }
+        try Harness.waitFor(daemon, timeout: .seconds(20)) { $0.link == .lost }
         fake = try GPSFake(log: synthetic.file("parked.nmea"), delay: 0.01, port: port)
-        try Self.waitFor(daemon, timeout: .seconds(40)) { $0.link == .connected && $0.fixesSeen > before.fixesSeen + 20 }
+        try Harness.waitFor(daemon, timeout: .seconds(40)) { $0.link == .connected && $0.fixesSeen > before.fixesSeen + 20 }
         #expect(daemon.process.isRunning)
         _ = fake
     }
@@ -165,18 +127,18 @@ struct GPSReplayTests {
         let synthetic = directory.file("drive.nmea")
         try NMEAWriter.log(RoutePresets.driving(laps: 20)).write(toFile: synthetic, atomically: true, encoding: .utf8)
         let fake = try GPSFake(log: synthetic, delay: 0.1)
-        let config = Self.continuous + """
+        let config = Harness.continuous + """
             [battery]
             power_supply_dir = "\(supplies)"
             poll_seconds = 1
             [ignition]
             path = "\(ignition)"
             """
-        let daemon = try Self.daemon(gpsd: fake.endpoint, config: config, directory: directory)
+        let daemon = try Harness.daemon(gpsd: fake.endpoint, config: config, directory: directory)
         let client = try daemon.client()
         func sampling() throws -> SamplingStatus { try client.call(Methods.agentStatus, NoParams()).sampling }
 
-        try Self.waitFor(daemon) { $0.motion == .moving }
+        try Harness.waitFor(daemon) { $0.motion == .moving }
         try waitUntil("battery saver", timeout: .seconds(10)) { try sampling().batteryMode == .saver }
         #expect(try sampling().samplingHz == 0.2)
 
@@ -189,16 +151,16 @@ struct GPSReplayTests {
 
         // Ignition off overrides GPS: stationary and saver, whatever the fixes say.
         try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
-        try Self.waitFor(daemon, timeout: .seconds(10)) { $0.motion == .stationary }
+        try Harness.waitFor(daemon, timeout: .seconds(10)) { $0.motion == .stationary }
         #expect(try sampling().ignition == .off)
         #expect(try sampling().batteryMode == .saver)
         try "1\n".write(toFile: ignition, atomically: true, encoding: .utf8)
-        try Self.waitFor(daemon, timeout: .seconds(10)) { $0.motion == .moving }
+        try Harness.waitFor(daemon, timeout: .seconds(10)) { $0.motion == .moving }
 
         // Stationary by ignition again, then a live map asks for 1 Hz... capped at 0.2 Hz in saver mode.
         try FileManager.default.removeItem(atPath: supplies + "/AC")
         try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
-        try Self.waitFor(daemon, timeout: .seconds(10)) { $0.motion == .stationary }
+        try Harness.waitFor(daemon, timeout: .seconds(10)) { $0.motion == .stationary }
         let map = try daemon.client()
         let answer = try map.call(Methods.gpsRequestRate, RequestRateParams(hz: 1))
         #expect(answer.effectiveHz == 0.2)
@@ -217,8 +179,8 @@ struct GPSReplayTests {
         let directory = TemporaryDirectory()
         try NMEAWriter.log(RoutePresets.parked(seconds: 3600)).write(toFile: directory.file("parked.nmea"), atomically: true, encoding: .utf8)
         let fake = try GPSFake(log: directory.file("parked.nmea"), delay: 0.05)
-        let daemon = try Self.daemon(gpsd: fake.endpoint)
-        try Self.waitFor(daemon) { $0.motion == .stationary }
+        let daemon = try Harness.daemon(gpsd: fake.endpoint)
+        try Harness.waitFor(daemon) { $0.motion == .stationary }
         let status = try daemon.client()
         #expect(try status.call(Methods.agentStatus, NoParams()).sampling.samplingHz == 0.1)
         do {
@@ -239,7 +201,7 @@ struct GPSReplayTests {
         let directory = TemporaryDirectory()
         try NMEAWriter.log(RoutePresets.driving(laps: 5)).write(toFile: directory.file("drive.nmea"), atomically: true, encoding: .utf8)
         let fake = try GPSFake(log: directory.file("drive.nmea"), delay: 0.02)
-        let daemon = try Self.daemon(gpsd: fake.endpoint)
+        let daemon = try Harness.daemon(gpsd: fake.endpoint)
         let client = try daemon.client()
         let bad = Result { try client.call(Methods.eventsSubscribe, SubscribeParams(topics: ["gps.nope"])) }
         if case .failure(RPCClient.Failure.server(let error)) = bad { #expect(error.kind == .invalidParams) } else { Issue.record("unknown topic must be refused") }

@@ -12,29 +12,6 @@ import Testing
 /// driverd's outbox and uplink against the real reference backend over loopback.
 @Suite("Uplink to dispatch-sim", .serialized)
 struct UplinkTests {
-    static func config(backend: SimProcess, credentials: Bool = true) -> String {
-        """
-        [gps]
-        watch = "continuous"
-        [backend]
-        url = "\(backend.base)"
-        """ + (credentials ? "\nusername = \"rider1\"\npassword = \"demo-password\"\n" : "\n")
-    }
-
-    static func outbox(_ daemon: DaemonProcess) throws -> OutboxStatus {
-        try daemon.client().call(Methods.outboxStatus, NoParams())
-    }
-
-    /// Flushes until nothing waits (bounded).
-    static func drain(_ daemon: DaemonProcess, timeout: Duration = .seconds(90)) throws -> OutboxStatus {
-        var status: OutboxStatus?
-        try waitUntil("the outbox drained", timeout: timeout, detail: "\(status.map { "\($0)" } ?? "")\n\(daemon.log)") {
-            status = try daemon.client(timeout: .seconds(60)).call(Methods.outboxFlush, NoParams())
-            return status!.pings + status!.items == 0
-        }
-        return status!
-    }
-
     @Test("every recorded ping reaches the backend exactly once through dropped requests, lost answers, 5xx and closed WebSockets")
     func pingsExactlyOnce() async throws {
         let sim = try SimProcess(arguments: ["--seed", "7"])
@@ -44,7 +21,7 @@ struct UplinkTests {
         let drive = directory.file("drive.nmea")
         try NMEAWriter.log(RoutePresets.driving(laps: 3)).write(toFile: drive, atomically: true, encoding: .utf8)
         let fake = try GPSFake(log: drive, delay: 0.01)
-        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Self.config(backend: sim), directory: directory)
+        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Harness.config(backend: sim), directory: directory)
         // The backend also closes the WebSocket now and then.
         let closer = Task {
             while !Task.isCancelled {
@@ -52,10 +29,10 @@ struct UplinkTests {
                 _ = try await http.request(.POST, "/sim/websockets/close")
             }
         }
-        let gps = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 50)
+        let gps = try Harness.settled(daemon, fake: fake, minimumFixes: 50)
         closer.cancel()
         _ = try await http.request(.DELETE, "/sim/faults")
-        let status = try Self.drain(daemon)
+        let status = try Harness.drain(daemon)
         #expect(status.link == .online && status.driverId == "drv-1")
         let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
         #expect(gps.pingsRecorded > 50)
@@ -73,12 +50,12 @@ struct UplinkTests {
         // Longer than the three phases need, even with the WebSocket backoff at its worst here (about 16 s).
         try NMEAWriter.log(RoutePresets.driving(laps: 8)).write(toFile: drive, atomically: true, encoding: .utf8)
         let fake = try GPSFake(log: drive, delay: 0.03)
-        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Self.config(backend: sim), directory: directory)
+        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Harness.config(backend: sim), directory: directory)
         func stats() async throws -> SimStats { try await http.request(.GET, "/sim/stats").decode(SimStats.self) }
         // Open: batches go over the WebSocket, and a push comes down it.
         try await waitUntil("a batch over the WebSocket") {
             let batches = try await stats().webSocketBatches
-            return try Self.outbox(daemon).transport == .websocket && batches >= 1
+            return try Harness.outbox(daemon).transport == .websocket && batches >= 1
         }
         _ = try await http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "gate code 1234"])
         try await waitUntil("the push") { daemon.log.contains("push from the backend") }
@@ -86,7 +63,7 @@ struct UplinkTests {
         // Refused: the backend closes the WebSocket and answers 503 to every reconnect; HTTPS carries the batches.
         _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(errorRate: 1, pathPrefix: "/api/v1/rider/ws"))
         _ = try await http.request(.POST, "/sim/websockets/close")
-        try await waitUntil("the fallback to HTTPS") { try Self.outbox(daemon).transport == .https }
+        try await waitUntil("the fallback to HTTPS") { try Harness.outbox(daemon).transport == .https }
         let before = try await stats()
         try await waitUntil("a batch over HTTPS") {
             let now = try await stats()
@@ -99,13 +76,13 @@ struct UplinkTests {
         let refused = try await stats()
         try await waitUntil("the reconnect and a batch over it") {
             let batches = try await stats().webSocketBatches
-            return try Self.outbox(daemon).transport == .websocket && batches > refused.webSocketBatches
+            return try Harness.outbox(daemon).transport == .websocket && batches > refused.webSocketBatches
         }
 
         // The drive is cut short here; every ping recorded until then reaches the backend exactly once.
         fake.kill()
-        let gps = try GPSReplayTests.waitFor(daemon) { ($0.lastFixAge ?? 0) > 3 && $0.pingsPending == 0 }.0
-        _ = try Self.drain(daemon)
+        let gps = try Harness.waitFor(daemon) { ($0.lastFixAge ?? 0) > 3 && $0.pingsPending == 0 }.0
+        _ = try Harness.drain(daemon)
         let final = try await stats()
         #expect(final.uniquePings == gps.pingsRecorded, "recorded \(gps.pingsRecorded), backend has \(final.uniquePings)")
         try daemon.stop()
@@ -119,10 +96,10 @@ struct UplinkTests {
         // Queue a shift's transitions before the daemon starts, as driver actions would have.
         try Self.queueJourney(in: directory.file("state"))
         _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(dropBeforeRate: 0.25, dropAfterRate: 0.25, errorRate: 0.2))
-        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Self.config(backend: sim), directory: directory)
+        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Harness.config(backend: sim), directory: directory)
         try await Task.sleep(for: .seconds(2))
         _ = try await http.request(.DELETE, "/sim/faults")
-        let status = try Self.drain(daemon)
+        let status = try Harness.drain(daemon)
         #expect(status.deadLetters == 1)
         let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
         #expect(stats.faultsInjected > 0)
@@ -172,16 +149,16 @@ struct UplinkTests {
         let drive = directory.file("drive.nmea")
         try NMEAWriter.log(RoutePresets.driving(laps: 12)).write(toFile: drive, atomically: true, encoding: .utf8)
         let fake = try GPSFake(log: drive, delay: 0.01)
-        let config = Self.config(backend: sim)
+        let config = Harness.config(backend: sim)
         for _ in 0..<20 {
             let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: config, directory: directory)
             usleep(UInt32(Double.random(in: 0.2...1.2, using: &random) * 1e6))
             try daemon.stop(signal: SIGKILL)
         }
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: config, directory: directory)
-        _ = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 1)
+        _ = try Harness.settled(daemon, fake: fake, minimumFixes: 1)
         _ = try await http.request(.DELETE, "/sim/faults")
-        _ = try Self.drain(daemon, timeout: .seconds(120))
+        _ = try Harness.drain(daemon, timeout: .seconds(120))
         try daemon.stop()
         let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
         try Self.checkJourney(stats, state: directory.file("state"), "(seed \(seed))")
@@ -199,8 +176,8 @@ struct UplinkTests {
         let sim = try SimProcess()
         let http = SimHTTP(base: sim.base)
         let directory = TemporaryDirectory()
-        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Self.config(backend: sim, credentials: false), directory: directory)
-        #expect(try Self.outbox(daemon).driverId == nil)
+        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Harness.config(backend: sim, credentials: false), directory: directory)
+        #expect(try Harness.outbox(daemon).driverId == nil)
         let ctl = Binaries.path("driverctl")
         let wrong = try runProgram(ctl, ["--socket", daemon.socketPath, "login", "--username", "rider1"], stdin: "nope\n")
         #expect(wrong.status != 0 && wrong.stderr.contains("refused"))
@@ -224,7 +201,7 @@ struct UplinkTests {
 
         let again = try runProgram(ctl, ["--socket", daemon.socketPath, "login", "--username", "rider1"], stdin: "demo-password\n")
         #expect(again.status == 0)
-        let status = try Self.drain(daemon)
+        let status = try Harness.drain(daemon)
         #expect(status.link == .online)
         #expect(try await http.request(.GET, "/sim/stats").decode(SimStats.self).statusUpdates.map(\.idempotencyKey) == ["after-revoke"])
         let queue = try runProgram(ctl, ["--socket", daemon.socketPath, "queue"])
@@ -234,7 +211,7 @@ struct UplinkTests {
         try Outbox(store: try Store(directory: directory.file("state"))).enqueue(OutboxItemRecord(
             kind: .status, taskId: "task-1002", idempotencyKey: "skips-ahead",
             payload: try JSONEncoder().encode(StatusUpdateRequest(status: .delivered, location: nil, timestamp: 2)), createdAt: 2))
-        #expect(try Self.drain(daemon).deadLetters == 1)
+        #expect(try Harness.drain(daemon).deadLetters == 1)
         var refused = ""
         for _ in 0..<5 where !refused.contains("outbox.refused") { refused = String(decoding: try events.readLine(), as: UTF8.self) }
         #expect(refused.contains(#""idempotencyKey":"skips-ahead""#) && refused.contains("INVALID_TRANSITION"), "\(refused)")
@@ -260,13 +237,13 @@ struct UplinkTests {
             password = "demo-password"
             """
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: config, directory: directory)
-        let gps = try GPSReplayTests.settled(daemon, fake: fake, minimumFixes: 20_000, timeout: .seconds(600))
-        let offline = try Self.outbox(daemon)
+        let gps = try Harness.settled(daemon, fake: fake, minimumFixes: 20_000, timeout: .seconds(600))
+        let offline = try Harness.outbox(daemon)
         #expect(offline.pings == gps.pingsRecorded && offline.pings > 25_000, "\(offline)")
         #expect(offline.link == .backingOff || offline.link == .idle)
 
         let sim = try SimProcess(port: port)
-        let status = try Self.drain(daemon, timeout: .seconds(300))
+        let status = try Harness.drain(daemon, timeout: .seconds(300))
         #expect(status.link == .online && status.pings == 0)
         let stats = try await SimHTTP(base: sim.base).request(.GET, "/sim/stats").decode(SimStats.self)
         #expect(stats.uniquePings == gps.pingsRecorded)
@@ -281,7 +258,7 @@ struct UplinkTests {
     @Test("without a backend the outbox says so and keeps everything")
     func noBackend() throws {
         let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"])
-        let status = try Self.outbox(daemon)
+        let status = try Harness.outbox(daemon)
         #expect(!status.enabled && status.link == .disabled)
         #expect(throws: (any Error).self) { try daemon.client().call(Methods.outboxFlush, NoParams()) }
         let queue = try runProgram(Binaries.path("driverctl"), ["--socket", daemon.socketPath, "queue"])

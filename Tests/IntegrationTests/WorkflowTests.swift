@@ -25,7 +25,7 @@ struct WorkflowTests {
         ) throws {
             sim = try SimProcess()
             http = SimHTTP(base: sim.base)
-            var config = UplinkTests.config(backend: sim)
+            var config = Harness.config(backend: sim)
             if let ignition {
                 try (ignition + "\n").write(toFile: directory.file("ignition"), atomically: true, encoding: .utf8)
                 config += "\n[ignition]\npath = \"\(directory.file("ignition"))\"\n"
@@ -103,7 +103,7 @@ struct WorkflowTests {
         #expect(proof.task.pod == .accepted)
         let delivered = try rig.ctlJSON(TaskView.self, "deliver", "--task", "task-1001")
         #expect(delivered.status == .delivered && delivered.sync == .pending)
-        _ = try UplinkTests.drain(rig.daemon)
+        _ = try Harness.drain(rig.daemon)
         let stats = try await rig.stats()
         #expect(rig.statuses(stats, "task-1001") == Self.journey)
         #expect(stats.pods.filter { $0.taskId == "task-1001" }.map(\.accepted) == [false, true])
@@ -111,7 +111,7 @@ struct WorkflowTests {
         try rig.waitFor("task-1001 to leave the route") { try !rig.route().tasks.contains { $0.id == "task-1001" } }
         _ = try await rig.http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "taskId": "task-1002", "text": "leave it at the door"])
         try rig.ctl("fail", "customer-unavailable", "--task", "task-1002", "--note", "rang twice", expectFailure: true)
-        _ = try UplinkTests.drain(rig.daemon)
+        _ = try Harness.drain(rig.daemon)
         try rig.daemon.stop()
         let log = rig.daemon.log
         #expect(log.contains("<7>") && log.contains("task task-1001: deliver"), "a debug-level log of the whole journey")
@@ -125,7 +125,7 @@ struct WorkflowTests {
         let rig = try Rig()
         try rig.ctl("accept")
         try rig.ctl("arrive")
-        _ = try UplinkTests.drain(rig.daemon)
+        _ = try Harness.drain(rig.daemon)
         try await rig.cutNetwork()
         try rig.ctl("pickup")
         try rig.ctl("arrive", "--task", "task-1001")
@@ -137,12 +137,12 @@ struct WorkflowTests {
         #expect(queued.contains("3 transitions, 1 proof"), "\(queued)")
         #expect(try await rig.stats().statusUpdates.count == 2, "nothing got through while cut off")
         try await rig.restoreNetwork()
-        _ = try UplinkTests.drain(rig.daemon)
+        _ = try Harness.drain(rig.daemon)
         let stats = try await rig.stats()
         #expect(rig.statuses(stats, "task-1001") == Self.journey)
         #expect(stats.statusUpdates.count == Set(stats.statusUpdates.map(\.idempotencyKey)).count)
         #expect(stats.pods.map(\.accepted) == [true] && stats.pods.first?.taskId == "task-1001")
-        #expect(try UplinkTests.outbox(rig.daemon).deadLetters == 0)
+        #expect(try Harness.outbox(rig.daemon).deadLetters == 0)
         try rig.daemon.stop()
     }
 
@@ -160,7 +160,7 @@ struct WorkflowTests {
         try rig.ctl("pickup")
         #expect(try rig.route().stops.map(\.id) == ["task-1001-dropoff", "task-1002-dropoff"])
         // The dispatcher puts customer B first: a push, a sync, and the new order here.
-        _ = try UplinkTests.drain(rig.daemon)
+        _ = try Harness.drain(rig.daemon)
         _ = try await rig.http.request(.POST, "/sim/drivers/drv-1/sequence", json: RouteSequence(sequence: [
             "task-1001-pickup", "task-1002-pickup", "task-1002-dropoff", "task-1001-dropoff",
         ]))
@@ -170,7 +170,7 @@ struct WorkflowTests {
         #expect(!preview.applied && preview.order.map(\.stopId) == ["task-1001-dropoff", "task-1002-dropoff"])
         #expect(try rig.route().stops.first?.id == "task-1002-dropoff", "a preview changes nothing")
         try rig.ctl("route", "--resequence", "task-1001-dropoff", "task-1002-dropoff", "--confirm")
-        _ = try UplinkTests.drain(rig.daemon)
+        _ = try Harness.drain(rig.daemon)
         let active = try await rig.http.request(.GET, "/sim/tasks").body
         #expect(String(decoding: active, as: UTF8.self).contains("task-1002"))
         // Offline, the driver arrives at B while the dispatcher cancels B: the queued arrival is refused,
@@ -179,9 +179,9 @@ struct WorkflowTests {
         try rig.ctl("arrive", "--task", "task-1002")
         _ = try await rig.http.request(.POST, "/sim/tasks/task-1002/cancel")
         try await rig.restoreNetwork()
-        _ = try UplinkTests.drain(rig.daemon)
+        _ = try Harness.drain(rig.daemon)
         try rig.waitFor("task-1002 to leave the route") { try !rig.route().stops.contains { $0.taskId == "task-1002" } }
-        #expect(try UplinkTests.outbox(rig.daemon).deadLetters == 1)
+        #expect(try Harness.outbox(rig.daemon).deadLetters == 1)
         let conflict = try events.waitFor(EventTopic.taskConflict)
         #expect(conflict["taskId"] == .string("task-1002") && conflict["backendStatus"] == .string("CANCELLED"), "\(conflict)")
         // Customer A does not open: a failure with its reason, then back to the vendor.
@@ -190,7 +190,7 @@ struct WorkflowTests {
         let back = try rig.ctl("next").stdout
         #expect(back.contains("Pizzeria Da Marco") && back.contains("Return to vendor"), "\(back)")
         try rig.ctl("return")
-        _ = try UplinkTests.drain(rig.daemon)
+        _ = try Harness.drain(rig.daemon)
         let stats = try await rig.stats()
         #expect(rig.statuses(stats, "task-1001") == [.accepted, .arrivedAtStore, .pickedUp, .arrivedAtDestination, .deliveryFailed, .returnedToVendor])
         #expect(rig.statuses(stats, "task-1002") == [.accepted, .arrivedAtStore, .pickedUp])
@@ -228,7 +228,7 @@ struct WorkflowTests {
         #expect(stats.pods.last?.sha256 == sha && stats.pods.last?.bytes == photo.count)
         try rig.ctl("arrive", "--task", "task-1002")
         try rig.ctl("deliver", "--task", "task-1002")
-        _ = try UplinkTests.drain(rig.daemon)
+        _ = try Harness.drain(rig.daemon)
         #expect(rig.statuses(try await rig.stats(), "task-1002") == Self.journey)
         try rig.daemon.stop()
     }
