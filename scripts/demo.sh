@@ -48,6 +48,9 @@ url = "$backend"
 # The reference backend's documented demo driver (docs/dispatch-sim.md).
 username = "rider1"
 password = "demo-password"
+[arrival]
+# The daemon performs the arrival itself when the vehicle stops inside a stop's geofence.
+mode = "auto"
 TOML
 "$bin/driverd" --socket "$socket" --state-dir "$root/state" --config "$root/driverd.toml" \
     --gpsd "127.0.0.1:$port" --log-target stderr 2>"$root/driverd.log" &
@@ -56,23 +59,15 @@ pids=("$daemon" "${pids[@]}")
 for _ in $(seq 100); do [[ -S "$socket" ]] && break; sleep 0.1; done
 for _ in $(seq 100); do ctl --json route 2>/dev/null | grep -q task-1001 && break; sleep 0.2; done
 
-# The scripted driver: each step waits for the vehicle to stand still near the next stop.
-# The scripted driver: "arrive" waits until the vehicle stands (under 1 m/s) within 50 m of the next stop.
-near_and_stopped() {
-    python3 - "$(ctl --json next)" "$(ctl --json gps)" <<'PY'
-import json, math, sys
-card, gps = json.loads(sys.argv[1])["next"], json.loads(sys.argv[2])
-fix = gps.get("lastFix")
-if not card or not fix:
-    sys.exit(1)
-stop = card["stop"]
-dlat, dlng = math.radians(stop["lat"] - fix["latitude"]), math.radians(stop["lng"] - fix["longitude"])
-h = math.sin(dlat / 2) ** 2 + math.cos(math.radians(fix["latitude"])) * math.cos(math.radians(stop["lat"])) * math.sin(dlng / 2) ** 2
-metres = 2 * 6371008.8 * math.asin(math.sqrt(h))
-sys.exit(0 if metres < 50 and (fix.get("speed") or 0) < 1 else 1)
-PY
+# The scripted driver never taps "arrived": driverd notices the arrival by the stop's geofence
+# (arrival.mode = "auto") and performs it; the driver waits for that, then picks up or hands over.
+status_is() {
+    ctl --json route 2>/dev/null | python3 -c '
+import json, sys
+route = json.load(sys.stdin)
+sys.exit(0 if any(t["id"] == "task-1001" and t["status"] == sys.argv[1] for t in route["tasks"]) else 1)' "$1"
 }
-steps=("shift start" "accept" "wait" "arrive" "pickup" "wait" "arrive" "otp 1111" "otp 4812" "deliver")
+steps=("shift start" "accept" "wait ARRIVED_AT_STORE" "pickup" "wait ARRIVED_AT_DESTINATION" "otp 1111" "otp 4812" "deliver")
 step=0
 last="(the driver opens the app)"
 show() {
@@ -90,9 +85,13 @@ deadline=$((SECONDS + ${DEMO_SECONDS:-240}))
 while ((SECONDS < deadline)) && ((step < ${#steps[@]})); do
     action=${steps[$step]}
     case $action in
-    wait)
-        if near_and_stopped; then step=$((step + 1)); continue; fi
-        last="${last%% · driving*} · driving to the next stop" ;;
+    wait*)
+        if status_is "${action#wait }"; then
+            last="driverd: arrival detected by the geofence → ${action#wait }"
+            step=$((step + 1))
+        else
+            last="${last%% · driving*} · driving to the next stop"
+        fi ;;
     otp*)
         code=${action#otp }
         if out=$(ctl pod otp "$code" 2>&1); then last="driverctl pod otp $code → $out"; else last="driverctl pod otp $code → $out (the customer reads it again)"; fi
@@ -107,12 +106,19 @@ while ((SECONDS < deadline)) && ((step < ${#steps[@]})); do
 done
 ctl sync >/dev/null 2>&1 || true
 show
+echo
+echo "visits (driverctl visits):"
+ctl visits | sed 's/^/  /' || true
 say "== the backend received (GET $backend/sim/stats)"
 python3 -c '
 import json, sys, urllib.request
 stats = json.load(urllib.request.urlopen(sys.argv[1] + "/sim/stats"))
 for update in stats["statusUpdates"]:
-    print("   %-10s %-24s key %s" % (update["taskId"], update["status"], update["idempotencyKey"][:8]))
+    print("   %-10s %-24s by %-8s key %s" % (update["taskId"], update["status"], update.get("source", "?"), update["idempotencyKey"][:8]))
+for visit in json.load(urllib.request.urlopen(sys.argv[1] + "/sim/visits")):
+    report = visit["report"]
+    print("   visit %-18s arrived by %s, %d m from the stop, stayed %d s" % (
+        report["stopId"], report["arrivalSource"], report.get("arrivalDistance", -1), report["dwellSeconds"]))
 print("   proofs of delivery: %s" % ", ".join("%s %s" % (p["type"], "accepted" if p["accepted"] else "refused") for p in stats["pods"]))
 print("   pings: %d unique in %d batches" % (stats["uniquePings"], stats["batches"]))' "$backend"
 say "stopping (SIGTERM: driverd flushes and stops; nothing is left running)"

@@ -14,6 +14,7 @@ public protocol BackendAPI: Sendable {
     func postOTP(taskId: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> PODReceipt
     func eta(taskId: String, token: String) async throws(BackendClientError) -> ETAResponse
     func putRoute(body: Data, token: String) async throws(BackendClientError) -> RouteSequence
+    func postVisit(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> VisitAccepted
     func postPhoto(
         taskId: String, photo: Data, contentType: String, fields: [(String, String)], idempotencyKey: String, token: String,
         progress: @escaping @Sendable (Int, Int) -> Void

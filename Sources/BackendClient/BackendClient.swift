@@ -84,6 +84,11 @@ public final class BackendClient: Sendable {
         try await send(.GET, BackendPaths.taskETA(taskId), token: token)
     }
 
+    /// A visit to a stop, encoded when it was queued; its id is the idempotency key.
+    public func postVisit(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> VisitAccepted {
+        try await send(.POST, BackendPaths.visits, body: body, token: token, idempotencyKey: idempotencyKey)
+    }
+
     /// The driver's stop order, encoded when it was queued.
     public func putRoute(body: Data, token: String) async throws(BackendClientError) -> RouteSequence {
         try await send(.PUT, BackendPaths.route, body: body, token: token)

@@ -8,6 +8,7 @@ public enum BackendPaths {
     public static let locations = "/api/v1/rider/locations"
     public static let pushes = "/api/v1/rider/pushes"
     public static let route = "/api/v1/rider/route"
+    public static let visits = "/api/v1/rider/visits"
     public static let webSocket = "/api/v1/rider/ws"
 
     public static func taskStatus(_ taskId: String) -> String { "/api/v1/rider/tasks/\(taskId)/status" }

@@ -17,8 +17,12 @@ public struct Stop: Codable, Sendable, Equatable {
     /// The vendor's name at a pickup, the customer's at a drop-off.
     public var name: String
     public var phone: String
+    /// The stop's geofence, metres (the unit's `arrival.radius` when absent; never below a fix's error).
+    public var geofenceRadius: Double?
 
-    public init(id: String, kind: StopKind, address: String, lat: Double, lng: Double, name: String, phone: String) {
+    public init(
+        id: String, kind: StopKind, address: String, lat: Double, lng: Double, name: String, phone: String, geofenceRadius: Double? = nil
+    ) {
         self.id = id
         self.kind = kind
         self.address = address
@@ -26,6 +30,7 @@ public struct Stop: Codable, Sendable, Equatable {
         self.lng = lng
         self.name = name
         self.phone = phone
+        self.geofenceRadius = geofenceRadius
     }
 
     public static func id(taskId: String, kind: StopKind) -> String { "\(taskId)-\(kind.rawValue)" }

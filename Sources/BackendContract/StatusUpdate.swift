@@ -26,10 +26,19 @@ public struct StatusUpdateRequest: Codable, Sendable, Equatable {
     /// Required with `DELIVERY_FAILED`.
     public var reason: FailureReason?
     public var note: String?
+    /// `driver` (absent in older clients) or `geofence` (the unit detected the arrival and made it).
+    public var source: TransitionSource?
+    /// Metres from the transition's stop at the action (a delivery, failure or arrival with a fresh fix).
+    public var stopDistance: Double?
+    /// Why a delivery or failure was completed beyond the stop's geofence.
+    public var outsideReason: OutsideReason?
+    /// `unknown`: a delivery or failure without a fresh fix, so its distance from the stop was not checked.
+    public var position: PositionCheck?
 
     public init(
         status: TaskStatus, location: Location?, timestamp: Double, timeSource: TimeSource? = nil, reason: FailureReason? = nil,
-        note: String? = nil
+        note: String? = nil, source: TransitionSource? = nil, stopDistance: Double? = nil, outsideReason: OutsideReason? = nil,
+        position: PositionCheck? = nil
     ) {
         self.status = status
         self.location = location
@@ -37,6 +46,10 @@ public struct StatusUpdateRequest: Codable, Sendable, Equatable {
         self.timeSource = timeSource
         self.reason = reason
         self.note = note
+        self.source = source
+        self.stopDistance = stopDistance
+        self.outsideReason = outsideReason
+        self.position = position
     }
 }
 
@@ -56,4 +69,10 @@ public struct StatusAccepted: Codable, Sendable, Equatable {
         self.idempotencyKey = idempotencyKey
         self.acceptedAt = acceptedAt
     }
+}
+
+/// Whether a completion's position was checked against its stop.
+public enum PositionCheck: String, Codable, Sendable, Equatable {
+    /// No fresh fix: the distance from the stop is not known.
+    case unknown
 }

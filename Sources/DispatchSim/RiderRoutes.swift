@@ -14,6 +14,7 @@ struct RiderRoutes {
             return try SimJSON.response(await state.read { world, now in world.activeTasks(driverId: driverId, now: now) })
         }
         group.patch("tasks/:taskId/status") { request, context in try await updateStatus(request, context) }
+        group.post("visits") { request, context in try await recordVisit(request, context) }
         group.get("tasks/:taskId/eta") { _, context -> Response in
             let driverId = try context.requireDriver()
             let taskId = try context.parameters.require("taskId")
@@ -92,6 +93,26 @@ struct RiderRoutes {
             throw SimHTTPError(.idempotencyKeyReused, "this Idempotency-Key was used with another request")
         case .notFound:
             throw SimHTTPError(.notFound, "no task \(taskId)")
+        }
+    }
+}
+
+extension RiderRoutes {
+    private func recordVisit(_ request: Request, _ context: SimContext) async throws -> Response {
+        let driverId = try context.requireDriver()
+        guard let key = request.headers[.idempotencyKey], !key.isEmpty, key.utf8.count <= 128 else {
+            throw SimHTTPError(.idempotencyKeyMissing, "an Idempotency-Key header (1 to 128 characters) is required")
+        }
+        let body = try await SimJSON.decode(VisitReport.self, from: request)
+        let digest = SHA256.hash(data: try SimJSON.encoder.encode(body)).hexString
+        let (outcome, replayed) = try await state.change { world, now in
+            world.recordVisit(body, driverId: driverId, idempotencyKey: key, bodyDigest: digest, now: now)
+        }
+        switch outcome {
+        case .accepted(let accepted): return try SimJSON.response(accepted, headers: replayed ? SimHTTPError.replayHeaders : [:])
+        case .invalid(let reason): throw SimHTTPError(.badRequest, reason)
+        case .keyReused: throw SimHTTPError(.idempotencyKeyReused, "this Idempotency-Key was used with another request")
+        case .notFound: throw SimHTTPError(.notFound, "no task \(body.taskId)")
         }
     }
 }

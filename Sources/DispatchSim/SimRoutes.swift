@@ -48,6 +48,7 @@ struct SimRoutes {
             stats.webSockets = hub.count
             return try SimJSON.response(stats)
         }
+        sim.get("visits") { _, _ -> Response in try SimJSON.response(await state.read { world, _ in world.visits }) }
         sim.get("drivers/:driverId/locations") { _, context -> Response in
             let driverId = try context.parameters.require("driverId")
             return try SimJSON.response(await state.read { world, _ in world.locations(driverId: driverId) })

@@ -23,14 +23,20 @@ public struct Scenario: Codable, Sendable, Equatable {
         public var lng: Double
         public var name: String
         public var phone: String
-        public init(address: String, lat: Double, lng: Double, name: String, phone: String) {
+        /// The stop's geofence, metres; `defaultGeofenceRadius` when absent.
+        public var geofenceRadius: Double?
+        public init(address: String, lat: Double, lng: Double, name: String, phone: String, geofenceRadius: Double? = nil) {
             self.address = address
             self.lat = lat
             self.lng = lng
             self.name = name
             self.phone = phone
+            self.geofenceRadius = geofenceRadius
         }
     }
+
+    /// The geofence a stop gets when its place names none, metres.
+    public static let defaultGeofenceRadius = 100.0
 
     public struct Waypoint: Codable, Sendable, Equatable {
         public var lat: Double
@@ -137,6 +143,9 @@ public struct Scenario: Codable, Sendable, Equatable {
             if task.podType == .otp, !(task.otp.map(Self.isOTP) ?? false) { problems.append("task \(task.id): an OTP task needs a 4-digit otp") }
             for place in [task.pickup, task.dropoff] where !(-90...90).contains(place.lat) || !(-180...180).contains(place.lng) {
                 problems.append("task \(task.id): coordinates out of range")
+            }
+            for place in [task.pickup, task.dropoff] where !(place.geofenceRadius.map { (10...5000).contains($0) } ?? true) {
+                problems.append("task \(task.id): geofenceRadius must be 10 to 5000 metres")
             }
         }
         if !(etaSpeed > 0) { problems.append("etaSpeed must be above 0") }

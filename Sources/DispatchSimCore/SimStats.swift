@@ -14,6 +14,11 @@ public struct SimStats: Codable, Sendable, Equatable {
         /// The client's stamp of the action and its source, as sent.
         public var timestamp: Double?
         public var timeSource: TimeSource?
+        /// Who made it, how far from its stop, and why beyond the geofence, as sent.
+        public var source: TransitionSource?
+        public var stopDistance: Double?
+        public var outsideReason: OutsideReason?
+        public var position: PositionCheck?
     }
 
     public struct PODRecord: Codable, Sendable, Equatable {

@@ -33,7 +33,8 @@ extension SimWorld {
             tasks[taskId] = record
             stats.statusUpdates.append(.init(
                 taskId: taskId, status: request.status, idempotencyKey: idempotencyKey, time: now, timestamp: request.timestamp,
-                timeSource: request.timeSource))
+                timeSource: request.timeSource, source: request.source, stopDistance: request.stopDistance,
+                outsideReason: request.outsideReason, position: request.position))
             outcome = .applied(StatusAccepted(
                 taskId: taskId, status: request.status, previousStatus: current, idempotencyKey: idempotencyKey, acceptedAt: now))
         }

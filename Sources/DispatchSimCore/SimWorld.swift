@@ -22,6 +22,7 @@ public struct SimWorld: Codable, Sendable {
     var pushLog: [String: [Push]] = [:]
     var statusLedger = IdempotencyLedger<StatusOutcome>()
     var podLedger = IdempotencyLedger<PODOutcome>()
+    var visitLog: VisitLog?
     var batchIDs: Set<String> = []
     var pingKeys: Set<String> = []
     public internal(set) var lastPosition: [String: LocationPing] = [:]
@@ -39,7 +40,7 @@ public struct SimWorld: Codable, Sendable {
     /// What `--state` keeps: everything but the evidence of received locations (tests read it live; saving it
     /// at every change would grow the file without end).
     private enum CodingKeys: String, CodingKey {
-        case drivers, tasks, taskOrder, sequences, pushLog, statusLedger, podLedger, batchIDs, pingKeys, lastPosition
+        case drivers, tasks, taskOrder, sequences, pushLog, statusLedger, podLedger, visitLog, batchIDs, pingKeys, lastPosition
         case lastETAPush, tokenGeneration, stats, etaSpeed, otpAttempts, etaPushSeconds
     }
 
@@ -75,7 +76,9 @@ public struct SimWorld: Codable, Sendable {
         points += (task.waypoints ?? []).map { Polyline.Point(lat: $0.lat, lng: $0.lng) }
         points.append(Polyline.Point(lat: task.dropoff.lat, lng: task.dropoff.lng))
         let stops = [(StopKind.pickup, task.pickup), (.dropoff, task.dropoff)].map { kind, place in
-            Stop(id: Stop.id(taskId: task.id, kind: kind), kind: kind, address: place.address, lat: place.lat, lng: place.lng, name: place.name, phone: place.phone)
+            Stop(
+                id: Stop.id(taskId: task.id, kind: kind), kind: kind, address: place.address, lat: place.lat, lng: place.lng,
+                name: place.name, phone: place.phone, geofenceRadius: place.geofenceRadius ?? Scenario.defaultGeofenceRadius)
         }
         return RiderTask(
             id: task.id, status: task.status, podType: task.podType, podAccepted: record.podAccepted, stops: stops,

@@ -7,7 +7,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
         private enum Code: Sendable, Hashable {
             case parseError, invalidRequest, methodNotFound, invalidParams, internalError
-            case permissionDenied, unavailable, actionRefused, notFound, proofRejected, drivingGate
+            case permissionDenied, unavailable, actionRefused, notFound, proofRejected, drivingGate, outsideGeofence
             case other(Int)
         }
         private let code: Code
@@ -31,6 +31,9 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let proofRejected = Kind(code: .proofRejected)
         /// The vehicle moves (or its speed is unknown): the action needs the driver's attention.
         public static let drivingGate = Kind(code: .drivingGate)
+        /// A delivery or failure farther from the stop than its geofence's exit border, without an
+        /// `outsideReason`; `data` holds `distanceMeters`, `exitBorderMeters` and the allowed `reasons`.
+        public static let outsideGeofence = Kind(code: .outsideGeofence)
 
         /// The number on the wire. Spec errors are negative; application errors are in 1000...1999.
         public var wireCode: Int {
@@ -46,6 +49,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
             case .notFound: 1004
             case .proofRejected: 1005
             case .drivingGate: 1006
+            case .outsideGeofence: 1007
             case .other(let value): value
             }
         }
@@ -53,7 +57,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
         public init(wireCode: Int) {
             let known: [Kind] = [
                 .parseError, .invalidRequest, .methodNotFound, .invalidParams, .internalError,
-                .permissionDenied, .unavailable, .actionRefused, .notFound, .proofRejected, .drivingGate,
+                .permissionDenied, .unavailable, .actionRefused, .notFound, .proofRejected, .drivingGate, .outsideGeofence,
             ]
             self = known.first { $0.wireCode == wireCode } ?? Kind(code: .other(wireCode))
         }
@@ -73,6 +77,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
             case .notFound: "not found"
             case .proofRejected: "proof rejected"
             case .drivingGate: "pull over to complete"
+            case .outsideGeofence: "away from the stop"
             case .other(let value): "error \(value)"
             }
         }

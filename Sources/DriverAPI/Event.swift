@@ -30,4 +30,9 @@ public enum Events {
     public static let push = Event<PushEvent>(EventTopic.push)
     /// What waits, without interrupting (sent instead of held pushes while driving).
     public static let pushSummary = Event<PushSummary>(EventTopic.pushSummary)
+    /// The geofence detected an arrival (`arrival.mode` `suggest` or `auto`).
+    public static let arrivalSuggested = Event<ArrivalDetected>(EventTopic.arrivalSuggested)
+    /// The vehicle left a destination whose task still waits for its proof or delivery: push-like, kept until
+    /// `events.ack`, held while the vehicle moves (the `push.summary` counts it).
+    public static let stopLeftUnfinished = Event<PushEvent>(EventTopic.stopLeftUnfinished)
 }

@@ -154,8 +154,13 @@ public enum EventTopic {
     public static let push = "push"
     /// What waits, without interrupting (sent instead of held pushes while driving); params: a `PushSummary`.
     public static let pushSummary = "push.summary"
+    /// The geofence detected an arrival; params: an `ArrivalDetected`.
+    public static let arrivalSuggested = "arrival.suggested"
+    /// The vehicle left a destination with the task unfinished; params: a `PushEvent` (kind `STOP_LEFT_UNFINISHED`).
+    public static let stopLeftUnfinished = "stop.leftUnfinished"
 
     public static let all = [
         gpsFix, authRequired, outboxRefused, taskChanged, taskConflict, routeChanged, podProgress, podVerdict, push, pushSummary,
+        arrivalSuggested, stopLeftUnfinished,
     ]
 }

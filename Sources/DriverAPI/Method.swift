@@ -49,6 +49,8 @@ public enum Methods {
     public static let taskReturnToVendor = Method<TaskParams, TaskView>("task.returnToVendor", mutating: true)
     public static let podPhoto = Method<PhotoParams, PODResult>("pod.photo", mutating: true)
     public static let podOTP = Method<OTPParams, PODResult>("pod.otp", mutating: true)
+    /// The latest visits to stops (geofence arrivals and departures), newest first.
+    public static let visitsList = Method<NoParams, VisitList>("visits.list", mutating: false)
 
     /// Acknowledges a push: it is not sent again. Interruptive ones only while the vehicle stands.
     public static let eventsAck = Method<AckParams, PushSummary>("events.ack", mutating: true)
@@ -68,7 +70,7 @@ public enum Methods {
         agentDescribe.name, agentStatus.name, agentSetLogLevel.name, gpsStatus.name, gpsFix.name,
         gpsRequestRate.name, eventsSubscribe.name, outboxStatus.name, outboxFlush.name, authLogin.name,
         routeGet.name, routeNext.name, routeResequence.name, navLinks.name, taskAccept.name, taskArrive.name,
-        taskPickup.name, taskDeliver.name, taskFail.name, taskReturnToVendor.name, podPhoto.name, podOTP.name,
+        taskPickup.name, taskDeliver.name, taskFail.name, taskReturnToVendor.name, podPhoto.name, podOTP.name, visitsList.name,
         eventsAck.name, eventsPending.name, shiftStart.name, shiftEnd.name, shiftStatus.name, authLogout.name,
         diagReport.name,
     ]

@@ -71,7 +71,12 @@ public struct TaskView: Codable, Sendable, Equatable {
 /// Without `taskId`, the task of the next stop.
 public struct TaskParams: Codable, Sendable, Equatable {
     public var taskId: String?
-    public init(taskId: String? = nil) { self.taskId = taskId }
+    /// `task.deliver` farther from the stop than its geofence's exit border (with a fresh fix) needs one.
+    public var outsideReason: OutsideReason?
+    public init(taskId: String? = nil, outsideReason: OutsideReason? = nil) {
+        self.taskId = taskId
+        self.outsideReason = outsideReason
+    }
 }
 
 /// Params of `task.fail`.
@@ -80,10 +85,13 @@ public struct FailParams: Codable, Sendable, Equatable {
     public var reason: FailureReason
     /// Free text for the dispatcher, at most 500 characters.
     public var note: String?
-    public init(taskId: String? = nil, reason: FailureReason, note: String? = nil) {
+    /// Needed farther from the stop than its geofence's exit border (with a fresh fix).
+    public var outsideReason: OutsideReason?
+    public init(taskId: String? = nil, reason: FailureReason, note: String? = nil, outsideReason: OutsideReason? = nil) {
         self.taskId = taskId
         self.reason = reason
         self.note = note
+        self.outsideReason = outsideReason
     }
 }
 
@@ -166,12 +174,22 @@ public struct NextStopCard: Codable, Sendable, Equatable {
     /// The one button a UI shows for this stop.
     public var primaryAction: PrimaryAction?
     public var navigation: NavigationLinks
-    public init(stop: StopView, task: TaskView, eta: ETAView?, primaryAction: PrimaryAction?, navigation: NavigationLinks) {
+    /// Straight-line metres from the last fix to the stop; nil without a recent fix.
+    public var distanceMeters: Double?
+    /// Set when the geofence detected the arrival here and the task still waits for it (`suggest`): the
+    /// primary action is the arrival the driver is asked to confirm.
+    public var arrivalDetected: ArrivalDetected?
+    public init(
+        stop: StopView, task: TaskView, eta: ETAView?, primaryAction: PrimaryAction?, navigation: NavigationLinks,
+        distanceMeters: Double? = nil, arrivalDetected: ArrivalDetected? = nil
+    ) {
         self.stop = stop
         self.task = task
         self.eta = eta
         self.primaryAction = primaryAction
         self.navigation = navigation
+        self.distanceMeters = distanceMeters
+        self.arrivalDetected = arrivalDetected
     }
 }
 

@@ -53,8 +53,9 @@ struct DaemonAssembly: Sendable {
         let outbox = Outbox(store: store)
         let shift = Shift(unitState: UnitState(store: store), autoStart: config.shiftAutoStart, clock: clock)
         let safety = Safety(limit: config.safetySpeedLimit, staleAfter: config.safetyStaleFixSeconds)
+        let geofences = GeofenceMonitor(mode: config.arrivalMode, defaultRadius: config.arrivalRadius, dwellSeconds: config.arrivalDwellSeconds)
         let pipeline = TrackingPipeline(
-            tracker: tracker, recorder: recorder, hub: hub,
+            tracker: tracker, recorder: recorder, hub: hub, geofences: geofences,
             power: PowerInputs(powerSupplyDirectory: config.powerSupplyDirectory, ignitionPath: config.ignitionPath),
             saverThresholdPercent: config.saverThresholdPercent, watchMode: config.gpsWatch, logger: Logger(label: "gps"),
             shift: shift, safety: safety)
@@ -73,13 +74,16 @@ struct DaemonAssembly: Sendable {
         let (pushEvents, pushContinuation) = AsyncStream.makeStream(of: PushService.Event.self)
         safety.whenOpened { pushContinuation.yield(.gateOpened) }
         hub.whenSubscribed { connection, topics in
-            if topics.contains(Events.push.topic) { pushContinuation.yield(.subscribed(connection)) }
+            if topics.contains(Events.push.topic) || topics.contains(Events.stopLeftUnfinished.topic) {
+                pushContinuation.yield(.subscribed(connection, topics))
+            }
         }
         let workflow: Workflow
         do {
             workflow = try Workflow(
                 book: TaskBook(store: store), outbox: outbox, uplink: uplink, hub: hub, tracker: tracker,
-                spool: PhotoSpool(stateDirectory: config.stateDirectory), pushes: pushes, shift: shift, logger: Logger(label: "workflow"))
+                spool: PhotoSpool(stateDirectory: config.stateDirectory), pushes: pushes, shift: shift, logger: Logger(label: "workflow"),
+                geofences: geofences, visitBook: VisitBook(store: store))
         } catch {
             throw Daemon.StartupError(description: "cannot read the tasks in the store: \(error)")
         }
@@ -106,6 +110,7 @@ struct DaemonAssembly: Sendable {
                 .init(service: TrackingService(reader: reader, pipeline: pipeline, powerPollInterval: .seconds(config.powerPollSeconds))),
                 .init(service: WorkflowService(workflow: workflow, logger: Logger(label: "workflow"))),
                 .init(service: PushService(pushes: pushes, events: pushEvents)),
+                .init(service: ArrivalService(workflow: workflow, geofences: geofences)),
             ]
         return DaemonAssembly(
             router: router, counters: counters, services: services, tracker: tracker, recorder: recorder, outbox: outbox, uplink: uplink,
@@ -136,12 +141,24 @@ extension DaemonConfig {
     var retention: RetentionPolicy { RetentionPolicy(maxAge: Double(maxPingAgeHours) * 3600, maxPings: maxPings) }
 }
 
+/// Arrivals and departures the geofence monitor decided on the GPS thread, handed to the workflow in order.
+struct ArrivalService: Service {
+    let workflow: Workflow
+    let geofences: GeofenceMonitor
+
+    func run() async {
+        await cancelWhenGracefulShutdown {
+            for await actions in geofences.actions { await workflow.geofence(actions) }
+        }
+    }
+}
+
 /// The push centre's long-running part: it takes what it must react to (the vehicle came to a stand, a front
 /// end subscribed to pushes) from a stream, in order, until shutdown.
 struct PushService: Service {
     enum Event: Sendable {
         case gateOpened
-        case subscribed(RPCConnection)
+        case subscribed(RPCConnection, [String])
     }
 
     let pushes: PushCenter
@@ -152,7 +169,7 @@ struct PushService: Service {
             for await event in events {
                 switch event {
                 case .gateOpened: await pushes.deliverHeld()
-                case .subscribed(let connection): await pushes.subscribed(connection)
+                case .subscribed(let connection, let topics): await pushes.subscribed(connection, topics: topics)
                 }
             }
         }

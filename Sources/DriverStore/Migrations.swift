@@ -111,6 +111,27 @@ enum Migrations {
                 DROP TABLE uplink_state;
                 """)
         }
+        migrator.registerMigration("v7_visits") { db in
+            try db.execute(sql: """
+                CREATE TABLE visit (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    task_id TEXT NOT NULL,
+                    stop_id TEXT NOT NULL,
+                    lat REAL NOT NULL,
+                    lng REAL NOT NULL,
+                    radius REAL NOT NULL,
+                    arrived_at REAL NOT NULL,
+                    arrival_source TEXT NOT NULL,
+                    arrival_distance REAL,
+                    time_source TEXT,
+                    left_unfinished INTEGER NOT NULL DEFAULT 0,
+                    departed_at REAL,
+                    dwell_seconds REAL,
+                    state TEXT NOT NULL DEFAULT 'open'
+                );
+                CREATE INDEX visit_state ON visit(state);
+                """)
+        }
         return migrator
     }
 }

@@ -12,6 +12,8 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
         case status, podOTP = "pod_otp", podPhoto = "pod_photo"
         /// The driver's stop order (`task_id` is `TaskRecord.routeLane`).
         case route
+        /// A visit to a stop (geofence arrival to departure), in its task's lane after the task's transitions.
+        case visit
 
         /// What the item counts as in the queue. Every kind says, here and in every switch over kinds, so a new
         /// kind cannot be counted, refused or merged as another by default.
@@ -20,12 +22,15 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
             case .status: .transition
             case .podOTP, .podPhoto: .proof
             case .route: .routeChange
+            case .visit: .visit
             }
         }
     }
 
     public enum Category: Sendable, Equatable {
         case transition, proof, routeChange
+        /// A record of where the vehicle was: never changes a task, refused alone.
+        case visit
     }
 
     public enum State: String, Codable, Sendable {

@@ -24,8 +24,9 @@ public final class TaskBook: Sendable {
     /// A driver action: the task's new state and, when there is one, the item that tells the backend,
     /// committed durably. Without an item the change only mirrors what the backend already has (an ack, an
     /// accepted code), which a sync restores after a power cut: it is committed without waiting for the disk.
+    /// An arrival opens its visit in the same transaction.
     @discardableResult
-    public func commit(_ task: TaskRecord, item: OutboxItemRecord?) throws -> OutboxItemRecord? {
+    public func commit(_ task: TaskRecord, item: OutboxItemRecord?, visit: VisitRecord? = nil) throws -> OutboxItemRecord? {
         guard var item else {
             try store.pool.write { db in try task.save(db) }
             return nil
@@ -33,6 +34,7 @@ public final class TaskBook: Sendable {
         return try store.writeDurably { db in
             try task.save(db)
             try item.insert(db)
+            try visit?.insert(db)
             return item
         }
     }

@@ -80,3 +80,14 @@ struct Navigate: ParsableCommand {
         guard status == 0 else { throw ValidationError("xdg-open could not open \(link)") }
     }
 }
+
+struct Visits: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the latest visits to stops: arrival (by geofence or by the driver), how long, and whether sent.")
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        let list = try Session(options).call(Methods.visitsList, NoParams())
+        try Output(options).emit(list) { RouteFormatter.visits(list) }
+    }
+}

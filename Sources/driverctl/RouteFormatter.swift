@@ -21,10 +21,30 @@ enum RouteFormatter {
             "      \(eta(card.eta))",
             "      \(task.id) · \(task.status.rawValue) · \(syncText(task))",
         ]
+        if let distance = card.distanceMeters { lines.append("      \(metres(distance)) from here") }
+        if let arrival = card.arrivalDetected {
+            lines.append("      arrival detected (\(Int(arrival.distanceMeters)) m from the stop)\(arrival.mode == .suggest ? ": confirm it" : "")")
+        }
         if let action = card.primaryAction { lines.append("  ▶   \(action.rawValue)   (driverctl \(command(for: action)))") }
         lines.append("      navigate: \(card.navigation.geo)")
         if next.remainingStops > 1 { lines.append("      then \(StatusFormatter.plural(next.remainingStops - 1, "more stop"))") }
         return lines.joined(separator: "\n")
+    }
+
+    static func metres(_ value: Double) -> String {
+        value >= 1000 ? "\(TextFormat.fixed(value / 1000, decimals: 1)) km" : "\(Int(value.rounded())) m"
+    }
+
+    /// One visit per line, newest first.
+    static func visits(_ list: VisitList) -> String {
+        guard !list.visits.isEmpty else { return "No visits yet." }
+        return list.visits.map { visit in
+            let arrived = GPSFormatter.utc(visit.arrivedAt)
+            let stay = visit.dwellSeconds.map { "stayed \(Int($0 / 60)) min \(Int($0) % 60) s" } ?? "still there"
+            let distance = visit.arrivalDistanceMeters.map { ", \(Int($0)) m from the stop" } ?? ""
+            let unfinished = visit.leftUnfinished ? ", left once unfinished" : ""
+            return "\(arrived)  \(visit.stopId.rightPadded(22)) arrived (\(visit.arrivalSource.rawValue)\(distance)), \(stay)\(unfinished) · \(visit.state)"
+        }.joined(separator: "\n")
     }
 
     static func command(for action: PrimaryAction) -> String {

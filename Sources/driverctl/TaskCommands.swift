@@ -22,6 +22,21 @@ extension TaskActionCommand {
     }
 }
 
+extension OutsideReason: ExpressibleByArgument {
+    /// On the command line: customer-met-elsewhere, address-wrong, gps-poor, other.
+    public init?(argument: String) {
+        self.init(rawValue: argument.uppercased().replacingOccurrences(of: "-", with: "_"))
+    }
+
+    public static var allValueStrings: [String] { allCases.map { $0.rawValue.lowercased().replacingOccurrences(of: "_", with: "-") } }
+}
+
+/// Why a delivery or failure happens beyond the stop's geofence (the daemon asks for it there).
+struct OutsideOption: ParsableArguments {
+    @Option(name: .long, help: "Why away from the stop: customer-met-elsewhere, address-wrong, gps-poor or other.")
+    var outsideReason: OutsideReason?
+}
+
 struct Accept: TaskActionCommand {
     static let configuration = CommandConfiguration(abstract: "Accept a task.")
     static let method = Methods.taskAccept
@@ -43,11 +58,16 @@ struct Pickup: TaskActionCommand {
     @OptionGroup var target: TaskOption
 }
 
-struct Deliver: TaskActionCommand {
+struct Deliver: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Delivered (after the proof of delivery: driverctl pod).")
-    static let method = Methods.taskDeliver
     @OptionGroup var options: GlobalOptions
     @OptionGroup var target: TaskOption
+    @OptionGroup var outside: OutsideOption
+
+    func run() throws {
+        let task = try Session(options).call(Methods.taskDeliver, TaskParams(taskId: target.task, outsideReason: outside.outsideReason))
+        try Output(options).emit(task) { RouteFormatter.actionDone(task) }
+    }
 }
 
 struct Return: TaskActionCommand {
@@ -77,8 +97,11 @@ struct Fail: ParsableCommand {
     @Option(name: .long, help: "A note for dispatch (at most 500 characters).")
     var note: String?
 
+    @OptionGroup var outside: OutsideOption
+
     func run() throws {
-        let task = try Session(options).call(Methods.taskFail, FailParams(taskId: target.task, reason: reason, note: note))
+        let params = FailParams(taskId: target.task, reason: reason, note: note, outsideReason: outside.outsideReason)
+        let task = try Session(options).call(Methods.taskFail, params)
         try Output(options).emit(task) { RouteFormatter.actionDone(task) }
     }
 }

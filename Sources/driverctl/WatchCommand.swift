@@ -20,7 +20,8 @@ struct Watch: ParsableCommand {
 
     static let topics = [
         Events.push.topic, Events.pushSummary.topic, Events.taskChanged.topic, Events.routeChanged.topic, Events.taskConflict.topic,
-        Events.outboxRefused.topic, Events.authRequired.topic, Events.podVerdict.topic,
+        Events.outboxRefused.topic, Events.authRequired.topic, Events.podVerdict.topic, Events.arrivalSuggested.topic,
+        Events.stopLeftUnfinished.topic,
     ]
 
     func run() throws {
@@ -64,7 +65,7 @@ struct WatchView {
         changed = true
         let bytes = params.map { JSONWriter.bytes($0) } ?? []
         switch topic {
-        case Events.push.topic:
+        case Events.push.topic, Events.stopLeftUnfinished.topic:
             guard let push = try? Events.push.decode(bytes) else { return nil }
             pushes.removeAll { $0.id == push.id }
             pushes.append(push)
@@ -73,6 +74,12 @@ struct WatchView {
         case Events.pushSummary.topic:
             summary = try? Events.pushSummary.decode(bytes)
             return summary.map { "waiting while driving: \($0.summary)" }
+        case Events.arrivalSuggested.topic:
+            guard let arrival = try? Events.arrivalSuggested.decode(bytes) else { return nil }
+            let text = "arrival detected at \(arrival.stopId), \(Int(arrival.distanceMeters)) m from it"
+                + (arrival.mode == .auto ? " (arrived)" : ": confirm with driverctl arrive --task \(arrival.taskId)")
+            notes = Array((notes + [text]).suffix(3))
+            return text
         case Events.taskConflict.topic, Events.outboxRefused.topic, Events.authRequired.topic, Events.podVerdict.topic:
             let text = "\(topic): " + String(decoding: bytes, as: UTF8.self)
             notes = Array((notes + [text]).suffix(3))

@@ -107,6 +107,26 @@ struct ContractGoldenTests {
             "task.conflict.event")
     }
 
+    @Test("arrivals, visits and completions away from the stop (API 1.7)")
+    func arrivals() throws {
+        let detected = ArrivalDetected(
+            taskId: "task-1001", stopId: "task-1001-dropoff", distanceMeters: 18, dwellSeconds: 20, detectedAt: 1795852800.5, mode: .suggest)
+        try Self.check(detected, "arrival.suggested.event")
+        try Self.check(TaskParams(taskId: "task-1001", outsideReason: .customerMetElsewhere), "task.deliver.params")
+        try Self.check(
+            VisitList(visits: [VisitView(
+                id: "9c1d", taskId: "task-1001", stopId: "task-1001-pickup", arrivedAt: 1795852800, arrivalSource: .geofence,
+                arrivalDistanceMeters: 12, departedAt: 1795852890, dwellSeconds: 90, leftUnfinished: false, state: "sent")]),
+            "visits.list.result")
+        let links = NavigationLinks(
+            google: "google.navigation:q=49.016,12.1005", googleWeb: "https://www.google.com/maps/dir/?api=1&destination=49.016,12.1005",
+            apple: "maps://?daddr=49.016,12.1005", waze: "waze://?ll=49.016,12.1005&navigate=yes", geo: "geo:49.016,12.1005")
+        let card = NextStopCard(
+            stop: Self.stop, task: Self.task, eta: nil, primaryAction: .arrivedAtDestination, navigation: links, distanceMeters: 18,
+            arrivalDetected: detected)
+        try Self.check(RouteNext(next: card, remainingStops: 1), "route.next.arrival.result")
+    }
+
     @Test func diagReport() throws {
         let status = AgentStatus(
             daemonVersion: "0.1.0", apiMajor: 1, apiMinor: 5, uptimeSeconds: 3600,
@@ -145,7 +165,7 @@ struct ContractGoldenTests {
         let expected: [(APIError.Kind, Int)] = [
             (.parseError, -32700), (.invalidRequest, -32600), (.methodNotFound, -32601), (.invalidParams, -32602),
             (.internalError, -32603), (.permissionDenied, 1001), (.unavailable, 1002), (.actionRefused, 1003),
-            (.notFound, 1004), (.proofRejected, 1005), (.drivingGate, 1006),
+            (.notFound, 1004), (.proofRejected, 1005), (.drivingGate, 1006), (.outsideGeofence, 1007),
         ]
         for (kind, code) in expected {
             #expect(kind.wireCode == code)
@@ -165,7 +185,7 @@ struct ContractGoldenTests {
         for topic in EventTopic.all {
             #expect(doc.contains("`\(topic)`"), "docs/API.md lacks topic \(topic)")
         }
-        for code in [-32700, -32600, -32601, -32602, -32603, 1001, 1002, 1003, 1004, 1005, 1006] {
+        for code in [-32700, -32600, -32601, -32602, -32603, 1001, 1002, 1003, 1004, 1005, 1006, 1007] {
             #expect(doc.contains("`\(code)`"), "docs/API.md lacks error code \(code)")
         }
     }

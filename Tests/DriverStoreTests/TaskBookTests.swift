@@ -67,7 +67,7 @@ struct TaskBookTests {
             }
         }
         let store = try Store(directory: directory)
-        #expect(try store.appliedMigrations().suffix(4) == ["v3_tasks", "v4_pushes", "v5_time_source", "v6_unit_state"])
+        #expect(try store.appliedMigrations().suffix(5) == ["v3_tasks", "v4_pushes", "v5_time_source", "v6_unit_state", "v7_visits"])
         #expect(try Outbox(store: store).pendingItems(taskId: "t1").map(\.idempotencyKey) == ["k1"])
         #expect(try TaskBook(store: store).tasks().isEmpty)
     }

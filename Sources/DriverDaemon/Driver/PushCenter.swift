@@ -45,6 +45,30 @@ actor PushCenter {
             interruptive: true, delivered: false, receivedAt: now)
     }
 
+    /// The kind of a local push raised when the vehicle leaves a destination with its task unfinished.
+    static let leftUnfinishedKind = "STOP_LEFT_UNFINISHED"
+
+    /// The topic a kept push goes out on: the daemon's own interruptions have topics of their own.
+    static func topic(_ record: PushRecord) -> Event<PushEvent> {
+        record.kind == leftUnfinishedKind ? Events.stopLeftUnfinished : Events.push
+    }
+
+    /// An interruption the daemon raises itself, kept and held like the backend's pushes. Its id is negative
+    /// (the backend's grow from 1), so neither can take the other's.
+    func raise(kind: String, taskId: String?, title: String) {
+        let now = clock.now().time
+        let lowest = ((try? box.pending()) ?? []).map(\.id).min() ?? 0
+        let record = PushRecord(
+            id: min(lowest, 0) - 1, kind: kind, taskId: taskId, message: nil, title: title, interruptive: true, delivered: false, receivedAt: now)
+        do {
+            _ = try box.keep(record)
+        } catch {
+            logger.error("cannot keep the \(kind) notice: \(Store.describeWriteFailure(error))")
+            return
+        }
+        deliverHeld()
+    }
+
     func received(_ push: Push) {
         guard let record = Self.record(push, now: clock.now().time) else { return }
         do {
@@ -66,19 +90,23 @@ actor PushCenter {
             publishSummary(pending)
             return
         }
-        for record in held { hub.publish(Events.push, Self.event(record)) }
+        for record in held { hub.publish(Self.topic(record), Self.event(record)) }
         if (try? box.markDelivered(held.map(\.id))) != nil { heldCount.withLock { $0 = 0 } }
     }
 
-    /// A front end subscribed to `push`: it gets every unacknowledged push (or the summary while driving).
-    func subscribed(_ connection: RPCConnection) {
+    /// A front end subscribed to `push` (or `stop.leftUnfinished`): it gets every unacknowledged one of its
+    /// topics (or the summary while driving).
+    func subscribed(_ connection: RPCConnection, topics: [String]) {
         guard shift.isOn, let pending = try? box.pending(), !pending.isEmpty else { return }
         guard safety.isOpen else {
             hub.send(Events.pushSummary, Self.summary(pending, gateOpen: false), to: connection)
             return
         }
-        for record in pending { hub.send(Events.push, Self.event(record), to: connection) }
-        if (try? box.markDelivered(pending.filter { !$0.delivered }.map(\.id))) != nil { heldCount.withLock { $0 = 0 } }
+        let sent = pending.filter { topics.contains(Self.topic($0).topic) }
+        for record in sent { hub.send(Self.topic(record), Self.event(record), to: connection) }
+        if (try? box.markDelivered(sent.filter { !$0.delivered }.map(\.id))) != nil {
+            heldCount.withLock { $0 = pending.filter { !$0.delivered }.count - sent.filter { !$0.delivered }.count }
+        }
     }
 
     func acknowledge(_ id: Int) throws -> PushSummary {
@@ -116,6 +144,7 @@ actor PushCenter {
             (PushKind.taskCancelled.rawValue, "cancellation", "cancellations"),
             (PushKind.routeChanged.rawValue, "route change", "route changes"),
             (PushKind.customerMessage.rawValue, "message", "messages"),
+            (leftUnfinishedKind, "unfinished stop", "unfinished stops"),
         ]
         let parts = counts.compactMap { kind, one, many -> String? in
             let count = pending.filter { $0.kind == kind }.count

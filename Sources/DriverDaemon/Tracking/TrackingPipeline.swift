@@ -20,6 +20,8 @@ final class TrackingPipeline: GPSEventHandler {
     /// Off shift nothing is recorded; every live fix feeds the safety gate.
     let shift: Shift?
     let safety: Safety?
+    /// Arrivals and departures at the route's stops (nil: none watched).
+    let geofences: GeofenceMonitor?
     /// Set once the reader exists (the reader holds the pipeline as its handler).
     private let reader = Mutex<GPSDReader?>(nil)
     private let lastPowerRead = Mutex<ContinuousClock.Instant>(.now)
@@ -28,9 +30,10 @@ final class TrackingPipeline: GPSEventHandler {
     private let settledLink = Mutex<GPSLinkState?>(nil)
 
     init(
-        tracker: Tracker, recorder: PingRecorder?, hub: EventHub, power: PowerInputs, saverThresholdPercent: Int,
-        watchMode: GPSWatchMode, logger: Logger, shift: Shift? = nil, safety: Safety? = nil
+        tracker: Tracker, recorder: PingRecorder?, hub: EventHub, geofences: GeofenceMonitor? = nil, power: PowerInputs,
+        saverThresholdPercent: Int, watchMode: GPSWatchMode, logger: Logger, shift: Shift? = nil, safety: Safety? = nil
     ) {
+        self.geofences = geofences
         self.shift = shift
         self.safety = safety
         self.tracker = tracker
@@ -114,6 +117,7 @@ final class TrackingPipeline: GPSEventHandler {
             logger.notice("gps: usable fixes again", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.gpsLink.rawValue)", "link": "connected"])
         }
         safety?.observe(speed: fix.speed, nextFixWithin: 1 / outcome.effectiveHz)
+        if shift?.isOn ?? true { geofences?.observe(fix, motion: outcome.motion) }
         if let gap = outcome.gapBefore {
             logger.warning(
                 "gps: no fix for \(Int(gap.rounded())) s, fix regained",

@@ -29,6 +29,8 @@ extension Uplink {
                 receipt = try await uploadPhoto(item, token: token)
             case .route:
                 _ = try await client.putRoute(body: item.payload, token: token)
+            case .visit:
+                _ = try await client.postVisit(body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
             }
             try outbox.complete(itemId: id)
             await observer?.itemAcked(item, receipt: receipt)

@@ -114,6 +114,7 @@ extension Workflow {
 
 extension Workflow: UplinkObserver {
     func itemAcked(_ item: OutboxItemRecord, receipt: PODReceipt?) async {
+        if item.kind.category == .visit { try? visitBook.markSent(id: item.idempotencyKey) }
         guard var task = tasks[item.taskId] else { return }
         switch item.kind.category {
         case .transition:
@@ -122,7 +123,7 @@ extension Workflow: UplinkObserver {
             let wasAccepted = task.pod == .accepted
             task.pod = .accepted
             if !wasAccepted { publishVerdict(item, task: task.id, accepted: true, message: nil) }
-        case .routeChange:
+        case .routeChange, .visit:
             return
         }
         if ((try? outbox.pendingItems(taskId: task.id)) ?? []).isEmpty, task.sync == .pending { task.sync = .synced }
@@ -134,9 +135,15 @@ extension Workflow: UplinkObserver {
     /// task's later items, which followed from the refused one, become dead letters too.
     func itemRefused(_ item: OutboxItemRecord, refusal: BackendRefusal) async {
         let category = item.kind.category
-        if category == .routeChange {
+        switch category {
+        case .routeChange:
             requestSync()
             return
+        case .visit:
+            // A record of where the vehicle was: refused alone (a dead letter), the task is not touched.
+            return
+        case .transition, .proof:
+            break
         }
         guard var task = tasks[item.taskId] else { return }
         let local = task.status
@@ -152,7 +159,7 @@ extension Workflow: UplinkObserver {
         case .proof:
             task.pod = .rejected
             publishVerdict(item, task: task.id, accepted: false, message: refusal.message)
-        case .transition, .routeChange:
+        case .transition, .routeChange, .visit:
             break
         }
         task.updatedAt = now()
@@ -195,7 +202,7 @@ extension Workflow: UplinkObserver {
         switch item.kind {
         case .podPhoto: type = PODType.photo.rawValue
         case .podOTP: type = PODType.otp.rawValue
-        case .status, .route: return
+        case .status, .route, .visit: return
         }
         hub.publish(Events.podVerdict, PODVerdictEvent(taskId: task, type: type, accepted: accepted, message: message))
     }

@@ -20,6 +20,13 @@ actor Workflow {
     let pushes: PushCenter
     let shift: Shift
     let logger: Logger
+    /// Arrivals and departures by geofence (fed on the GPS thread), and the visits they make.
+    let geofences: GeofenceMonitor
+    let visitBook: VisitBook
+    /// Open visits by stop id.
+    var openVisits: [String: VisitRecord] = [:]
+    /// Arrivals the geofence detected that the task has not taken yet, by stop id.
+    var detectedArrivals: [String: ArrivalDetected] = [:]
 
     var tasks: [String: LocalTask] = [:]
     /// The stop order (all stops of the active tasks, visited ones included), as the backend keeps it.
@@ -33,8 +40,10 @@ actor Workflow {
 
     init(
         book: TaskBook, outbox: Outbox, uplink: Uplink?, hub: EventHub, tracker: Tracker, spool: PhotoSpool, pushes: PushCenter,
-        shift: Shift, logger: Logger
+        shift: Shift, logger: Logger, geofences: GeofenceMonitor, visitBook: VisitBook
     ) throws {
+        self.geofences = geofences
+        self.visitBook = visitBook
         self.pushes = pushes
         self.shift = shift
         self.book = book
@@ -49,6 +58,8 @@ actor Workflow {
             tasks[task.id] = task
         }
         sequence = try book.sequence()
+        for visit in try visitBook.open() { openVisits[visit.stopId] = visit }
+        geofences.setTargets(Self.geofenceTargets(tasks: tasks, openVisits: openVisits, defaultRadius: geofences.defaultRadius))
     }
 
     /// Stamps come from the trusted clock (GPS time while the system clock is not synchronised); durations
@@ -84,7 +95,8 @@ actor Workflow {
         let card = NextStopCard(
             stop: task.stopView(stop, isNext: true), task: task.view(nextStopId: first), eta: eta(to: stop, of: task),
             primaryAction: TaskWorkflow.primaryAction(task.status, podCaptured: task.pod.allowsDelivery),
-            navigation: .to(lat: stop.lat, lng: stop.lng))
+            navigation: .to(lat: stop.lat, lng: stop.lng), distanceMeters: distance(to: stop)?.metres,
+            arrivalDetected: detectedArrivals[stop.id])
         return RouteNext(next: card, remainingStops: open.count)
     }
 
@@ -130,8 +142,12 @@ actor Workflow {
 
     // MARK: Driver actions
 
-    /// Validates the action, commits the new state with its outbox item (durably), and returns at once.
-    func act(_ action: DriverAction, taskId: String?, reason: FailureReason? = nil, note: String? = nil) throws -> TaskView {
+    /// Validates the action, commits the new state with its outbox item (durably), and returns at once. A
+    /// delivery or failure beyond the stop's exit border needs `outsideReason`; an arrival opens the stop's visit.
+    func act(
+        _ action: DriverAction, taskId: String?, reason: FailureReason? = nil, note: String? = nil, outsideReason: OutsideReason? = nil,
+        source: TransitionSource = .driver
+    ) throws -> TaskView {
         var task = try resolve(taskId)
         let next: TaskStatus
         switch TaskWorkflow.apply(action, to: task.status, podCaptured: task.pod.allowsDelivery) {
@@ -139,18 +155,29 @@ actor Workflow {
         case .failure(let refusal): throw Self.refused(refusal)
         }
         if let note, note.count > 500 { throw APIError.invalidParams("note: at most 500 characters (got \(note.count))") }
+        let place = try placeCheck(action, task: task, next: next, outsideReason: outsideReason)
         let stamp = tracker.clock.now()
         let now = stamp.time
         let request = StatusUpdateRequest(
-            status: next, location: currentLocation(), timestamp: now, timeSource: stamp.source, reason: reason, note: note)
+            status: next, location: currentLocation(), timestamp: now, timeSource: stamp.source, reason: reason, note: note,
+            source: source, stopDistance: place.distance?.rounded(), outsideReason: outsideReason, position: place.position)
         task.status = next
         task.sync = .pending
         if next == .deliveryFailed { task.failureReason = reason }
         task.updatedAt = now
         let item = OutboxItemRecord(
             kind: .status, taskId: task.id, idempotencyKey: Self.newKey(), payload: try Self.encode(request), createdAt: now)
-        try commit(task, item: item)
-        logger.info("task \(task.id): \(action.rawValue) → \(next.rawValue)", metadata: ["task_id": "\(task.id)"])
+        let visit = place.stop.flatMap { stop in
+            next == .arrivedAtStore || next == .arrivedAtDestination ? openVisit(at: stop, task: task, distance: place.distance, stamp: stamp) : nil
+        }
+        try commit(task, item: item, visit: visit)
+        if let visit {
+            openVisits[visit.stopId] = visit
+            detectedArrivals[visit.stopId] = nil
+            refreshGeofences()
+        }
+        logger.info(
+            "task \(task.id): \(action.rawValue) → \(next.rawValue)\(source == .geofence ? " (geofence)" : "")", metadata: ["task_id": "\(task.id)"])
         return view(task)
     }
 
@@ -161,10 +188,11 @@ actor Workflow {
         ]))
     }
 
-    /// Writes the task (and its item) durably, then updates memory, wakes the uplink and tells front ends.
-    func commit(_ task: LocalTask, item: OutboxItemRecord?) throws {
+    /// Writes the task (and its item, and the visit an arrival opens) durably, then updates memory, wakes the
+    /// uplink and tells front ends.
+    func commit(_ task: LocalTask, item: OutboxItemRecord?, visit: VisitRecord? = nil) throws {
         do {
-            try book.commit(task.record, item: item)
+            try book.commit(task.record, item: item, visit: visit)
         } catch {
             throw APIError(.internalError, "the change was not stored: \(Store.describeWriteFailure(error))")
         }
@@ -173,11 +201,14 @@ actor Workflow {
         publish(task)
     }
 
+    /// Every task change goes through here or `publishRoute`: the geofences follow.
     func publish(_ task: LocalTask) {
+        refreshGeofences()
         hub.publish(Events.taskChanged, view(task))
     }
 
     func publishRoute() {
+        refreshGeofences()
         hub.publish(Events.routeChanged, route())
     }
 

@@ -20,13 +20,14 @@ enum WorkflowHandlers {
         for (method, action) in actions {
             router.register(method) { params, _ in
                 if action == .deliver { try safety.require("delivering") }
-                return try await workflow.act(action, taskId: params.taskId)
+                return try await workflow.act(action, taskId: params.taskId, outsideReason: params.outsideReason)
             }
         }
         router.register(Methods.taskFail) { params, _ in
             try safety.require("a failed delivery")
-            return try await workflow.act(.fail, taskId: params.taskId, reason: params.reason, note: params.note)
+            return try await workflow.act(.fail, taskId: params.taskId, reason: params.reason, note: params.note, outsideReason: params.outsideReason)
         }
+        router.register(Methods.visitsList) { _, _ in try await workflow.visits() }
         router.register(Methods.podPhoto) { params, _ in
             try safety.require("the proof of delivery")
             return try await workflow.capturePhoto(taskId: params.taskId, path: params.path)

@@ -67,6 +67,12 @@ public struct DaemonConfig: Sendable, Equatable {
     public var shiftAutoStart = false
     /// A login older than this (hours) must be renewed: the uplink pauses and `auth.required` is raised.
     public var maxLoginAgeHours = 24.0
+    /// What a geofence arrival does: `auto` performs `task.arrive`, `suggest` asks the driver, `off` nothing.
+    public var arrivalMode = ArrivalMode.suggest
+    /// A stop's geofence when the backend names none, metres.
+    public var arrivalRadius = 100.0
+    /// Seconds slow inside a geofence before it counts as an arrival.
+    public var arrivalDwellSeconds = 20.0
 
     public init() {}
 
@@ -208,6 +214,9 @@ public struct DaemonConfig: Sendable, Equatable {
         "safety.stale_fix_seconds": number(\.safetyStaleFixSeconds, 1...300, "seconds from 1 to 300"),
         "shift.auto_start": flag(\.shiftAutoStart),
         "auth.max_login_age_hours": number(\.maxLoginAgeHours, 0.0005...720, "hours from 0.0005 to 720"),
+        "arrival.mode": choice(\.arrivalMode),
+        "arrival.radius": number(\.arrivalRadius, 10...5000, "metres from 10 to 5000"),
+        "arrival.dwell_seconds": number(\.arrivalDwellSeconds, 0...600, "seconds from 0 to 600"),
     ]
 
     private typealias Field<T> = WritableKeyPath<DaemonConfig, T> & Sendable

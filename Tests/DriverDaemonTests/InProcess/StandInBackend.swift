@@ -126,6 +126,18 @@ final class StandInBackend: BackendAPI {
         }
     }
 
+    func postVisit(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> VisitAccepted {
+        guard let report = try? JSONDecoder().decode(VisitReport.self, from: body) else { throw Self.error(.badRequest, "not a visit") }
+        return try authorized("postVisit", token) { world, driverId, now throws(BackendClientError) in
+            switch world.recordVisit(report, driverId: driverId, idempotencyKey: idempotencyKey, bodyDigest: String(decoding: body, as: UTF8.self), now: now).outcome {
+            case .accepted(let accepted): return accepted
+            case .invalid(let reason): throw Self.error(.badRequest, reason)
+            case .keyReused: throw Self.error(.idempotencyKeyReused, "key reused")
+            case .notFound: throw Self.error(.notFound, "no task \(report.taskId)")
+            }
+        }
+    }
+
     func postPhoto(
         taskId: String, photo: Data, contentType: String, fields: [(String, String)], idempotencyKey: String, token: String,
         progress: @escaping @Sendable (Int, Int) -> Void
