@@ -15,6 +15,8 @@ public protocol BackendAPI: Sendable {
     func eta(taskId: String, token: String) async throws(BackendClientError) -> ETAResponse
     func putRoute(body: Data, token: String) async throws(BackendClientError) -> RouteSequence
     func postVisit(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> VisitAccepted
+    /// `BackendPaths.trips` or `BackendPaths.idles`.
+    func postActivity(path: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ActivityAccepted
     func postPhoto(
         taskId: String, photo: Data, contentType: String, fields: [(String, String)], idempotencyKey: String, token: String,
         progress: @escaping @Sendable (Int, Int) -> Void

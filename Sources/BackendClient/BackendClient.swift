@@ -89,6 +89,11 @@ public final class BackendClient: Sendable {
         try await send(.POST, BackendPaths.visits, body: body, token: token, idempotencyKey: idempotencyKey)
     }
 
+    /// A finished trip or idle period, encoded when it was queued; its id is the idempotency key.
+    public func postActivity(path: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ActivityAccepted {
+        try await send(.POST, path, body: body, token: token, idempotencyKey: idempotencyKey)
+    }
+
     /// The driver's stop order, encoded when it was queued.
     public func putRoute(body: Data, token: String) async throws(BackendClientError) -> RouteSequence {
         try await send(.PUT, BackendPaths.route, body: body, token: token)

@@ -9,6 +9,8 @@ public enum BackendPaths {
     public static let pushes = "/api/v1/rider/pushes"
     public static let route = "/api/v1/rider/route"
     public static let visits = "/api/v1/rider/visits"
+    public static let trips = "/api/v1/rider/trips"
+    public static let idles = "/api/v1/rider/idles"
     public static let webSocket = "/api/v1/rider/ws"
 
     public static func taskStatus(_ taskId: String) -> String { "/api/v1/rider/tasks/\(taskId)/status" }

@@ -15,6 +15,8 @@ struct RiderRoutes {
         }
         group.patch("tasks/:taskId/status") { request, context in try await updateStatus(request, context) }
         group.post("visits") { request, context in try await recordVisit(request, context) }
+        group.post("trips") { request, context in try await recordActivity(request, context, TripReport.self) }
+        group.post("idles") { request, context in try await recordActivity(request, context, IdleReport.self) }
         group.get("tasks/:taskId/eta") { _, context -> Response in
             let driverId = try context.requireDriver()
             let taskId = try context.parameters.require("taskId")
@@ -113,6 +115,27 @@ extension RiderRoutes {
         case .invalid(let reason): throw SimHTTPError(.badRequest, reason)
         case .keyReused: throw SimHTTPError(.idempotencyKeyReused, "this Idempotency-Key was used with another request")
         case .notFound: throw SimHTTPError(.notFound, "no task \(body.taskId)")
+        }
+    }
+}
+
+extension RiderRoutes {
+    private func recordActivity<Report: Codable & Sendable>(_ request: Request, _ context: SimContext, _ type: Report.Type) async throws -> Response {
+        let driverId = try context.requireDriver()
+        guard let key = request.headers[.idempotencyKey], !key.isEmpty, key.utf8.count <= 128 else {
+            throw SimHTTPError(.idempotencyKeyMissing, "an Idempotency-Key header (1 to 128 characters) is required")
+        }
+        let body = try await SimJSON.decode(Report.self, from: request)
+        let digest = SHA256.hash(data: try SimJSON.encoder.encode(body)).hexString
+        let (outcome, replayed) = try await state.change { world, now in
+            if let trip = body as? TripReport { return world.recordTrip(trip, driverId: driverId, idempotencyKey: key, bodyDigest: digest, now: now) }
+            return world.recordIdle(body as! IdleReport, driverId: driverId, idempotencyKey: key, bodyDigest: digest, now: now)
+        }
+        switch outcome {
+        case .accepted(let accepted): return try SimJSON.response(accepted, headers: replayed ? SimHTTPError.replayHeaders : [:])
+        case .invalid(let reason): throw SimHTTPError(.badRequest, reason)
+        case .keyReused: throw SimHTTPError(.idempotencyKeyReused, "this Idempotency-Key was used with another request")
+        case .notFound: throw SimHTTPError(.notFound, "no such driver")
         }
     }
 }

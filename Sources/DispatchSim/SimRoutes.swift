@@ -49,6 +49,7 @@ struct SimRoutes {
             return try SimJSON.response(stats)
         }
         sim.get("visits") { _, _ -> Response in try SimJSON.response(await state.read { world, _ in world.visits }) }
+        sim.get("activity") { _, _ -> Response in try SimJSON.response(await state.read { world, _ in world.activity }) }
         sim.get("drivers/:driverId/locations") { _, context -> Response in
             let driverId = try context.parameters.require("driverId")
             return try SimJSON.response(await state.read { world, _ in world.locations(driverId: driverId) })

@@ -23,6 +23,7 @@ public struct SimWorld: Codable, Sendable {
     var statusLedger = IdempotencyLedger<StatusOutcome>()
     var podLedger = IdempotencyLedger<PODOutcome>()
     var visitLog: VisitLog?
+    var activityLog: ActivityLog?
     var batchIDs: Set<String> = []
     var pingKeys: Set<String> = []
     public internal(set) var lastPosition: [String: LocationPing] = [:]
@@ -40,7 +41,7 @@ public struct SimWorld: Codable, Sendable {
     /// What `--state` keeps: everything but the evidence of received locations (tests read it live; saving it
     /// at every change would grow the file without end).
     private enum CodingKeys: String, CodingKey {
-        case drivers, tasks, taskOrder, sequences, pushLog, statusLedger, podLedger, visitLog, batchIDs, pingKeys, lastPosition
+        case drivers, tasks, taskOrder, sequences, pushLog, statusLedger, podLedger, visitLog, activityLog, batchIDs, pingKeys, lastPosition
         case lastETAPush, tokenGeneration, stats, etaSpeed, otpAttempts, etaPushSeconds
     }
 

@@ -51,6 +51,8 @@ public enum Methods {
     public static let podOTP = Method<OTPParams, PODResult>("pod.otp", mutating: true)
     /// The latest visits to stops (geofence arrivals and departures), newest first.
     public static let visitsList = Method<NoParams, VisitList>("visits.list", mutating: false)
+    /// The latest trips and idle periods, newest first.
+    public static let tripsList = Method<NoParams, TripList>("trips.list", mutating: false)
 
     /// Acknowledges a push: it is not sent again. Interruptive ones only while the vehicle stands.
     public static let eventsAck = Method<AckParams, PushSummary>("events.ack", mutating: true)
@@ -70,7 +72,7 @@ public enum Methods {
         agentDescribe.name, agentStatus.name, agentSetLogLevel.name, gpsStatus.name, gpsFix.name,
         gpsRequestRate.name, eventsSubscribe.name, outboxStatus.name, outboxFlush.name, authLogin.name,
         routeGet.name, routeNext.name, routeResequence.name, navLinks.name, taskAccept.name, taskArrive.name,
-        taskPickup.name, taskDeliver.name, taskFail.name, taskReturnToVendor.name, podPhoto.name, podOTP.name, visitsList.name,
+        taskPickup.name, taskDeliver.name, taskFail.name, taskReturnToVendor.name, podPhoto.name, podOTP.name, visitsList.name, tripsList.name,
         eventsAck.name, eventsPending.name, shiftStart.name, shiftEnd.name, shiftStatus.name, authLogout.name,
         diagReport.name,
     ]

@@ -13,8 +13,8 @@ public struct OutboxStatus: Codable, Sendable, Equatable {
     public var proofs: Int
     /// New stop orders waiting for the backend (API 1.6).
     public var routeChanges: Int?
-    /// Visits to stops waiting for the backend (API 1.7).
-    public var visits: Int?
+    /// Visits to stops, trips and idle periods waiting for the backend (API 1.7).
+    public var activity: Int?
     public var pings: Int
     /// Items the backend refused (409/422 …), kept with its answer.
     public var deadLetters: Int
@@ -27,16 +27,16 @@ public struct OutboxStatus: Codable, Sendable, Equatable {
     /// The driver the stored token belongs to; nil before a login.
     public var driverId: String?
 
-    /// Transitions, proofs, route changes and visits: what is never dropped.
-    public var items: Int { transitions + proofs + (routeChanges ?? 0) + (visits ?? 0) }
+    /// Transitions, proofs, route changes and activity records: what is never dropped.
+    public var items: Int { transitions + proofs + (routeChanges ?? 0) + (activity ?? 0) }
 
     public init(
         enabled: Bool, backend: String?, link: UplinkLink, transport: UplinkTransport, transitions: Int, proofs: Int, pings: Int,
         deadLetters: Int, oldestPendingAgeSeconds: Double?, lastSuccess: Double?, lastError: String?,
-        retryInSeconds: Double?, driverId: String?, routeChanges: Int? = nil, visits: Int? = nil
+        retryInSeconds: Double?, driverId: String?, routeChanges: Int? = nil, activity: Int? = nil
     ) {
         self.routeChanges = routeChanges
-        self.visits = visits
+        self.activity = activity
         self.enabled = enabled
         self.backend = backend
         self.link = link

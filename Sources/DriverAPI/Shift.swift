@@ -5,10 +5,32 @@ public struct ShiftStatus: Codable, Sendable, Equatable {
     /// Unix seconds when the current (or last) shift started and ended.
     public var startedAt: Double?
     public var endedAt: Double?
-    public init(onShift: Bool, startedAt: Double?, endedAt: Double?) {
+    /// Distance, trips and idling of the current (or last) shift (API 1.7).
+    public var travel: ShiftTravel?
+    public init(onShift: Bool, startedAt: Double?, endedAt: Double?, travel: ShiftTravel? = nil) {
         self.onShift = onShift
         self.startedAt = startedAt
         self.endedAt = endedAt
+        self.travel = travel
+    }
+}
+
+/// What a shift drove: the odometer (accepted fixes only, gaps bridged as straight lines), trips and idling.
+public struct ShiftTravel: Codable, Sendable, Equatable {
+    public var odometerMeters: Double
+    /// Of `odometerMeters`, bridged across gaps without fixes.
+    public var bridgedMeters: Double
+    /// Finished trips, and whether one is going on.
+    public var trips: Int
+    public var tripInProgress: Bool
+    /// Engine on while standing, beyond the idle limit (finished periods).
+    public var idleSeconds: Double
+    public init(odometerMeters: Double, bridgedMeters: Double, trips: Int, tripInProgress: Bool, idleSeconds: Double) {
+        self.odometerMeters = odometerMeters
+        self.bridgedMeters = bridgedMeters
+        self.trips = trips
+        self.tripInProgress = tripInProgress
+        self.idleSeconds = idleSeconds
     }
 }
 

@@ -47,12 +47,15 @@ public struct TaskView: Codable, Sendable, Equatable {
     public var stops: [StopView]
     /// Unix seconds of the last change, local or from the backend.
     public var updatedAt: Double
+    /// Odometer distance since the task was accepted, to its end once it ended (API 1.7).
+    public var distanceMeters: Double?
 
     public init(
         id: String, status: TaskStatus, backendStatus: TaskStatus, sync: SyncState, podType: String, pod: PODState,
         failureReason: FailureReason?, allowedActions: [DriverAction], primaryAction: PrimaryAction?, stops: [StopView],
-        updatedAt: Double
+        updatedAt: Double, distanceMeters: Double? = nil
     ) {
+        self.distanceMeters = distanceMeters
         self.id = id
         self.status = status
         self.backendStatus = backendStatus

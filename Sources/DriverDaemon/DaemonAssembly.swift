@@ -54,8 +54,11 @@ struct DaemonAssembly: Sendable {
         let shift = Shift(unitState: UnitState(store: store), autoStart: config.shiftAutoStart, clock: clock)
         let safety = Safety(limit: config.safetySpeedLimit, staleAfter: config.safetyStaleFixSeconds)
         let geofences = GeofenceMonitor(mode: config.arrivalMode, defaultRadius: config.arrivalRadius, dwellSeconds: config.arrivalDwellSeconds)
+        let travel = TravelMonitor(
+            book: TravelBook(store: store), recorder: recorder, idleSeconds: config.idleSeconds,
+            shiftStartedAt: shift.isOn ? shift.status.startedAt : nil, logger: Logger(label: "travel"))
         let pipeline = TrackingPipeline(
-            tracker: tracker, recorder: recorder, hub: hub, geofences: geofences,
+            tracker: tracker, recorder: recorder, hub: hub, geofences: geofences, travel: travel,
             power: PowerInputs(powerSupplyDirectory: config.powerSupplyDirectory, ignitionPath: config.ignitionPath),
             saverThresholdPercent: config.saverThresholdPercent, watchMode: config.gpsWatch, logger: Logger(label: "gps"),
             shift: shift, safety: safety)
@@ -83,11 +86,12 @@ struct DaemonAssembly: Sendable {
             workflow = try Workflow(
                 book: TaskBook(store: store), outbox: outbox, uplink: uplink, hub: hub, tracker: tracker,
                 spool: PhotoSpool(stateDirectory: config.stateDirectory), pushes: pushes, shift: shift, logger: Logger(label: "workflow"),
-                geofences: geofences, visitBook: VisitBook(store: store))
+                geofences: geofences, visitBook: VisitBook(store: store), travel: travel)
         } catch {
             throw Daemon.StartupError(description: "cannot read the tasks in the store: \(error)")
         }
         uplink?.setObserver(workflow)
+        if let uplink { travel.whenQueued { uplink.itemQueued() } }
         let runtime = AgentRuntime(
             started: .now, socketPath: config.socketPath, socketActivated: inputs.socketActivated, counters: counters,
             logLevel: inputs.levelControl, tracking: tracking,
@@ -103,7 +107,8 @@ struct DaemonAssembly: Sendable {
         UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox, clock: clock)
         WorkflowHandlers.register(in: &router, workflow: workflow, safety: safety)
         DriverHandlers.register(
-            in: &router, shift: shift, pushes: pushes, workflow: workflow, recorder: recorder, uplink: uplink, logger: Logger(label: "shift"))
+            in: &router, shift: shift, pushes: pushes, workflow: workflow, recorder: recorder, uplink: uplink, travel: travel,
+            logger: Logger(label: "shift"))
 
         let services: [ServiceGroupConfiguration.ServiceConfiguration] =
             (uplink.map { [ServiceGroupConfiguration.ServiceConfiguration(service: UplinkService(uplink: $0))] } ?? []) + [

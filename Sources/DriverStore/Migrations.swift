@@ -132,6 +132,47 @@ enum Migrations {
                 CREATE INDEX visit_state ON visit(state);
                 """)
         }
+        migrator.registerMigration("v8_travel") { db in
+            // The odometer and the trip rules' state (one row), finished trips and idle periods, and each task's
+            // odometer readings from its acceptance to its end.
+            try db.execute(sql: """
+                CREATE TABLE travel_state (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    metres REAL NOT NULL DEFAULT 0,
+                    bridged_metres REAL NOT NULL DEFAULT 0,
+                    gaps INTEGER NOT NULL DEFAULT 0,
+                    anchor_time REAL,
+                    anchor_lat REAL,
+                    anchor_lng REAL,
+                    anchor_speed REAL,
+                    anchor_error REAL,
+                    trip_rules BLOB,
+                    shift_started_at REAL,
+                    shift_start_metres REAL NOT NULL DEFAULT 0,
+                    shift_bridged_start_metres REAL NOT NULL DEFAULT 0,
+                    shift_trips INTEGER NOT NULL DEFAULT 0,
+                    shift_idle_seconds REAL NOT NULL DEFAULT 0
+                );
+                CREATE TABLE trip (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    kind TEXT NOT NULL,
+                    started_at REAL NOT NULL,
+                    ended_at REAL NOT NULL,
+                    metres REAL NOT NULL,
+                    start_lat REAL NOT NULL,
+                    start_lng REAL NOT NULL,
+                    end_lat REAL NOT NULL,
+                    end_lng REAL NOT NULL,
+                    state TEXT NOT NULL DEFAULT 'queued'
+                );
+                CREATE INDEX trip_started ON trip(started_at);
+                CREATE TABLE task_distance (
+                    task_id TEXT PRIMARY KEY NOT NULL,
+                    start_metres REAL NOT NULL,
+                    end_metres REAL
+                );
+                """)
+        }
         return migrator
     }
 }

@@ -24,12 +24,12 @@ public final class Outbox: Sendable {
         public var proofs = 0
         /// New stop orders for the backend.
         public var routeChanges = 0
-        /// Visits to stops for the backend.
-        public var visits = 0
+        /// Visits to stops, trips and idle periods for the backend.
+        public var activity = 0
         public var pings = 0
         public var dead = 0
-        /// Transitions, proofs, route changes and visits: what is never dropped.
-        public var items: Int { transitions + proofs + routeChanges + visits }
+        /// Transitions, proofs, route changes and activity records: what is never dropped.
+        public var items: Int { transitions + proofs + routeChanges + activity }
         /// Unix seconds of the oldest pending row (item or ping).
         public var oldestPending: Double?
 
@@ -189,7 +189,7 @@ public final class Outbox: Sendable {
                 case .transition: depth.transitions += count
                 case .proof: depth.proofs += count
                 case .routeChange: depth.routeChanges += count
-                case .visit: depth.visits += count
+                case .activity: depth.activity += count
                 }
                 depth.oldestPending = [depth.oldestPending, row["oldest"]].compactMap { $0 }.min()
             }

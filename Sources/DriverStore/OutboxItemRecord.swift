@@ -14,6 +14,8 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
         case route
         /// A visit to a stop (geofence arrival to departure), in its task's lane after the task's transitions.
         case visit
+        /// A finished trip and a finished idle period (`task_id` is `TaskRecord.activityLane`).
+        case trip, idle
 
         /// What the item counts as in the queue. Every kind says, here and in every switch over kinds, so a new
         /// kind cannot be counted, refused or merged as another by default.
@@ -22,15 +24,15 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
             case .status: .transition
             case .podOTP, .podPhoto: .proof
             case .route: .routeChange
-            case .visit: .visit
+            case .visit, .trip, .idle: .activity
             }
         }
     }
 
     public enum Category: Sendable, Equatable {
         case transition, proof, routeChange
-        /// A record of where the vehicle was: never changes a task, refused alone.
-        case visit
+        /// A record of where the vehicle went (a visit, a trip, idling): never changes a task, refused alone.
+        case activity
     }
 
     public enum State: String, Codable, Sendable {

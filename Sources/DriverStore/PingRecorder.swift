@@ -24,6 +24,8 @@ public final class PingRecorder: Sendable {
     private let retention: RetentionPolicy?
     private let onRetention: (@Sendable (RetentionResult) -> Void)?
     private let state = Mutex(State())
+    /// The odometer's latest state, written with the next batch (nil: unchanged since the last).
+    private let travel = Mutex<TravelRecord?>(nil)
     /// The caps are checked after the first commit and then every this many pings.
     static let retentionInterval = 1000
 
@@ -69,6 +71,12 @@ public final class PingRecorder: Sendable {
         return remaining
     }
 
+    /// The odometer's state to write with the next commit: it moves with every fix, and rides along with the
+    /// pings' group commit instead of a write of its own.
+    public func noteTravel(_ record: TravelRecord) {
+        travel.withLock { $0 = record }
+    }
+
     /// Commits everything pending (also on link loss and shutdown). On failure the rows stay pending.
     ///
     /// Synchronous on purpose: a WAL commit at `synchronous=NORMAL` takes well under a millisecond, and hopping
@@ -82,10 +90,15 @@ public final class PingRecorder: Sendable {
             }
             return state.pending
         }
-        guard !batch.isEmpty else { return }
+        let travel = travel.withLock { record in
+            defer { record = nil }
+            return record
+        }
+        guard !batch.isEmpty || travel != nil else { return }
         do {
             try store.pool.write { db in
                 for var ping in batch { try ping.insert(db) }
+                try travel?.save(db)
             }
             let checkRetention = state.withLock { state -> Bool in
                 state.writing -= batch.count
@@ -102,6 +115,7 @@ public final class PingRecorder: Sendable {
             }
         } catch {
             // Keep them for the next attempt (a full disk recovers when space returns).
+            if let travel { self.travel.withLock { $0 = $0 ?? travel } }
             state.withLock { state in
                 state.writing -= batch.count
                 state.pending = batch + state.pending

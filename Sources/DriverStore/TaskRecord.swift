@@ -8,6 +8,8 @@ public struct TaskRecord: Codable, Sendable, Equatable, FetchableRecord, Persist
     public static let databaseTableName = "task"
     /// The outbox lane of route changes (they are not a task's, and go in order among themselves).
     public static let routeLane = "~route"
+    /// The outbox lane of trips and idle periods.
+    public static let activityLane = "~activity"
 
     public var id: String
     /// Wire names (`TaskStatus`, `SyncState`, `PODState`, `FailureReason` of the local API).

@@ -9,7 +9,7 @@ struct Driverctl: ParsableCommand {
         version: "driverctl (API \(APIVersion.major).\(APIVersion.minor))",
         subcommands: [
             Status.self, Describe.self, GPSCommand.self, Queue.self, Sync.self, Login.self, Next.self, RouteCommand.self,
-            Accept.self, Arrive.self, Pickup.self, POD.self, Deliver.self, Fail.self, Return.self, Navigate.self, Watch.self, Visits.self,
+            Accept.self, Arrive.self, Pickup.self, POD.self, Deliver.self, Fail.self, Return.self, Navigate.self, Watch.self, Visits.self, Trips.self,
             ShiftCommand.self, Ack.self, Logout.self, Diag.self, LogLevelCommand.self,
         ])
 

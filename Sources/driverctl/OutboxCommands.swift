@@ -83,7 +83,7 @@ enum OutboxFormatter {
         lines.append(StatusFormatter.row("queued", "\(StatusFormatter.plural(status.transitions, "transition")), "
             + "\(StatusFormatter.plural(status.proofs, "proof")), \(StatusFormatter.plural(status.pings, "ping"))"
             + ((status.routeChanges ?? 0) > 0 ? ", \(StatusFormatter.plural(status.routeChanges ?? 0, "route change"))" : "")
-            + ((status.visits ?? 0) > 0 ? ", \(StatusFormatter.plural(status.visits ?? 0, "visit"))" : "")
+            + ((status.activity ?? 0) > 0 ? ", \(StatusFormatter.plural(status.activity ?? 0, "visit or trip record"))" : "")
             + (status.oldestPendingAgeSeconds.map { "; oldest \(StatusFormatter.duration($0)) old" } ?? "")))
         if status.deadLetters > 0 { lines.append(StatusFormatter.row("refused", StatusFormatter.plural(status.deadLetters, "item") + " the backend refused")) }
         lines.append(StatusFormatter.row("last ok", status.lastSuccess.map { TextFormat.UTC($0).iso8601 } ?? "never"))

@@ -91,3 +91,13 @@ struct Visits: ParsableCommand {
         try Output(options).emit(list) { RouteFormatter.visits(list) }
     }
 }
+
+struct Trips: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the latest trips and idle periods, and whether the backend has them.")
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        let list = try Session(options).call(Methods.tripsList, NoParams())
+        try Output(options).emit(list) { RouteFormatter.trips(list) }
+    }
+}

@@ -47,6 +47,16 @@ enum RouteFormatter {
         }.joined(separator: "\n")
     }
 
+    /// One trip or idle period per line, newest first.
+    static func trips(_ list: TripList) -> String {
+        guard !list.trips.isEmpty else { return "No trips yet." }
+        return list.trips.map { trip in
+            let span = "\(GPSFormatter.utc(trip.startedAt))  \(StatusFormatter.duration(trip.endedAt - trip.startedAt))".rightPadded(34)
+            let what = trip.kind == .trip ? "trip  \(metres(trip.distanceMeters))" : "idle  (engine on, standing)"
+            return "\(span) \(what) · \(trip.state)"
+        }.joined(separator: "\n")
+    }
+
     static func command(for action: PrimaryAction) -> String {
         switch action {
         case .accept: "accept"

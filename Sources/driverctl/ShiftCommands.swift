@@ -23,8 +23,15 @@ struct ShiftCommand: ParsableCommand {
     }
 
     static func text(_ status: ShiftStatus) -> String {
-        if status.onShift { return "on shift since " + (status.startedAt.map { TextFormat.UTC($0).iso8601 } ?? "?") }
-        return "off shift" + (status.endedAt.map { " since \(TextFormat.UTC($0).iso8601)" } ?? "") + ": no location is recorded or sent"
+        let head = status.onShift
+            ? "on shift since " + (status.startedAt.map { TextFormat.UTC($0).iso8601 } ?? "?")
+            : "off shift" + (status.endedAt.map { " since \(TextFormat.UTC($0).iso8601)" } ?? "") + ": no location is recorded or sent"
+        guard let travel = status.travel else { return head }
+        let bridged = travel.bridgedMeters > 0 ? " (\(RouteFormatter.metres(travel.bridgedMeters)) across gaps)" : ""
+        let trips = StatusFormatter.plural(travel.trips, "trip") + (travel.tripInProgress ? ", one under way" : "")
+        let idle = travel.idleSeconds > 0 ? ", idling \(StatusFormatter.duration(travel.idleSeconds))" : ""
+        return head + "\n" + (status.onShift ? "this shift: " : "last shift: ") + RouteFormatter.metres(travel.odometerMeters) + bridged
+            + ", " + trips + idle
     }
 }
 

@@ -125,6 +125,16 @@ struct ContractGoldenTests {
             stop: Self.stop, task: Self.task, eta: nil, primaryAction: .arrivedAtDestination, navigation: links, distanceMeters: 18,
             arrivalDetected: detected)
         try Self.check(RouteNext(next: card, remainingStops: 1), "route.next.arrival.result")
+        try Self.check(
+            TripList(trips: [
+                TripView(id: "7e2a", kind: .trip, startedAt: 1795852800, endedAt: 1795853400, distanceMeters: 5230, state: "sent"),
+                TripView(id: "7e2b", kind: .idle, startedAt: 1795853460, endedAt: 1795853900, distanceMeters: 0, state: "queued"),
+            ]), "trips.list.result")
+        try Self.check(
+            ShiftStatus(
+                onShift: false, startedAt: 1795852000, endedAt: 1795881000,
+                travel: ShiftTravel(odometerMeters: 12840, bridgedMeters: 310, trips: 4, tripInProgress: false, idleSeconds: 420)),
+            "shift.end.result")
     }
 
     @Test func diagReport() throws {

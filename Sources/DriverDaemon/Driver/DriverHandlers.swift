@@ -7,25 +7,32 @@ import Logging
 enum DriverHandlers {
     static func register(
         in router: inout RPCRouter, shift: Shift, pushes: PushCenter, workflow: Workflow, recorder: PingRecorder?,
-        uplink: Uplink?, logger: Logger
+        uplink: Uplink?, travel: TravelMonitor, logger: Logger
     ) {
-        router.register(Methods.shiftStatus) { _, _ in shift.status }
+        // Every answer carries what the shift drove.
+        @Sendable func withTravel(_ status: ShiftStatus) -> ShiftStatus {
+            var status = status
+            status.travel = travel.shiftTravel
+            return status
+        }
+        router.register(Methods.shiftStatus) { _, _ in withTravel(shift.status) }
         router.register(Methods.shiftStart) { _, _ in
             let (status, changed) = try change(shift, on: true)
             if changed {
+                if let startedAt = status.startedAt { travel.shiftStarted(at: startedAt) }
                 logger.info("shift started")
                 await pushes.deliverHeld()
             }
-            return status
+            return withTravel(status)
         }
         router.register(Methods.shiftEnd) { _, _ in
             // From now on nothing is recorded; what the shift recorded goes out in a last flush.
             let (status, changed) = try change(shift, on: false)
-            guard changed else { return status }
+            guard changed else { return withTravel(status) }
             recorder?.flush()
             await uplink?.flushShiftEnd()
             logger.info("shift ended")
-            return status
+            return withTravel(status)
         }
         router.register(Methods.eventsAck) { params, _ in try await pushes.acknowledge(params.id) }
         router.register(Methods.eventsPending) { _, _ in await pushes.summary() }

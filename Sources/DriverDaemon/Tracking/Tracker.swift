@@ -25,6 +25,9 @@ final class Tracker: Sendable {
         var confirmingMovement: Bool
         /// The fix made the receiver usable again after a spell without usable fixes.
         var fixesResumed: Bool
+        /// The ignition input as last read (nil: none), and what the fixes alone say of motion.
+        var ignition: Bool? = nil
+        var gpsMotion: Motion = .unknown
     }
 
     /// A spell of `noFix` that began: the receiver stays connected but nothing usable arrives.
@@ -98,7 +101,8 @@ final class Tracker: Sendable {
         return Outcome(
             verdict: verdict, decision: decision, motion: state.detector.motion, motionChanged: changed != nil, gapBefore: gap,
             plan: state.policy.watchPlan, effectiveHz: state.policy.effectiveHz,
-            confirmingMovement: state.detector.isConfirmingMovement, fixesResumed: resumed)
+            confirmingMovement: state.detector.isConfirmingMovement, fixesResumed: resumed, ignition: state.ignition,
+            gpsMotion: state.detector.gpsMotion)
     }
 
     /// gpsd reported `count` times that the receiver has no fix.

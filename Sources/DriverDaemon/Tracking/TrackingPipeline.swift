@@ -22,6 +22,8 @@ final class TrackingPipeline: GPSEventHandler {
     let safety: Safety?
     /// Arrivals and departures at the route's stops (nil: none watched).
     let geofences: GeofenceMonitor?
+    /// The odometer, trips and idling (nil: not kept).
+    let travel: TravelMonitor?
     /// Set once the reader exists (the reader holds the pipeline as its handler).
     private let reader = Mutex<GPSDReader?>(nil)
     private let lastPowerRead = Mutex<ContinuousClock.Instant>(.now)
@@ -30,10 +32,11 @@ final class TrackingPipeline: GPSEventHandler {
     private let settledLink = Mutex<GPSLinkState?>(nil)
 
     init(
-        tracker: Tracker, recorder: PingRecorder?, hub: EventHub, geofences: GeofenceMonitor? = nil, power: PowerInputs,
-        saverThresholdPercent: Int, watchMode: GPSWatchMode, logger: Logger, shift: Shift? = nil, safety: Safety? = nil
+        tracker: Tracker, recorder: PingRecorder?, hub: EventHub, geofences: GeofenceMonitor? = nil, travel: TravelMonitor? = nil,
+        power: PowerInputs, saverThresholdPercent: Int, watchMode: GPSWatchMode, logger: Logger, shift: Shift? = nil, safety: Safety? = nil
     ) {
         self.geofences = geofences
+        self.travel = travel
         self.shift = shift
         self.safety = safety
         self.tracker = tracker
@@ -117,7 +120,9 @@ final class TrackingPipeline: GPSEventHandler {
             logger.notice("gps: usable fixes again", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.gpsLink.rawValue)", "link": "connected"])
         }
         safety?.observe(speed: fix.speed, nextFixWithin: 1 / outcome.effectiveHz)
-        if shift?.isOn ?? true { geofences?.observe(fix, motion: outcome.motion) }
+        let onShift = shift?.isOn ?? true
+        if onShift { geofences?.observe(fix, motion: outcome.gpsMotion) }
+        travel?.observe(fix, motion: outcome.gpsMotion, ignition: outcome.ignition, onShift: onShift)
         if let gap = outcome.gapBefore {
             logger.warning(
                 "gps: no fix for \(Int(gap.rounded())) s, fix regained",

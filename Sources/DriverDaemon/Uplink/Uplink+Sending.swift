@@ -31,6 +31,9 @@ extension Uplink {
                 _ = try await client.putRoute(body: item.payload, token: token)
             case .visit:
                 _ = try await client.postVisit(body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            case .trip, .idle:
+                let path = item.kind == .trip ? BackendPaths.trips : BackendPaths.idles
+                _ = try await client.postActivity(path: path, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
             }
             try outbox.complete(itemId: id)
             await observer?.itemAcked(item, receipt: receipt)

@@ -161,6 +161,21 @@ extension Workflow {
         logger.info("left \(stopId) after \(Int(report.dwellSeconds)) s", metadata: ["task_id": "\(visit.taskId)"])
     }
 
+    /// A task's odometer readings: from its acceptance to its end (delivered, or returned to the vendor).
+    func noteDistance(_ taskId: String, status: TaskStatus) {
+        let metres = travel.metres
+        switch status {
+        case .accepted:
+            try? travel.book.taskStarted(taskId, metres: metres)
+            if taskDistances[taskId] == nil { taskDistances[taskId] = (metres, nil) }
+        case .delivered, .returnedToVendor:
+            try? travel.book.taskEnded(taskId, metres: metres)
+            if let reading = taskDistances[taskId], reading.end == nil { taskDistances[taskId] = (reading.start, metres) }
+        default:
+            break
+        }
+    }
+
     func visits(limit: Int = 50) throws -> VisitList {
         VisitList(visits: try visitBook.recent(limit: limit).map { visit in
             VisitView(

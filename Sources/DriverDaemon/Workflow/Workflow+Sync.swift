@@ -114,7 +114,11 @@ extension Workflow {
 
 extension Workflow: UplinkObserver {
     func itemAcked(_ item: OutboxItemRecord, receipt: PODReceipt?) async {
-        if item.kind.category == .visit { try? visitBook.markSent(id: item.idempotencyKey) }
+        switch item.kind {
+        case .visit: try? visitBook.markSent(id: item.idempotencyKey)
+        case .trip, .idle: try? travel.book.markSent(id: item.idempotencyKey)
+        case .status, .podOTP, .podPhoto, .route: break
+        }
         guard var task = tasks[item.taskId] else { return }
         switch item.kind.category {
         case .transition:
@@ -123,7 +127,7 @@ extension Workflow: UplinkObserver {
             let wasAccepted = task.pod == .accepted
             task.pod = .accepted
             if !wasAccepted { publishVerdict(item, task: task.id, accepted: true, message: nil) }
-        case .routeChange, .visit:
+        case .routeChange, .activity:
             return
         }
         if ((try? outbox.pendingItems(taskId: task.id)) ?? []).isEmpty, task.sync == .pending { task.sync = .synced }
@@ -139,8 +143,8 @@ extension Workflow: UplinkObserver {
         case .routeChange:
             requestSync()
             return
-        case .visit:
-            // A record of where the vehicle was: refused alone (a dead letter), the task is not touched.
+        case .activity:
+            // A record of where the vehicle went: refused alone (a dead letter), the task is not touched.
             return
         case .transition, .proof:
             break
@@ -159,7 +163,7 @@ extension Workflow: UplinkObserver {
         case .proof:
             task.pod = .rejected
             publishVerdict(item, task: task.id, accepted: false, message: refusal.message)
-        case .transition, .routeChange, .visit:
+        case .transition, .routeChange, .activity:
             break
         }
         task.updatedAt = now()
@@ -202,7 +206,7 @@ extension Workflow: UplinkObserver {
         switch item.kind {
         case .podPhoto: type = PODType.photo.rawValue
         case .podOTP: type = PODType.otp.rawValue
-        case .status, .route, .visit: return
+        case .status, .route, .visit, .trip, .idle: return
         }
         hub.publish(Events.podVerdict, PODVerdictEvent(taskId: task, type: type, accepted: accepted, message: message))
     }

@@ -27,6 +27,9 @@ actor Workflow {
     var openVisits: [String: VisitRecord] = [:]
     /// Arrivals the geofence detected that the task has not taken yet, by stop id.
     var detectedArrivals: [String: ArrivalDetected] = [:]
+    /// The odometer, and each task's readings from its acceptance to its end.
+    let travel: TravelMonitor
+    var taskDistances: [String: (start: Double, end: Double?)] = [:]
 
     var tasks: [String: LocalTask] = [:]
     /// The stop order (all stops of the active tasks, visited ones included), as the backend keeps it.
@@ -40,8 +43,10 @@ actor Workflow {
 
     init(
         book: TaskBook, outbox: Outbox, uplink: Uplink?, hub: EventHub, tracker: Tracker, spool: PhotoSpool, pushes: PushCenter,
-        shift: Shift, logger: Logger, geofences: GeofenceMonitor, visitBook: VisitBook
+        shift: Shift, logger: Logger, geofences: GeofenceMonitor, visitBook: VisitBook, travel: TravelMonitor
     ) throws {
+        self.travel = travel
+        taskDistances = try travel.book.taskReadings()
         self.geofences = geofences
         self.visitBook = visitBook
         self.pushes = pushes
@@ -80,20 +85,27 @@ actor Workflow {
         return (task, stop)
     }
 
-    func view(_ task: LocalTask) -> TaskView { task.view(nextStopId: openStops().first) }
+    func view(_ task: LocalTask) -> TaskView { view(task, nextStopId: openStops().first) }
+
+    /// The task as front ends see it, with its odometer distance since it was accepted.
+    func view(_ task: LocalTask, nextStopId: String?) -> TaskView {
+        var view = task.view(nextStopId: nextStopId)
+        if let reading = taskDistances[task.id] { view.distanceMeters = ((reading.end ?? travel.metres) - reading.start).rounded() }
+        return view
+    }
 
     func route() -> RouteView {
         let open = openStops()
         let stops = open.compactMap { id in stop(id).map { $0.stopView($1, isNext: id == open.first) } }
         let active = tasks.values.filter { !$0.status.isTerminal || $0.sync != .synced }.sorted { $0.id < $1.id }
-        return RouteView(stops: stops, tasks: active.map { $0.view(nextStopId: open.first) }, syncedAt: syncedAt)
+        return RouteView(stops: stops, tasks: active.map { view($0, nextStopId: open.first) }, syncedAt: syncedAt)
     }
 
     func next() -> RouteNext {
         let open = openStops()
         guard let first = open.first, let (task, stop) = stop(first) else { return RouteNext(next: nil, remainingStops: 0) }
         let card = NextStopCard(
-            stop: task.stopView(stop, isNext: true), task: task.view(nextStopId: first), eta: eta(to: stop, of: task),
+            stop: task.stopView(stop, isNext: true), task: view(task, nextStopId: first), eta: eta(to: stop, of: task),
             primaryAction: TaskWorkflow.primaryAction(task.status, podCaptured: task.pod.allowsDelivery),
             navigation: .to(lat: stop.lat, lng: stop.lng), distanceMeters: distance(to: stop)?.metres,
             arrivalDetected: detectedArrivals[stop.id])
@@ -171,6 +183,7 @@ actor Workflow {
             next == .arrivedAtStore || next == .arrivedAtDestination ? openVisit(at: stop, task: task, distance: place.distance, stamp: stamp) : nil
         }
         try commit(task, item: item, visit: visit)
+        noteDistance(task.id, status: next)
         if let visit {
             openVisits[visit.stopId] = visit
             detectedArrivals[visit.stopId] = nil

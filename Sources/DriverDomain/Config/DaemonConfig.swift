@@ -73,6 +73,8 @@ public struct DaemonConfig: Sendable, Equatable {
     public var arrivalRadius = 100.0
     /// Seconds slow inside a geofence before it counts as an arrival.
     public var arrivalDwellSeconds = 20.0
+    /// Standing with the ignition on for longer than this (seconds) is idling.
+    public var idleSeconds = 300.0
 
     public init() {}
 
@@ -217,6 +219,7 @@ public struct DaemonConfig: Sendable, Equatable {
         "arrival.mode": choice(\.arrivalMode),
         "arrival.radius": number(\.arrivalRadius, 10...5000, "metres from 10 to 5000"),
         "arrival.dwell_seconds": number(\.arrivalDwellSeconds, 0...600, "seconds from 0 to 600"),
+        "trips.idle_seconds": number(\.idleSeconds, 30...3600, "seconds from 30 to 3600"),
     ]
 
     private typealias Field<T> = WritableKeyPath<DaemonConfig, T> & Sendable

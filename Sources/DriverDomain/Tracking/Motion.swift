@@ -83,7 +83,9 @@ public struct MotionDetector: Sendable {
         return false
     }
 
-    private var gpsMotion: Motion {
+    /// What the fixes alone say, whatever the ignition: trips, idling and geofences need the vehicle's own
+    /// movement (the engine runs while it idles).
+    public var gpsMotion: Motion {
         switch state {
         case .unknown: .unknown
         case .stationary: .stationary

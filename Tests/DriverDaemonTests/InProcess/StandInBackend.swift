@@ -138,6 +138,26 @@ final class StandInBackend: BackendAPI {
         }
     }
 
+    func postActivity(path: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ActivityAccepted {
+        let digest = String(decoding: body, as: UTF8.self)
+        return try authorized("postActivity", token) { world, driverId, now throws(BackendClientError) in
+            let outcome: ActivityOutcome
+            if path == BackendPaths.trips, let trip = try? JSONDecoder().decode(TripReport.self, from: body) {
+                outcome = world.recordTrip(trip, driverId: driverId, idempotencyKey: idempotencyKey, bodyDigest: digest, now: now).outcome
+            } else if let idle = try? JSONDecoder().decode(IdleReport.self, from: body) {
+                outcome = world.recordIdle(idle, driverId: driverId, idempotencyKey: idempotencyKey, bodyDigest: digest, now: now).outcome
+            } else {
+                throw Self.error(.badRequest, "not a trip or idle report")
+            }
+            switch outcome {
+            case .accepted(let accepted): return accepted
+            case .invalid(let reason): throw Self.error(.badRequest, reason)
+            case .keyReused: throw Self.error(.idempotencyKeyReused, "key reused")
+            case .notFound: throw Self.error(.notFound, "no driver")
+            }
+        }
+    }
+
     func postPhoto(
         taskId: String, photo: Data, contentType: String, fields: [(String, String)], idempotencyKey: String, token: String,
         progress: @escaping @Sendable (Int, Int) -> Void

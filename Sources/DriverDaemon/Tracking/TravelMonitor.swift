@@ -1,0 +1,166 @@
+import BackendContract
+import DriverAPI
+import DriverDomain
+import DriverStore
+import Foundation
+import Logging
+import Synchronization
+
+/// The odometer and the trip and idle rules (pure), run for every accepted fix on the GPS reader's thread: a
+/// lock-guarded class. Their state rides along with the pings' group commit; a trip that starts is stored at
+/// once, and a finished trip or idle period is stored with its report for the backend in one durable
+/// transaction. No I/O while holding the lock.
+final class TravelMonitor: Sendable {
+    private struct State {
+        var odometer: Odometer
+        var trips: TripDetector
+        var record: TravelRecord
+    }
+
+    let book: TravelBook
+    private let recorder: PingRecorder?
+    private let state: Mutex<State>
+    private let logger: Logger
+    /// Wakes the uplink when a report was queued (set once the uplink exists).
+    private let onQueued = Mutex<(@Sendable () -> Void)?>(nil)
+
+    init(book: TravelBook, recorder: PingRecorder?, idleSeconds: Double, shiftStartedAt: Double?, logger: Logger) {
+        self.book = book
+        self.recorder = recorder
+        self.logger = logger
+        var record = (try? book.read()) ?? TravelRecord()
+        let anchor = record.anchorTime.flatMap { time in
+            record.anchorLat.flatMap { lat in
+                record.anchorLng.map { Odometer.Anchor(time: time, lat: lat, lng: $0, speed: record.anchorSpeed, horizontalError: record.anchorError) }
+            }
+        }
+        let odometer = Odometer(metres: record.metres, bridgedMetres: record.bridgedMetres, gaps: record.gaps, anchor: anchor)
+        var trips = record.tripRules.flatMap { try? JSONDecoder().decode(TripDetector.self, from: $0) } ?? TripDetector()
+        trips.settings = TripDetector.Settings(idleSeconds: idleSeconds)
+        // A shift this row has not seen yet starts its counts at the odometer's reading.
+        if let shiftStartedAt, record.shiftStartedAt != shiftStartedAt {
+            Self.startShift(&record, at: shiftStartedAt, odometer: odometer)
+            try? book.save(record)
+        }
+        state = Mutex(State(odometer: odometer, trips: trips, record: record))
+    }
+
+    func whenQueued(_ action: @escaping @Sendable () -> Void) { onQueued.withLock { $0 = action } }
+
+    private static func startShift(_ record: inout TravelRecord, at time: Double, odometer: Odometer) {
+        record.shiftStartedAt = time
+        record.shiftStartMetres = odometer.metres
+        record.shiftBridgedStartMetres = odometer.bridgedMetres
+        record.shiftTrips = 0
+        record.shiftIdleSeconds = 0
+    }
+
+    /// An accepted fix. Off shift nothing counts (the odometer only moves its anchor).
+    func observe(_ fix: Fix, motion: Motion, ignition: Bool?, onShift: Bool) {
+        let (actions, record) = state.withLock { state -> ([TripDetector.Action], TravelRecord) in
+            guard onShift else {
+                state.odometer.skip(fix)
+                return ([], Self.snapshot(&state))
+            }
+            state.odometer.observe(fix, motion: motion)
+            let actions = state.trips.observe(.init(
+                time: fix.time, lat: fix.latitude, lng: fix.longitude, odometer: state.odometer.metres, bridged: state.odometer.bridgedMetres,
+                speed: fix.speed, motion: motion, ignition: ignition))
+            for action in actions {
+                switch action {
+                case .tripStarted: break
+                case .tripEnded: state.record.shiftTrips += 1
+                case .idleEnded(let start, let end): state.record.shiftIdleSeconds += end.time - start.time
+                }
+            }
+            return (actions, Self.snapshot(&state))
+        }
+        guard !actions.isEmpty else {
+            recorder?.noteTravel(record)
+            return
+        }
+        for action in actions { store(action, record: record) }
+    }
+
+    private static func snapshot(_ state: inout State) -> TravelRecord {
+        let odometer = state.odometer
+        state.record.metres = odometer.metres
+        state.record.bridgedMetres = odometer.bridgedMetres
+        state.record.gaps = odometer.gaps
+        state.record.anchorTime = odometer.anchor?.time
+        state.record.anchorLat = odometer.anchor?.lat
+        state.record.anchorLng = odometer.anchor?.lng
+        state.record.anchorSpeed = odometer.anchor?.speed
+        state.record.anchorError = odometer.anchor?.horizontalError
+        state.record.tripRules = try? JSONEncoder().encode(state.trips)
+        return state.record
+    }
+
+    private func store(_ action: TripDetector.Action, record: TravelRecord) {
+        do {
+            switch action {
+            case .tripStarted:
+                try book.save(record)
+                logger.info("trip started")
+                return
+            case .tripEnded(let start, let end):
+                let id = UUID().uuidString.lowercased()
+                let bridged = end.bridged - start.bridged
+                let report = TripReport(
+                    tripId: id, startedAt: start.time, endedAt: end.time, distanceMeters: (end.odometer - start.odometer).rounded(),
+                    bridgedMeters: max(0, bridged.rounded()), start: Location(lat: start.lat, lng: start.lng), end: Location(lat: end.lat, lng: end.lng),
+                    timeSource: .gps)
+                try finish(.trip, id: id, start: start, end: end, payload: try JSONEncoder().encode(report), record: record)
+                logger.info("trip ended: \(Int(report.distanceMeters)) m in \(Int(end.time - start.time)) s")
+            case .idleEnded(let start, let end):
+                let id = UUID().uuidString.lowercased()
+                let report = IdleReport(
+                    idleId: id, startedAt: start.time, endedAt: end.time, durationSeconds: (end.time - start.time).rounded(),
+                    location: Location(lat: start.lat, lng: start.lng), timeSource: .gps)
+                try finish(.idle, id: id, start: start, end: end, payload: try JSONEncoder().encode(report), record: record)
+                logger.info("idling ended after \(Int(report.durationSeconds)) s")
+            }
+            onQueued.withLock { $0 }?()
+        } catch {
+            logger.error("cannot store a trip or idle period: \(Store.describeWriteFailure(error))")
+        }
+    }
+
+    private func finish(_ kind: TripRecord.Kind, id: String, start: TripDetector.Mark, end: TripDetector.Mark, payload: Data, record: TravelRecord) throws {
+        let trip = TripRecord(
+            id: id, kind: kind, startedAt: start.time, endedAt: end.time, metres: kind == .trip ? (end.odometer - start.odometer).rounded() : 0,
+            startLat: start.lat, startLng: start.lng, endLat: end.lat, endLng: end.lng)
+        let item = OutboxItemRecord(
+            kind: kind == .trip ? .trip : .idle, taskId: TaskRecord.activityLane, idempotencyKey: id, payload: payload, createdAt: end.time)
+        try book.finish(trip, report: item, state: record)
+    }
+
+    /// A new shift: its counts start at the odometer's reading now.
+    func shiftStarted(at time: Double) {
+        let record = state.withLock { state -> TravelRecord in
+            Self.startShift(&state.record, at: time, odometer: state.odometer)
+            return Self.snapshot(&state)
+        }
+        try? book.save(record)
+    }
+
+    var shiftTravel: ShiftTravel {
+        state.withLock { state in
+            ShiftTravel(
+                odometerMeters: (state.odometer.metres - state.record.shiftStartMetres).rounded(),
+                bridgedMeters: (state.odometer.bridgedMetres - state.record.shiftBridgedStartMetres).rounded(),
+                trips: state.record.shiftTrips, tripInProgress: state.trips.trip != nil, idleSeconds: state.record.shiftIdleSeconds.rounded())
+        }
+    }
+
+    /// The odometer's reading now, metres.
+    var metres: Double { state.withLock { $0.odometer.metres } }
+
+    func recentTrips(limit: Int = 50) throws -> TripList {
+        TripList(trips: try book.recent(limit: limit).map { trip in
+            TripView(
+                id: trip.id, kind: trip.kind == .trip ? .trip : .idle, startedAt: trip.startedAt, endedAt: trip.endedAt,
+                distanceMeters: trip.metres, state: trip.state.rawValue)
+        })
+    }
+}

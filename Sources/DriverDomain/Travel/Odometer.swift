@@ -1,0 +1,78 @@
+import DriverAPI
+
+/// Distance driven, from accepted fixes only (the fix filter runs first), pure.
+///
+/// Between fixes close in time the receiver's Doppler speed is integrated (trapezoid): position scatter and
+/// multipath spikes do not lengthen it, where summing the chords of noisy positions overstates a drive by
+/// several percent (and by 50× for a parked unit's scatter). Across a gap (a tunnel, slow sampling, a restart)
+/// or without a speed, the straight line between the two fixes is counted and flagged as bridged, unless it is
+/// within the fixes' own error while the vehicle stands.
+public struct Odometer: Sendable, Equatable, Codable {
+    /// The last fix counted.
+    public struct Anchor: Sendable, Equatable, Codable {
+        public var time: Double
+        public var lat: Double
+        public var lng: Double
+        public var speed: Double?
+        public var horizontalError: Double?
+        public init(time: Double, lat: Double, lng: Double, speed: Double?, horizontalError: Double?) {
+            self.time = time
+            self.lat = lat
+            self.lng = lng
+            self.speed = speed
+            self.horizontalError = horizontalError
+        }
+    }
+
+    /// Longest step between two fixes that is integrated from their speeds; longer ones are gaps.
+    public static let maxIntegratedStep = 5.0
+    /// Below this Doppler speed (m/s) the vehicle stands: nothing is added.
+    public static let standingSpeed = 0.5
+
+    public private(set) var metres = 0.0
+    /// Of `metres`, what was bridged across gaps as straight lines.
+    public private(set) var bridgedMetres = 0.0
+    public private(set) var gaps = 0
+    public private(set) var anchor: Anchor?
+
+    public init() {}
+
+    public init(metres: Double, bridgedMetres: Double, gaps: Int, anchor: Anchor?) {
+        self.metres = metres
+        self.bridgedMetres = bridgedMetres
+        self.gaps = gaps
+        self.anchor = anchor
+    }
+
+    /// Moves the anchor without counting (off shift nothing is driven for the record).
+    public mutating func skip(_ fix: Fix) {
+        anchor = Anchor(time: fix.time, lat: fix.latitude, lng: fix.longitude, speed: fix.speed, horizontalError: fix.horizontalError)
+    }
+
+    /// Counts the way from the last fix to this one; returns the metres added.
+    @discardableResult
+    public mutating func observe(_ fix: Fix, motion: Motion) -> Double {
+        let next = Anchor(time: fix.time, lat: fix.latitude, lng: fix.longitude, speed: fix.speed, horizontalError: fix.horizontalError)
+        defer { anchor = next }
+        guard let last = anchor, next.time > last.time else { return 0 }
+        let step = next.time - last.time
+        if step <= Self.maxIntegratedStep, let v1 = last.speed, let v2 = next.speed {
+            guard max(v1, v2) >= Self.standingSpeed else { return 0 }
+            let added = (v1 + v2) / 2 * step
+            metres += added
+            return added
+        }
+        // A parked unit's scatter is not a drive: nothing while the motion detector says it stands, nor within the
+        // fixes' own error.
+        guard motion != .stationary else { return 0 }
+        let chord = Geo.distance(latitude1: last.lat, longitude1: last.lng, latitude2: next.lat, longitude2: next.lng)
+        let noise = 2 * max(last.horizontalError ?? 10, next.horizontalError ?? 10)
+        guard chord > noise || (motion == .moving && chord > noise / 2) else { return 0 }
+        metres += chord
+        if step > Self.maxIntegratedStep {
+            bridgedMetres += chord
+            gaps += 1
+        }
+        return chord
+    }
+}

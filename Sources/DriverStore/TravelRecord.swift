@@ -1,0 +1,144 @@
+import Foundation
+import GRDB
+
+/// The row of `travel_state` (`id` 1): the odometer with the fix it last counted, the trip rules' state (JSON of
+/// `TripDetector`), and the shift's starting reading and counts. Written with the pings' group commit, and at
+/// once when a trip starts or ends.
+public struct TravelRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "travel_state"
+
+    var id = 1
+    public var metres = 0.0
+    public var bridgedMetres = 0.0
+    public var gaps = 0
+    public var anchorTime: Double?
+    public var anchorLat: Double?
+    public var anchorLng: Double?
+    public var anchorSpeed: Double?
+    public var anchorError: Double?
+    public var tripRules: Data?
+    /// The shift these counts belong to (its start stamp).
+    public var shiftStartedAt: Double?
+    public var shiftStartMetres = 0.0
+    public var shiftBridgedStartMetres = 0.0
+    public var shiftTrips = 0
+    public var shiftIdleSeconds = 0.0
+
+    enum CodingKeys: String, CodingKey {
+        case id, metres, gaps
+        case bridgedMetres = "bridged_metres", anchorTime = "anchor_time", anchorLat = "anchor_lat", anchorLng = "anchor_lng"
+        case anchorSpeed = "anchor_speed", anchorError = "anchor_error", tripRules = "trip_rules"
+        case shiftStartedAt = "shift_started_at", shiftStartMetres = "shift_start_metres", shiftBridgedStartMetres = "shift_bridged_start_metres"
+        case shiftTrips = "shift_trips", shiftIdleSeconds = "shift_idle_seconds"
+    }
+
+    public init() {}
+}
+
+/// A row of `trip`: a finished trip or idle period, kept for `driverctl trips` and sent once through the outbox.
+public struct TripRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "trip"
+
+    public enum Kind: String, Codable, Sendable { case trip, idle }
+    public enum State: String, Codable, Sendable { case queued, sent }
+
+    /// Also the report's idempotency key.
+    public var id: String
+    public var kind: Kind
+    public var startedAt: Double
+    public var endedAt: Double
+    public var metres: Double
+    public var startLat: Double
+    public var startLng: Double
+    public var endLat: Double
+    public var endLng: Double
+    public var state: State
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, metres, state
+        case startedAt = "started_at", endedAt = "ended_at", startLat = "start_lat", startLng = "start_lng"
+        case endLat = "end_lat", endLng = "end_lng"
+    }
+
+    public init(
+        id: String, kind: Kind, startedAt: Double, endedAt: Double, metres: Double, startLat: Double, startLng: Double, endLat: Double,
+        endLng: Double
+    ) {
+        self.id = id
+        self.kind = kind
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.metres = metres
+        self.startLat = startLat
+        self.startLng = startLng
+        self.endLat = endLat
+        self.endLng = endLng
+        state = .queued
+    }
+}
+
+/// The one owner of `travel_state`, `trip` and `task_distance`.
+public final class TravelBook: Sendable {
+    public let store: Store
+    /// Trips and idle periods the backend has are kept this long for `driverctl trips`.
+    public static let keepSent: Double = 7 * 86_400
+
+    public init(store: Store) { self.store = store }
+
+    public func read() throws -> TravelRecord {
+        try store.pool.read { db in try TravelRecord.fetchOne(db) ?? TravelRecord() }
+    }
+
+    /// At once (a trip that started, a shift that started): durable.
+    public func save(_ state: TravelRecord) throws {
+        try store.writeDurably { db in try state.save(db) }
+    }
+
+    /// A finished trip or idle period, its report queued and the state that follows, in one durable transaction.
+    public func finish(_ trip: TripRecord, report: OutboxItemRecord, state: TravelRecord) throws {
+        var report = report
+        try store.writeDurably { db in
+            try trip.insert(db)
+            try report.insert(db)
+            try state.save(db)
+            try db.execute(
+                sql: "DELETE FROM trip WHERE state = ? AND ended_at < ?",
+                arguments: [TripRecord.State.sent.rawValue, trip.endedAt - Self.keepSent])
+        }
+    }
+
+    public func markSent(id: String) throws {
+        try store.pool.write { db in
+            try db.execute(sql: "UPDATE trip SET state = ? WHERE id = ?", arguments: [TripRecord.State.sent.rawValue, id])
+        }
+    }
+
+    /// The newest first.
+    public func recent(limit: Int) throws -> [TripRecord] {
+        try store.pool.read { db in try TripRecord.order(Column("started_at").desc).limit(limit).fetchAll(db) }
+    }
+
+    /// A task's odometer reading at its acceptance (kept if already there) or at its end.
+    public func taskStarted(_ taskId: String, metres: Double) throws {
+        try store.pool.write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO task_distance (task_id, start_metres) VALUES (?, ?)", arguments: [taskId, metres])
+        }
+    }
+
+    public func taskEnded(_ taskId: String, metres: Double) throws {
+        try store.pool.write { db in
+            try db.execute(sql: "UPDATE task_distance SET end_metres = ? WHERE task_id = ? AND end_metres IS NULL", arguments: [metres, taskId])
+        }
+    }
+
+    /// Each task's readings: start, and end once it ended.
+    public func taskReadings() throws -> [String: (start: Double, end: Double?)] {
+        try store.pool.read { db in
+            var readings: [String: (Double, Double?)] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT task_id, start_metres, end_metres FROM task_distance") {
+                readings[row["task_id"]] = (row["start_metres"], row["end_metres"])
+            }
+            return readings
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import DriverAPI
+import DriverDomain
+import Testing
+
+/// The odometer against seeded receivers (scatter, spikes, gaps, parked scatter, 10 Hz) and the trip and idle
+/// rules, behind the fix filter and the motion detector as in the daemon.
+@Suite("Odometer, trips and idling")
+struct TravelTests {
+    typealias Noise = SyntheticReceiver.Noise
+
+    /// Runs filter, motion detector, odometer and trip detector over the samples; `ignition(t)` from the start.
+    static func run(
+        _ samples: [SyntheticReceiver.Sample], ignition: (Double) -> Bool? = { _ in nil }
+    ) -> (odometer: Odometer, actions: [TripDetector.Action]) {
+        var filter = FixFilter(), detector = MotionDetector(), odometer = Odometer(), trips = TripDetector()
+        var actions: [TripDetector.Action] = []
+        let start = samples.first?.fix.time ?? 0
+        for sample in samples {
+            switch filter.evaluate(sample.fix) {
+            case .accept, .reanchor: break
+            case .duplicate, .reject: continue
+            }
+            _ = detector.observe(sample.fix)
+            odometer.observe(sample.fix, motion: detector.motion)
+            actions += trips.observe(.init(
+                time: sample.fix.time, lat: sample.fix.latitude, lng: sample.fix.longitude, odometer: odometer.metres,
+                speed: sample.fix.speed, motion: detector.motion, ignition: ignition(sample.fix.time - start)))
+        }
+        return (odometer, actions)
+    }
+
+    struct DriveCase: CustomTestStringConvertible, Sendable {
+        var sigma: Double
+        var spikeShare = 0.0
+        var hz = 1.0
+        var tolerance: Double
+        var testDescription: String { "σ \(sigma) m, spikes \(spikeShare * 100) %, \(hz) Hz: within \(tolerance * 100) %" }
+    }
+
+    @Test(
+        "a drive of known length with stops: the odometer within its tolerance", arguments: [
+            DriveCase(sigma: 3, tolerance: 0.02), DriveCase(sigma: 10, tolerance: 0.02), DriveCase(sigma: 5, spikeShare: 0.01, tolerance: 0.025),
+            DriveCase(sigma: 8, spikeShare: 0.05, tolerance: 0.025), DriveCase(sigma: 3, hz: 10, tolerance: 0.02),
+        ])
+    func driveLength(_ c: DriveCase) {
+        for seed in UInt64(1)...5 {
+            let samples = SyntheticReceiver.run(
+                [.drive(speed: 12, seconds: 120), .ramp(to: 0, seconds: 6), .stand(seconds: 120), .drive(speed: 8, seconds: 90), .creep(0.5...1.5, seconds: 40),
+                 .drive(speed: 14, seconds: 60)],
+                noise: Noise(sigma: c.sigma, spikeShare: c.spikeShare, spikeMetres: 30...400, eph: 17, hz: c.hz), seed: seed)
+            let truth = samples.last!.truthNorth
+            let odometer = Self.run(samples).odometer
+            #expect(abs(odometer.metres - truth) / truth <= c.tolerance, "seed \(seed): \(odometer.metres) m against \(truth) m")
+            #expect(odometer.gaps == 0)
+        }
+    }
+
+    @Test("an hour parked with 50 m of scatter and spikes adds nothing")
+    func parkedScatter() {
+        let samples = SyntheticReceiver.run(
+            [.stand(seconds: 3600)], noise: Noise(sigma: 25, spikeShare: 0.02, spikeMetres: 50...300, drift: 0.3, eph: 25), seed: 9)
+        #expect(Self.run(samples).odometer.metres < 1)
+    }
+
+    @Test("a gap without fixes (a tunnel, a restart) is bridged as a straight line and flagged")
+    func gapBridged() {
+        var odometer = Odometer()
+        func fix(_ t: Double, _ north: Double, speed: Double = 10) -> Fix {
+            Fix(time: t, latitude: 52.52 + north / 111_320, longitude: 13.405, speed: speed, horizontalError: 8, mode: 3)
+        }
+        odometer.observe(fix(0, 0), motion: .moving)
+        odometer.observe(fix(1, 10), motion: .moving)
+        #expect(abs(odometer.metres - 10) < 0.01)
+        // 30 s in a tunnel, out 300 m further north.
+        let added = odometer.observe(fix(31, 310), motion: .moving)
+        #expect(abs(added - 300) < 1 && odometer.gaps == 1 && abs(odometer.bridgedMetres - 300) < 1)
+        // Restored from its stored state, it goes on where it was.
+        var restored = Odometer(metres: odometer.metres, bridgedMetres: odometer.bridgedMetres, gaps: odometer.gaps, anchor: odometer.anchor)
+        restored.observe(fix(32, 320), motion: .moving)
+        #expect(abs(restored.metres - 320) < 1)
+        // A clock that went back adds nothing and re-anchors.
+        #expect(restored.observe(fix(5, 330), motion: .moving) == 0)
+    }
+
+    @Test("no ignition input: a trip from moving until the vehicle stands, ended when the stand began; a 60-s red light does not end it")
+    func tripWithoutIgnition() {
+        let samples = SyntheticReceiver.run(
+            [.stand(seconds: 20), .drive(speed: 10, seconds: 60), .ramp(to: 0, seconds: 5), .stand(seconds: 60), .drive(speed: 10, seconds: 60),
+             .ramp(to: 0, seconds: 5), .stand(seconds: 180)],
+            noise: Noise(sigma: 4, eph: 17), seed: 3)
+        let actions = Self.run(samples).actions
+        let ended = actions.compactMap { if case .tripEnded(let start, let end) = $0 { (start, end) } else { nil } }
+        #expect(actions.filter { if case .tripStarted = $0 { true } else { false } }.count == 1, "\(actions)")
+        #expect(ended.count == 1, "\(actions)")
+        if let (start, end) = ended.first {
+            let t0 = samples[0].fix.time
+            #expect(start.time - t0 >= 20 && start.time - t0 <= 25)
+            // The last stand begins at second 210 (slow below 0.5 m/s a second or so before).
+            #expect(abs(end.time - t0 - 209) <= 3, "ended \(end.time - t0)")
+            #expect(abs((end.odometer - start.odometer) - 1250) < 40, "\(end.odometer - start.odometer) m")
+        }
+        #expect(!actions.contains { if case .idleEnded = $0 { true } else { false } }, "no idling without an ignition input")
+    }
+
+    @Test("ignition: five minutes standing with the engine on is one idle pair; the trip ends 60 s after the ignition goes off")
+    func idleAndIgnitionOff() {
+        // Drive 60 s, stand 7 minutes with the engine on, drive 60 s, stand with the ignition off from second 570.
+        let samples = SyntheticReceiver.run(
+            [.drive(speed: 10, seconds: 60), .ramp(to: 0, seconds: 5), .stand(seconds: 420), .drive(speed: 10, seconds: 60),
+             .ramp(to: 0, seconds: 5), .stand(seconds: 200)],
+            noise: Noise(sigma: 4, eph: 17), seed: 5)
+        let actions = Self.run(samples) { t in t < 560 }.actions
+        let idles = actions.compactMap { if case .idleEnded(let start, let end) = $0 { (start, end) } else { nil } }
+        #expect(idles.count == 1, "\(actions)")
+        if let (start, end) = idles.first {
+            let t0 = samples[0].fix.time
+            #expect(abs(start.time - t0 - 64) <= 3 && abs(end.time - t0 - 486) <= 5, "idle \(start.time - t0)…\(end.time - t0)")
+        }
+        let trips = actions.compactMap { if case .tripEnded(let start, let end) = $0 { (start, end) } else { nil } }
+        // The first trip ends at the long stand (the detector's verdict); the second when the ignition is off.
+        #expect(trips.count == 2, "\(actions)")
+    }
+}

@@ -1,0 +1,135 @@
+import BackendContract
+import DispatchSimCore
+import DriverAPI
+import DriverDomain
+import Foundation
+import JSONRPC
+import NMEASynth
+import Testing
+
+/// The odometer, trips and idling end to end: gpsd fed by gpsfake with synthesised drives of known length, the
+/// real driverd, dispatch-sim receiving the trips and idle periods.
+@Suite("Odometer, trips and idling", .serialized)
+struct OdometerTripTests {
+    /// A loop through Regensburg of about 6.4 km: straight legs at town speeds with two stops.
+    static func loop(spikes: SyntheticRoute.Spikes?) -> SyntheticRoute {
+        let points: [(Double, Double, Double)] = [
+            (49.0250, 12.0900, 13), (49.0250, 12.1100, 14), (49.0150, 12.1100, 9), (49.0150, 12.0950, 12), (49.0200, 12.0850, 11),
+        ]
+        var legs: [SyntheticRoute.Leg] = []
+        for (index, point) in points.enumerated() {
+            legs.append(.drive(to: .init(lat: point.0, lon: point.1), speed: point.2))
+            if index == 1 || index == 3 { legs.append(.stop(seconds: 30)) }
+        }
+        legs.append(.stop(seconds: 20))
+        return SyntheticRoute(
+            start: .init(lat: 49.0200, lon: 12.0850), startTime: Date().timeIntervalSince1970.rounded(), legs: legs, noise: 4, seed: 31,
+            spikes: spikes)
+    }
+
+    static func length(_ route: SyntheticRoute) -> Double {
+        var position = route.start, metres = 0.0
+        for case .drive(let to, _) in route.legs {
+            metres += Geo.distance(latitude1: position.lat, longitude1: position.lon, latitude2: to.lat, longitude2: to.lon)
+            position = to
+        }
+        return metres
+    }
+
+    static func replay(_ route: SyntheticRoute, config extra: String = "", until: (DaemonProcess) throws -> Bool) throws -> (DaemonProcess, SimProcess) {
+        let directory = TemporaryDirectory()
+        let sim = try SimProcess()
+        let fake = try GPSFake(log: try Harness.synthesise(route, directory), delay: 0.02)
+        defer { fake.kill() }
+        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Harness.config(backend: sim) + extra, directory: directory)
+        try waitUntil("the replay", timeout: .seconds(120), detail: daemon.log) { try until(daemon) }
+        return (daemon, sim)
+    }
+
+    static func shift(_ daemon: DaemonProcess) throws -> ShiftTravel {
+        try #require(try daemon.client().call(Methods.shiftStatus, NoParams()).travel)
+    }
+
+    @Test("a replayed drive of known length: the odometer within 2 %, and within 2.5 % with 1 % of fixes thrown off by multipath", arguments: [false, true])
+    func odometer(_ spiky: Bool) async throws {
+        let route = Self.loop(spikes: spiky ? .init(share: 0.01, minMetres: 40, maxMetres: 1500) : nil)
+        let truth = Self.length(route)
+        let (daemon, sim) = try Self.replay(route) { daemon in
+            // The replay is over when no fix has come for 3 s.
+            let status = try Harness.status(daemon)
+            return status.fixesSeen > 100 && (status.lastFixAge ?? 0) > 3
+        }
+        let travel = try Self.shift(daemon)
+        let error = abs(travel.odometerMeters - truth) / truth
+        #expect(error <= (spiky ? 0.025 : 0.02), "odometer \(travel.odometerMeters) m against \(Int(truth)) m (\(error * 100) %)")
+        #expect(travel.bridgedMeters == 0)
+        #expect(travel.tripInProgress, "the loop ends with a short stop: its trip goes on")
+        try daemon.stop()
+        _ = sim
+    }
+
+    @Test("ignition on and standing for five minutes: one idle pair; a trip ends 60 s after the ignition goes off; both reach the backend once")
+    func idleAndTripEnd() async throws {
+        let directory = TemporaryDirectory()
+        let ignition = directory.file("ignition")
+        try "1\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        let start = SyntheticRoute.Point(lat: 49.0200, lon: 12.0850)
+        let startTime = Date().timeIntervalSince1970.rounded()
+        // Drive 30 s, stand 330 s with the engine on, drive 30 s, stand 100 s: the ignition goes off as it stops.
+        let route = SyntheticRoute(
+            start: start, startTime: startTime,
+            legs: [
+                .drive(to: .init(lat: start.lat + 300 / 111_320, lon: start.lon), speed: 10), .stop(seconds: 330),
+                .drive(to: .init(lat: start.lat + 600 / 111_320, lon: start.lon), speed: 10), .stop(seconds: 100),
+            ],
+            noise: 3, seed: 8)
+        let sim = try SimProcess()
+        let http = SimHTTP(base: sim.base)
+        // Eight times real time; the motion detector's verdict takes two minutes here, so only the ignition can end
+        // the second trip within a minute.
+        let fake = try GPSFake(log: try Harness.synthesise(route, directory), delay: 0.0625)
+        defer { fake.kill() }
+        let config = Harness.config(backend: sim) + """
+            [ignition]
+            path = "\(ignition)"
+            [battery]
+            poll_seconds = 1
+            [motion]
+            stationary_seconds = 120
+            """
+        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: config, directory: directory)
+        func fixTime() throws -> Double { try Harness.status(daemon).lastFix.map { $0.time - startTime } ?? 0 }
+        try waitUntil("the second drive's end", timeout: .seconds(120), detail: daemon.log) { try fixTime() >= 388 }
+        try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        var endedAt = 0.0
+        try await waitUntil("the second trip at the backend", timeout: .seconds(60), detail: daemon.log) {
+            _ = try daemon.client(timeout: .seconds(30)).call(Methods.outboxFlush, NoParams())
+            endedAt = try fixTime()
+            return try await http.request(.GET, "/sim/activity").decode(ActivityList.self).trips.count >= 2
+        }
+        // Off at 388 to 397 (the input is read every second, eight seconds of receiver time); the trip ends 60 s
+        // later, long before the two minutes the motion detector would need.
+        #expect(endedAt >= 440 && endedAt < 505, "the second trip ended at \(endedAt) s")
+        let activity = try await http.request(.GET, "/sim/activity").decode(ActivityList.self)
+        #expect(activity.trips.count == 2 && activity.idles.count == 1, "\(activity)")
+        if activity.trips.count == 2 {
+            let first = activity.trips[0].report, second = activity.trips[1].report
+            #expect(abs(first.startedAt - startTime) <= 3 && abs(first.endedAt - startTime - 30) <= 3, "\(first)")
+            #expect(abs(first.distanceMeters - 300) <= 15 && abs(second.distanceMeters - 300) <= 15, "\(activity.trips)")
+            #expect(abs(second.endedAt - startTime - 390) <= 8, "\(second)")
+        }
+        if let idle = activity.idles.first?.report {
+            #expect(abs(idle.durationSeconds - 330) <= 8 && abs(idle.startedAt - startTime - 30) <= 4, "\(idle)")
+        }
+        let travel = try Self.shift(daemon)
+        #expect(travel.trips == 2 && !travel.tripInProgress && abs(travel.idleSeconds - 330) <= 8, "\(travel)")
+        #expect(abs(travel.odometerMeters - 600) <= 25, "\(travel)")
+        let listed = try runProgram(Binaries.path("driverctl"), ["trips"], environment: ["DRIVERD_SOCKET": daemon.socketPath])
+        #expect(listed.stdout.contains("idle") && listed.stdout.contains("trip"), "\(listed.stdout)")
+        // Restarted, the odometer goes on from where it was.
+        try daemon.stop(signal: SIGKILL)
+        let again = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: config, directory: directory)
+        #expect(abs(try Self.shift(again).odometerMeters - travel.odometerMeters) <= 20, "the odometer survives kill -9")
+        try again.stop()
+    }
+}
