@@ -169,6 +169,7 @@ let package = Package(
             name: "DriverDaemonTests",
             dependencies: [
                 "DriverDaemon", "DriverDomain", "DriverAPI", "DriverStore", "JSONRPC", "BackendClient", "BackendContract", "DispatchSimCore",
+                "GPSKit",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]

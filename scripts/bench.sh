@@ -22,6 +22,9 @@ echo
 echo "== GPS: fix quality (spikes that reach the backend)"
 "$bin/driverd-bench" gps-quality --bin "$bin"
 echo
+echo "== Arrivals and the odometer (the daemon's rules over synthesised drives)"
+"$bin/driverd-bench" arrivals
+echo
 echo "== Outbox and uplink"
 "$bin/driverd-bench" uplink --bin "$bin" --seconds "${BENCH_UPLINK_SECONDS:-60}"
 echo

@@ -32,6 +32,8 @@ struct DaemonAssembly: Sendable {
     /// before the uplink's final flush sends them).
     let services: [ServiceGroupConfiguration.ServiceConfiguration]
     let tracker: Tracker
+    /// What the GPS reader hands each event to.
+    let pipeline: TrackingPipeline
     let recorder: PingRecorder?
     let outbox: Outbox
     let uplink: Uplink?
@@ -118,7 +120,7 @@ struct DaemonAssembly: Sendable {
                 .init(service: ArrivalService(workflow: workflow, geofences: geofences)),
             ]
         return DaemonAssembly(
-            router: router, counters: counters, services: services, tracker: tracker, recorder: recorder, outbox: outbox, uplink: uplink,
+            router: router, counters: counters, services: services, tracker: tracker, pipeline: pipeline, recorder: recorder, outbox: outbox, uplink: uplink,
             workflow: workflow, pushes: pushes, safety: safety, shift: shift, hub: hub)
     }
 
