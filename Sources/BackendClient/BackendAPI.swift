@@ -14,9 +14,9 @@ public protocol BackendAPI: Sendable {
     func postOTP(taskId: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> PODReceipt
     func eta(taskId: String, token: String) async throws(BackendClientError) -> ETAResponse
     func putRoute(body: Data, token: String) async throws(BackendClientError) -> RouteSequence
-    func postVisit(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> VisitAccepted
+    func postVisit(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted
     /// `BackendPaths.trips` or `BackendPaths.idles`.
-    func postActivity(path: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ActivityAccepted
+    func postActivity(path: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted
     func postPhoto(
         taskId: String, photo: Data, contentType: String, fields: [(String, String)], idempotencyKey: String, token: String,
         progress: @escaping @Sendable (Int, Int) -> Void

@@ -85,12 +85,12 @@ public final class BackendClient: Sendable {
     }
 
     /// A visit to a stop, encoded when it was queued; its id is the idempotency key.
-    public func postVisit(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> VisitAccepted {
+    public func postVisit(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted {
         try await send(.POST, BackendPaths.visits, body: body, token: token, idempotencyKey: idempotencyKey)
     }
 
     /// A finished trip or idle period, encoded when it was queued; its id is the idempotency key.
-    public func postActivity(path: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ActivityAccepted {
+    public func postActivity(path: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted {
         try await send(.POST, path, body: body, token: token, idempotencyKey: idempotencyKey)
     }
 

@@ -49,13 +49,3 @@ public struct IdleReport: Codable, Sendable, Equatable {
         self.timeSource = timeSource
     }
 }
-
-/// The answer to a trip or idle report (and to every replay of its key).
-public struct ActivityAccepted: Codable, Sendable, Equatable {
-    public var id: String
-    public var receivedAt: Double
-    public init(id: String, receivedAt: Double) {
-        self.id = id
-        self.receivedAt = receivedAt
-    }
-}

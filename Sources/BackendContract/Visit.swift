@@ -36,13 +36,14 @@ public struct VisitReport: Codable, Sendable, Equatable {
     }
 }
 
-/// The answer to a visit (and to every replay of its key).
-public struct VisitAccepted: Codable, Sendable, Equatable {
-    public var visitId: String
+/// The answer to a visit, trip or idle report (and to every replay of its key).
+public struct ReportAccepted: Codable, Sendable, Equatable {
+    /// The report's id.
+    public var id: String
     /// Unix seconds when the backend stored it.
     public var receivedAt: Double
-    public init(visitId: String, receivedAt: Double) {
-        self.visitId = visitId
+    public init(id: String, receivedAt: Double) {
+        self.id = id
         self.receivedAt = receivedAt
     }
 }

@@ -1,6 +1,7 @@
 import BackendContract
 import Crypto
 import DispatchSimCore
+import DriverAPI
 import Foundation
 import Hummingbird
 
@@ -14,9 +15,15 @@ struct RiderRoutes {
             return try SimJSON.response(await state.read { world, now in world.activeTasks(driverId: driverId, now: now) })
         }
         group.patch("tasks/:taskId/status") { request, context in try await updateStatus(request, context) }
-        group.post("visits") { request, context in try await recordVisit(request, context) }
-        group.post("trips") { request, context in try await recordActivity(request, context, TripReport.self) }
-        group.post("idles") { request, context in try await recordActivity(request, context, IdleReport.self) }
+        group.post("visits") { request, context in
+            try await recordReport(request, context, VisitReport.self) { $0.recordVisit($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
+        }
+        group.post("trips") { request, context in
+            try await recordReport(request, context, TripReport.self) { $0.recordTrip($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
+        }
+        group.post("idles") { request, context in
+            try await recordReport(request, context, IdleReport.self) { $0.recordIdle($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
+        }
         group.get("tasks/:taskId/eta") { _, context -> Response in
             let driverId = try context.requireDriver()
             let taskId = try context.parameters.require("taskId")
@@ -100,42 +107,25 @@ struct RiderRoutes {
 }
 
 extension RiderRoutes {
-    private func recordVisit(_ request: Request, _ context: SimContext) async throws -> Response {
-        let driverId = try context.requireDriver()
-        guard let key = request.headers[.idempotencyKey], !key.isEmpty, key.utf8.count <= 128 else {
-            throw SimHTTPError(.idempotencyKeyMissing, "an Idempotency-Key header (1 to 128 characters) is required")
-        }
-        let body = try await SimJSON.decode(VisitReport.self, from: request)
-        let digest = SHA256.hash(data: try SimJSON.encoder.encode(body)).hexString
-        let (outcome, replayed) = try await state.change { world, now in
-            world.recordVisit(body, driverId: driverId, idempotencyKey: key, bodyDigest: digest, now: now)
-        }
-        switch outcome {
-        case .accepted(let accepted): return try SimJSON.response(accepted, headers: replayed ? SimHTTPError.replayHeaders : [:])
-        case .invalid(let reason): throw SimHTTPError(.badRequest, reason)
-        case .keyReused: throw SimHTTPError(.idempotencyKeyReused, "this Idempotency-Key was used with another request")
-        case .notFound: throw SimHTTPError(.notFound, "no task \(body.taskId)")
-        }
-    }
-}
+    typealias Recorder<Report> = @Sendable (inout SimWorld, Report, _ driverId: String, _ key: String, _ digest: String, _ now: Double)
+        -> (outcome: ReportOutcome, replayed: Bool)
 
-extension RiderRoutes {
-    private func recordActivity<Report: Codable & Sendable>(_ request: Request, _ context: SimContext, _ type: Report.Type) async throws -> Response {
+    /// A visit, trip or idle report under its idempotency key: stored once, a replay answered as the first time.
+    func recordReport<Report: Codable & Sendable>(
+        _ request: Request, _ context: SimContext, _ type: Report.Type, _ record: @escaping Recorder<Report>
+    ) async throws -> Response {
         let driverId = try context.requireDriver()
         guard let key = request.headers[.idempotencyKey], !key.isEmpty, key.utf8.count <= 128 else {
             throw SimHTTPError(.idempotencyKeyMissing, "an Idempotency-Key header (1 to 128 characters) is required")
         }
         let body = try await SimJSON.decode(Report.self, from: request)
         let digest = SHA256.hash(data: try SimJSON.encoder.encode(body)).hexString
-        let (outcome, replayed) = try await state.change { world, now in
-            if let trip = body as? TripReport { return world.recordTrip(trip, driverId: driverId, idempotencyKey: key, bodyDigest: digest, now: now) }
-            return world.recordIdle(body as! IdleReport, driverId: driverId, idempotencyKey: key, bodyDigest: digest, now: now)
-        }
+        let (outcome, replayed) = try await state.change { world, now in record(&world, body, driverId, key, digest, now) }
         switch outcome {
         case .accepted(let accepted): return try SimJSON.response(accepted, headers: replayed ? SimHTTPError.replayHeaders : [:])
         case .invalid(let reason): throw SimHTTPError(.badRequest, reason)
         case .keyReused: throw SimHTTPError(.idempotencyKeyReused, "this Idempotency-Key was used with another request")
-        case .notFound: throw SimHTTPError(.notFound, "no such driver")
+        case .notFound: throw SimHTTPError(.notFound, "no such task for this driver")
         }
     }
 }

@@ -2,15 +2,6 @@ import BackendContract
 import DriverAPI
 import DriverDomain
 
-/// What became of a trip or idle report.
-public enum ActivityOutcome: Codable, Sendable, Equatable {
-    case accepted(ActivityAccepted)
-    /// 400: the times do not add up.
-    case invalid(String)
-    case keyReused
-    case notFound
-}
-
 /// Trips and idle periods as the backend stored them (first copies), per kind (`GET /sim/activity`).
 public struct ActivityList: Codable, Sendable, Equatable {
     public struct Trip: Codable, Sendable, Equatable {
@@ -32,14 +23,14 @@ public struct ActivityList: Codable, Sendable, Equatable {
 /// The list and its idempotency ledger; optional in the world, so an older `--state` file still loads.
 struct ActivityLog: Codable, Sendable {
     var list = ActivityList()
-    var ledger = IdempotencyLedger<ActivityOutcome>()
+    var ledger = IdempotencyLedger<ReportOutcome>()
 }
 
 extension SimWorld {
     /// Every trip and idle period received.
     public var activity: ActivityList { activityLog?.list ?? ActivityList() }
 
-    var activityLedger: IdempotencyLedger<ActivityOutcome> {
+    var activityLedger: IdempotencyLedger<ReportOutcome> {
         get { activityLog?.ledger ?? IdempotencyLedger() }
         set {
             var log = activityLog ?? ActivityLog()
@@ -50,7 +41,7 @@ extension SimWorld {
 
     public mutating func recordTrip(
         _ report: TripReport, driverId: String, idempotencyKey: String, bodyDigest: String, now: Double
-    ) -> (outcome: ActivityOutcome, replayed: Bool) {
+    ) -> (outcome: ReportOutcome, replayed: Bool) {
         idempotent(\.activityLedger, key: idempotencyKey, digest: "trip:" + bodyDigest, keyReused: .keyReused, notFound: .notFound) { world in
             guard world.driver(id: driverId) != nil, report.endedAt >= report.startedAt, report.distanceMeters >= 0, report.bridgedMeters >= 0,
                   report.bridgedMeters <= report.distanceMeters + 0.5
@@ -58,13 +49,13 @@ extension SimWorld {
             var log = world.activityLog ?? ActivityLog()
             log.list.trips.append(.init(driverId: driverId, report: report, receivedAt: now))
             world.activityLog = log
-            return .accepted(ActivityAccepted(id: report.tripId, receivedAt: now))
+            return .accepted(ReportAccepted(id: report.tripId, receivedAt: now))
         }
     }
 
     public mutating func recordIdle(
         _ report: IdleReport, driverId: String, idempotencyKey: String, bodyDigest: String, now: Double
-    ) -> (outcome: ActivityOutcome, replayed: Bool) {
+    ) -> (outcome: ReportOutcome, replayed: Bool) {
         idempotent(\.activityLedger, key: idempotencyKey, digest: "idle:" + bodyDigest, keyReused: .keyReused, notFound: .notFound) { world in
             guard world.driver(id: driverId) != nil, report.endedAt >= report.startedAt, report.durationSeconds >= 0 else {
                 return .invalid("endedAt must not be before startedAt, and durationSeconds not negative")
@@ -72,7 +63,7 @@ extension SimWorld {
             var log = world.activityLog ?? ActivityLog()
             log.list.idles.append(.init(driverId: driverId, report: report, receivedAt: now))
             world.activityLog = log
-            return .accepted(ActivityAccepted(id: report.idleId, receivedAt: now))
+            return .accepted(ReportAccepted(id: report.idleId, receivedAt: now))
         }
     }
 

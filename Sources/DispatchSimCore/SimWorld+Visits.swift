@@ -2,10 +2,10 @@ import BackendContract
 import DriverAPI
 import DriverDomain
 
-/// What became of a visit report.
-public enum VisitOutcome: Codable, Sendable, Equatable {
-    case accepted(VisitAccepted)
-    /// 400: the stop is not one of the task's, or the times do not add up.
+/// What became of a visit, trip or idle report.
+public enum ReportOutcome: Codable, Sendable, Equatable {
+    case accepted(ReportAccepted)
+    /// 400: the stop is not one of the task's, or the times or distances do not add up.
     case invalid(String)
     /// 422: the key was used with another body.
     case keyReused
@@ -23,7 +23,7 @@ public struct VisitReceipt: Codable, Sendable, Equatable {
 /// Visits and their idempotency ledger. Optional in the world, so a `--state` file written before visits
 /// existed still loads.
 struct VisitLog: Codable, Sendable {
-    var ledger = IdempotencyLedger<VisitOutcome>()
+    var ledger = IdempotencyLedger<ReportOutcome>()
     var visits: [VisitReceipt] = []
 }
 
@@ -31,7 +31,7 @@ extension SimWorld {
     /// Every visit received (first copies), oldest first.
     public var visits: [VisitReceipt] { visitLog?.visits ?? [] }
 
-    var visitLedger: IdempotencyLedger<VisitOutcome> {
+    var visitLedger: IdempotencyLedger<ReportOutcome> {
         get { visitLog?.ledger ?? IdempotencyLedger() }
         set {
             var log = visitLog ?? VisitLog()
@@ -43,7 +43,7 @@ extension SimWorld {
     /// A visit under an idempotency key: stored once; a replay gets the first answer.
     public mutating func recordVisit(
         _ report: VisitReport, driverId: String, idempotencyKey: String, bodyDigest: String, now: Double
-    ) -> (outcome: VisitOutcome, replayed: Bool) {
+    ) -> (outcome: ReportOutcome, replayed: Bool) {
         idempotent(\.visitLedger, key: idempotencyKey, digest: bodyDigest, keyReused: .keyReused, notFound: .notFound) { world in
             guard world.record(taskId: report.taskId, driverId: driverId) != nil else { return .notFound }
             guard let (taskId, _) = Stop.parse(report.stopId), taskId == report.taskId else {
@@ -57,7 +57,7 @@ extension SimWorld {
             var log = world.visitLog ?? VisitLog()
             log.visits.append(VisitReceipt(driverId: driverId, idempotencyKey: idempotencyKey, report: report, receivedAt: now))
             world.visitLog = log
-            return .accepted(VisitAccepted(visitId: report.visitId, receivedAt: now))
+            return .accepted(ReportAccepted(id: report.visitId, receivedAt: now))
         }
     }
 }

@@ -14,6 +14,9 @@ public final class Store: Sendable {
         path = directory + "/driverd.sqlite"
         var configuration = Configuration()
         configuration.label = "driverd"
+        // Another process may hold the write lock for a moment (a maintenance tool, a test, a daemon still
+        // stopping): wait for it rather than fail the write.
+        configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in
             // Pings tolerate NORMAL: in WAL mode a crash of the process loses nothing committed; transitions
             // and proof of delivery raise it to FULL for their own transactions.

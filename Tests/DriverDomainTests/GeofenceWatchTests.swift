@@ -26,21 +26,16 @@ struct GeofenceWatchTests {
         _ samples: [SyntheticReceiver.Sample], target: Target, stageAfter: (GeofenceWatch.Action, Double) -> Target.Stage? = { _, _ in nil },
         stageAt: [(time: Double, stage: Target.Stage)] = []
     ) -> [GeofenceWatch.Action] {
-        var filter = FixFilter(), detector = MotionDetector(), watch = GeofenceWatch()
+        var watch = GeofenceWatch()
         var target = target, actions: [GeofenceWatch.Action] = [], pending = stageAt, closed = false
         let start = samples.first?.fix.time ?? 0
-        for sample in samples {
-            switch filter.evaluate(sample.fix) {
-            case .accept, .reanchor: break
-            case .duplicate, .reject: continue
-            }
-            _ = detector.observe(sample.fix)
+        for (sample, motion) in SyntheticReceiver.accepted(samples) {
             while let change = pending.first, sample.fix.time - start >= change.time {
                 target.stage = change.stage
                 pending.removeFirst()
             }
             // A visit that ended stops being watched, as in the daemon.
-            for action in watch.observe(.init(sample.fix), motion: detector.motion, targets: closed ? [] : [target]) {
+            for action in watch.observe(.init(sample.fix), motion: motion, targets: closed ? [] : [target]) {
                 actions.append(action)
                 if case .left(_, _, _, _, false) = action { closed = true }
                 if let stage = stageAfter(action, sample.fix.time - start) { target.stage = stage }

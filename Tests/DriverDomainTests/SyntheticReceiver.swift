@@ -97,4 +97,18 @@ struct SyntheticReceiver {
         }
         return samples
     }
+
+    /// The samples the fix filter accepts, each with the motion detector's verdict after it: what the rules
+    /// downstream of the filter see in the daemon.
+    static func accepted(_ samples: [Sample]) -> [(sample: Sample, motion: Motion)] {
+        var filter = FixFilter(), detector = MotionDetector()
+        return samples.compactMap { sample in
+            switch filter.evaluate(sample.fix) {
+            case .accept, .reanchor: break
+            case .duplicate, .reject: return nil
+            }
+            _ = detector.observe(sample.fix)
+            return (sample, detector.gpsMotion)
+        }
+    }
 }

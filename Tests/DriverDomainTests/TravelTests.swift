@@ -12,19 +12,14 @@ struct TravelTests {
     static func run(
         _ samples: [SyntheticReceiver.Sample], ignition: (Double) -> Bool? = { _ in nil }
     ) -> (odometer: Odometer, actions: [TripDetector.Action]) {
-        var filter = FixFilter(), detector = MotionDetector(), odometer = Odometer(), trips = TripDetector()
+        var odometer = Odometer(), trips = TripDetector()
         var actions: [TripDetector.Action] = []
         let start = samples.first?.fix.time ?? 0
-        for sample in samples {
-            switch filter.evaluate(sample.fix) {
-            case .accept, .reanchor: break
-            case .duplicate, .reject: continue
-            }
-            _ = detector.observe(sample.fix)
-            odometer.observe(sample.fix, motion: detector.motion)
+        for (sample, motion) in SyntheticReceiver.accepted(samples) {
+            odometer.observe(sample.fix, motion: motion)
             actions += trips.observe(.init(
                 time: sample.fix.time, lat: sample.fix.latitude, lng: sample.fix.longitude, odometer: odometer.metres,
-                speed: sample.fix.speed, motion: detector.motion, ignition: ignition(sample.fix.time - start)))
+                speed: sample.fix.speed, motion: motion, ignition: ignition(sample.fix.time - start)))
         }
         return (odometer, actions)
     }

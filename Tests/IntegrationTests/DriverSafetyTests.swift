@@ -68,7 +68,8 @@ struct DriverSafetyTests {
         #expect(delivered["id"]?.number == push.id && delivered["message"] == .string("leave it at the door"))
         #expect(try Self.safety(rig.daemon).state == .stationary)
         #expect(try client.call(Methods.podOTP, OTPParams(taskId: "task-1001", otp: "4812")).task.pod == .accepted)
-        try rig.ctl("deliver", "--task", "task-1001")
+        // The synthetic drive is in Berlin, the built-in world's stops in Regensburg: a reason is needed so far away.
+        try rig.ctl("deliver", "--task", "task-1001", "--outside-reason", "other")
         #expect(try client.call(Methods.eventsAck, AckParams(id: push.id)).pending == 0)
         // driverctl watch, not on a terminal, prints a status line and a line per push: one that starts after a
         // push came gets it too, since nobody acknowledged it.

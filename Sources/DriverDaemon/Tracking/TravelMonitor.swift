@@ -15,6 +15,8 @@ final class TravelMonitor: Sendable {
         var odometer: Odometer
         var trips: TripDetector
         var record: TravelRecord
+        /// The trip rules as last encoded into `record`: they change a few times a trip, fixes come every second.
+        var encodedTrips: TripDetector?
     }
 
     let book: TravelBook
@@ -92,7 +94,10 @@ final class TravelMonitor: Sendable {
         state.record.anchorLng = odometer.anchor?.lng
         state.record.anchorSpeed = odometer.anchor?.speed
         state.record.anchorError = odometer.anchor?.horizontalError
-        state.record.tripRules = try? JSONEncoder().encode(state.trips)
+        if state.encodedTrips != state.trips {
+            state.record.tripRules = try? JSONEncoder().encode(state.trips)
+            state.encodedTrips = state.trips
+        }
         return state.record
     }
 

@@ -55,16 +55,16 @@ extension Workflow {
     /// fix) needs a reason; without a fix it is allowed and marked `position: unknown`.
     func placeCheck(
         _ action: DriverAction, task: LocalTask, next: TaskStatus, outsideReason: OutsideReason?
-    ) throws -> (stop: Stop?, distance: Double?, position: PositionCheck?) {
+    ) throws -> (stop: Stop?, distance: Double?, inside: Bool, position: PositionCheck?) {
         let kind: StopKind
         switch next {
         case .arrivedAtStore: kind = .pickup
         case .arrivedAtDestination, .delivered, .deliveryFailed: kind = .dropoff
-        default: return (nil, nil, nil)
+        default: return (nil, nil, false, nil)
         }
-        guard let stop = task.stop(kind) else { return (nil, nil, nil) }
+        guard let stop = task.stop(kind) else { return (nil, nil, false, nil) }
         let completes = action == .deliver || action == .fail
-        guard let (metres, error) = distance(to: stop) else { return (stop, nil, completes ? .unknown : nil) }
+        guard let (metres, error) = distance(to: stop) else { return (stop, nil, false, completes ? .unknown : nil) }
         let border = geofences.exitBorder(radius: stop.geofenceRadius, horizontalError: error)
         if completes, metres > border, outsideReason == nil {
             throw APIError(
@@ -76,13 +76,16 @@ extension Workflow {
                     "reasons": .array(OutsideReason.allCases.map { .string($0.rawValue) }),
                 ]))
         }
-        return (stop, metres, nil)
+        return (stop, metres, metres <= border, nil)
     }
 
-    /// The visit an arrival opens: at the detected arrival when the geofence saw it first, else now.
-    func openVisit(at stop: Stop, task: LocalTask, distance: Double?, stamp: Stamp) -> VisitRecord? {
+    /// The visit an arrival opens: at the detected arrival when the geofence saw it first, else now. A tap with
+    /// no fresh fix, or beyond the exit border, opens none: the vehicle is not known to be there, and its first
+    /// fix away would count as leaving.
+    func openVisit(at stop: Stop, task: LocalTask, distance: Double?, inside: Bool, stamp: Stamp) -> VisitRecord? {
         guard geofences.isEnabled else { return nil }
         let detected = detectedArrivals[stop.id]
+        guard detected != nil || inside else { return nil }
         return VisitRecord(
             id: Self.newKey(), taskId: task.id, stopId: stop.id, lat: stop.lat, lng: stop.lng,
             radius: stop.geofenceRadius ?? geofences.defaultRadius, arrivedAt: detected?.detectedAt ?? stamp.time,

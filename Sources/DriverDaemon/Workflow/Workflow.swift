@@ -180,7 +180,8 @@ actor Workflow {
         let item = OutboxItemRecord(
             kind: .status, taskId: task.id, idempotencyKey: Self.newKey(), payload: try Self.encode(request), createdAt: now)
         let visit = place.stop.flatMap { stop in
-            next == .arrivedAtStore || next == .arrivedAtDestination ? openVisit(at: stop, task: task, distance: place.distance, stamp: stamp) : nil
+            next == .arrivedAtStore || next == .arrivedAtDestination
+                ? openVisit(at: stop, task: task, distance: place.distance, inside: place.inside, stamp: stamp) : nil
         }
         try commit(task, item: item, visit: visit)
         noteDistance(task.id, status: next)

@@ -52,25 +52,7 @@ public struct GeofenceWatch: Sendable, Equatable {
         }
     }
 
-    public struct Sample: Sendable, Equatable {
-        /// Seconds (receiver time or monotonic: only differences count).
-        public var time: Double
-        public var lat: Double
-        public var lng: Double
-        public var speed: Double?
-        public var horizontalError: Double?
-        public init(time: Double, lat: Double, lng: Double, speed: Double?, horizontalError: Double?) {
-            self.time = time
-            self.lat = lat
-            self.lng = lng
-            self.speed = speed
-            self.horizontalError = horizontalError
-        }
-
-        public init(_ fix: Fix) {
-            self.init(time: fix.time, lat: fix.latitude, lng: fix.longitude, speed: fix.speed, horizontalError: fix.horizontalError)
-        }
-    }
+    public typealias Sample = FixPoint
 
     public enum Action: Sendable, Equatable {
         /// Arrived at an `approaching` stop: `distance` from the stop at that fix, `dwell` seconds spent slow inside.

@@ -9,20 +9,7 @@ import DriverAPI
 /// within the fixes' own error while the vehicle stands.
 public struct Odometer: Sendable, Equatable, Codable {
     /// The last fix counted.
-    public struct Anchor: Sendable, Equatable, Codable {
-        public var time: Double
-        public var lat: Double
-        public var lng: Double
-        public var speed: Double?
-        public var horizontalError: Double?
-        public init(time: Double, lat: Double, lng: Double, speed: Double?, horizontalError: Double?) {
-            self.time = time
-            self.lat = lat
-            self.lng = lng
-            self.speed = speed
-            self.horizontalError = horizontalError
-        }
-    }
+    public typealias Anchor = FixPoint
 
     /// Longest step between two fixes that is integrated from their speeds; longer ones are gaps.
     public static let maxIntegratedStep = 5.0
@@ -45,14 +32,12 @@ public struct Odometer: Sendable, Equatable, Codable {
     }
 
     /// Moves the anchor without counting (off shift nothing is driven for the record).
-    public mutating func skip(_ fix: Fix) {
-        anchor = Anchor(time: fix.time, lat: fix.latitude, lng: fix.longitude, speed: fix.speed, horizontalError: fix.horizontalError)
-    }
+    public mutating func skip(_ fix: Fix) { anchor = Anchor(fix) }
 
     /// Counts the way from the last fix to this one; returns the metres added.
     @discardableResult
     public mutating func observe(_ fix: Fix, motion: Motion) -> Double {
-        let next = Anchor(time: fix.time, lat: fix.latitude, lng: fix.longitude, speed: fix.speed, horizontalError: fix.horizontalError)
+        let next = Anchor(fix)
         defer { anchor = next }
         guard let last = anchor, next.time > last.time else { return 0 }
         let step = next.time - last.time

@@ -126,7 +126,7 @@ final class StandInBackend: BackendAPI {
         }
     }
 
-    func postVisit(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> VisitAccepted {
+    func postVisit(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted {
         guard let report = try? JSONDecoder().decode(VisitReport.self, from: body) else { throw Self.error(.badRequest, "not a visit") }
         return try authorized("postVisit", token) { world, driverId, now throws(BackendClientError) in
             switch world.recordVisit(report, driverId: driverId, idempotencyKey: idempotencyKey, bodyDigest: String(decoding: body, as: UTF8.self), now: now).outcome {
@@ -138,10 +138,10 @@ final class StandInBackend: BackendAPI {
         }
     }
 
-    func postActivity(path: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ActivityAccepted {
+    func postActivity(path: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted {
         let digest = String(decoding: body, as: UTF8.self)
         return try authorized("postActivity", token) { world, driverId, now throws(BackendClientError) in
-            let outcome: ActivityOutcome
+            let outcome: ReportOutcome
             if path == BackendPaths.trips, let trip = try? JSONDecoder().decode(TripReport.self, from: body) {
                 outcome = world.recordTrip(trip, driverId: driverId, idempotencyKey: idempotencyKey, bodyDigest: digest, now: now).outcome
             } else if let idle = try? JSONDecoder().decode(IdleReport.self, from: body) {
