@@ -164,4 +164,30 @@ struct ArrivalTests {
         #expect(pickup.arrivalSource == .geofence, "the detected arrival dates the visit")
         try rig.daemon.stop()
     }
+
+    @Test("auto: ten minutes parked on the destination's border with 15 m of scatter and spikes: one arrival, no departure, nothing left unfinished")
+    func borderScatter() async throws {
+        let rig = try Rig(mode: "auto")
+        for action in ["accept", "arrive", "pickup"] { try rig.ctl(action, "--task", "task-1001") }
+        let events = try SubscribedConnection(rig.daemon, topics: [EventTopic.stopLeftUnfinished], timeout: 5)
+        // From 400 m south to 100 m south of the customer (the geofence's edge), then ten minutes parked there.
+        let border = SyntheticRoute.Point(lat: Self.customerA.lat - 100 / 111_320, lon: Self.customerA.lon)
+        let route = SyntheticRoute(
+            start: .init(lat: Self.customerA.lat - 400 / 111_320, lon: Self.customerA.lon), startTime: Date().timeIntervalSince1970.rounded(),
+            legs: [.drive(to: border, speed: 10), .stop(seconds: 600)], noise: 15, seed: 23,
+            spikes: .init(share: 0.02, minMetres: 100, maxMetres: 1500))
+        // Ten times real time: the rules count receiver time.
+        let fake = try GPSFake(log: try Harness.synthesise(route, rig.directory, "border.nmea"), delay: 0.05, port: rig.gpsdPort)
+        defer { fake.kill() }
+        try rig.waitForStatus("task-1001", .arrivedAtDestination, timeout: .seconds(60))
+        _ = try Harness.settled(rig.daemon, fake: fake, minimumFixes: 200, timeout: .seconds(150))
+        _ = try Harness.drain(rig.daemon)
+        let arrivals = try await rig.stats().statusUpdates.filter { $0.taskId == "task-1001" && $0.status == .arrivedAtDestination }
+        #expect(arrivals.count == 1 && arrivals.first?.source == .geofence, "\(arrivals)")
+        let visits = try rig.daemon.client().call(Methods.visitsList, NoParams()).visits.filter { $0.stopId == "task-1001-dropoff" }
+        #expect(visits.count == 1 && visits.first?.state == "open" && visits.first?.leftUnfinished == false, "\(visits)")
+        #expect(try await rig.visits().isEmpty, "no departure reached the backend")
+        #expect(throws: (any Error).self, "no stop.leftUnfinished") { _ = try events.waitFor(EventTopic.stopLeftUnfinished) }
+        try rig.daemon.stop()
+    }
 }
