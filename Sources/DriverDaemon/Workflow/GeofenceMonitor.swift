@@ -12,6 +12,8 @@ final class GeofenceMonitor: Sendable {
 
     let mode: ArrivalMode
     let defaultRadius: Double
+    /// Fixed at start: read without the lock.
+    private let settings: GeofenceWatch.Settings
     private let state: Mutex<State>
     let actions: AsyncStream<[GeofenceWatch.Action]>
     private let continuation: AsyncStream<[GeofenceWatch.Action]>.Continuation
@@ -19,7 +21,8 @@ final class GeofenceMonitor: Sendable {
     init(mode: ArrivalMode, defaultRadius: Double, dwellSeconds: Double) {
         self.mode = mode
         self.defaultRadius = defaultRadius
-        state = Mutex(State(watch: GeofenceWatch(settings: .init(dwellSeconds: dwellSeconds))))
+        settings = GeofenceWatch.Settings(dwellSeconds: dwellSeconds)
+        state = Mutex(State(watch: GeofenceWatch(settings: settings)))
         (actions, continuation) = AsyncStream.makeStream(of: [GeofenceWatch.Action].self)
     }
 
@@ -42,7 +45,7 @@ final class GeofenceMonitor: Sendable {
 
     /// The exit border of a stop for a fix with this error.
     func exitBorder(radius: Double?, horizontalError: Double?) -> Double {
-        state.withLock { $0.watch.exitBorder(radius ?? defaultRadius, horizontalError: horizontalError) }
+        settings.exitBorder(radius ?? defaultRadius, horizontalError: horizontalError)
     }
 
     func finish() { continuation.finish() }

@@ -23,6 +23,11 @@ public struct GeofenceWatch: Sendable, Equatable {
             self.exitFactor = exitFactor
             self.departureFixes = departureFixes
         }
+
+        /// The exit border of a stop's geofence for a fix with this error.
+        public func exitBorder(_ radius: Double, horizontalError: Double?) -> Double {
+            GeofenceWatch.effectiveRadius(radius, horizontalError: horizontalError) * exitFactor
+        }
     }
 
     /// A stop to watch, and what its task waits for there.
@@ -81,9 +86,7 @@ public struct GeofenceWatch: Sendable, Equatable {
     /// The radius a fix is judged against: the stop's, or the fix's own error when that is larger.
     public static func effectiveRadius(_ radius: Double, horizontalError: Double?) -> Double { max(radius, horizontalError ?? 0) }
 
-    public func exitBorder(_ radius: Double, horizontalError: Double?) -> Double {
-        Self.effectiveRadius(radius, horizontalError: horizontalError) * settings.exitFactor
-    }
+    public func exitBorder(_ radius: Double, horizontalError: Double?) -> Double { settings.exitBorder(radius, horizontalError: horizontalError) }
 
     public mutating func observe(_ sample: Sample, motion: Motion, targets: [Target]) -> [Action] {
         // Stops no longer watched are forgotten; a stop watched again starts outside.
@@ -97,9 +100,8 @@ public struct GeofenceWatch: Sendable, Equatable {
             // The receiver's Doppler speed decides; the motion detector only when the receiver gives none (it
             // says moving for a minute after the vehicle stops, by design).
             let driving = sample.speed.map { $0 >= settings.slowSpeed } ?? (motion == .moving)
-            let slow = !driving
             let current = presence[target.stopId] ?? (target.stage == .approaching ? .outside : .present)
-            let (next, action) = step(current, target: target, sample: sample, motion: motion, distance: distance, radius: radius, exit: exit, slow: slow, driving: driving)
+            let (next, action) = step(current, target: target, sample: sample, motion: motion, distance: distance, radius: radius, exit: exit, driving: driving)
             presence[target.stopId] = next
             if let action { actions.append(action) }
         }
@@ -108,7 +110,7 @@ public struct GeofenceWatch: Sendable, Equatable {
 
     private func step(
         _ current: Presence, target: Target, sample: Sample, motion: Motion, distance: Double, radius: Double, exit: Double,
-        slow: Bool, driving: Bool
+        driving: Bool
     ) -> (Presence, Action?) {
         switch target.stage {
         case .approaching:
@@ -116,9 +118,9 @@ public struct GeofenceWatch: Sendable, Equatable {
             case .outside, .leaving, .away:
                 guard distance <= radius else { return (.outside, nil) }
                 if motion == .stationary { return arrived(target, distance, dwell: 0, sample) }
-                return slow ? (.dwelling(since: sample.time), nil) : (.outside, nil)
+                return driving ? (.outside, nil) : (.dwelling(since: sample.time), nil)
             case .dwelling(let since):
-                guard distance <= exit, slow || motion == .stationary else { return (.outside, nil) }
+                guard distance <= exit, !driving || motion == .stationary else { return (.outside, nil) }
                 let dwell = sample.time - since
                 if dwell >= settings.dwellSeconds || (motion == .stationary && distance <= radius) {
                     return arrived(target, distance, dwell: dwell, sample)

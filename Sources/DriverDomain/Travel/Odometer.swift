@@ -13,8 +13,8 @@ public struct Odometer: Sendable, Equatable, Codable {
 
     /// Longest step between two fixes that is integrated from their speeds; longer ones are gaps.
     public static let maxIntegratedStep = 5.0
-    /// Below this Doppler speed (m/s) the vehicle stands: nothing is added.
-    public static let standingSpeed = 0.5
+    /// Below this Doppler speed (m/s) the vehicle stands: nothing is added. The motion detector's own threshold.
+    public static let standingSpeed = MotionThresholds().stationarySpeed
 
     public private(set) var metres = 0.0
     /// Of `metres`, what was bridged across gaps as straight lines.

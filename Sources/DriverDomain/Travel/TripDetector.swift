@@ -78,7 +78,7 @@ public struct TripDetector: Sendable, Equatable, Codable {
     /// Ignition on and standing since (the stand's first fix).
     public private(set) var standingSince: Mark?
     public private(set) var idling = false
-    public static let standingSpeed = 0.5
+    public static let standingSpeed = Odometer.standingSpeed
 
     public init(settings: Settings = Settings()) { self.settings = settings }
 
