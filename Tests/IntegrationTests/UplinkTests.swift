@@ -74,7 +74,8 @@ struct UplinkTests {
         // Allowed again: it reconnects and the batches go over the WebSocket again.
         _ = try await http.request(.DELETE, "/sim/faults")
         let refused = try await stats()
-        try await waitUntil("the reconnect and a batch over it") {
+        // The reconnect waits out the backoff the refusals built up (full jitter, doubling): longer on a loaded machine.
+        try await waitUntil("the reconnect and a batch over it", timeout: .seconds(180)) {
             let batches = try await stats().webSocketBatches
             return try Harness.outbox(daemon).transport == .websocket && batches > refused.webSocketBatches
         }
