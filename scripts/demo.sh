@@ -109,6 +109,8 @@ show
 echo
 echo "visits (driverctl visits):"
 ctl visits | sed 's/^/  /' || true
+echo "arrivals driverd noticed (.demo/driverd.log; the seconds are the receiver's, slow inside the geofence):"
+grep -o 'arrival detected at .*slow inside)' "$root/driverd.log" | sed 's/^/  /' || echo "  none"
 say "== the backend received (GET $backend/sim/stats)"
 python3 -c '
 import json, sys, urllib.request

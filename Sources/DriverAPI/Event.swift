@@ -35,4 +35,8 @@ public enum Events {
     /// The vehicle left a destination whose task still waits for its proof or delivery: push-like, kept until
     /// `events.ack`, held while the vehicle moves (the `push.summary` counts it).
     public static let stopLeftUnfinished = Event<PushEvent>(EventTopic.stopLeftUnfinished)
+    /// A visit opened, was marked left unfinished, or closed.
+    public static let visitChanged = Event<VisitView>(EventTopic.visitChanged)
+    /// A trip or idle period ended and was queued for the backend.
+    public static let tripRecorded = Event<TripView>(EventTopic.tripRecorded)
 }

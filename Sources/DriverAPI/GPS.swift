@@ -158,9 +158,13 @@ public enum EventTopic {
     public static let arrivalSuggested = "arrival.suggested"
     /// The vehicle left a destination with the task unfinished; params: a `PushEvent` (kind `STOP_LEFT_UNFINISHED`).
     public static let stopLeftUnfinished = "stop.leftUnfinished"
+    /// A visit opened (an arrival), was marked left unfinished, or closed (a departure); params: a `VisitView`.
+    public static let visitChanged = "visit.changed"
+    /// A trip or an idle period ended and was queued for the backend; params: a `TripView`.
+    public static let tripRecorded = "trip.recorded"
 
     public static let all = [
         gpsFix, authRequired, outboxRefused, taskChanged, taskConflict, routeChanged, podProgress, podVerdict, push, pushSummary,
-        arrivalSuggested, stopLeftUnfinished,
+        arrivalSuggested, stopLeftUnfinished, visitChanged, tripRecorded,
     ]
 }

@@ -26,7 +26,9 @@ public final class TaskBook: Sendable {
     /// accepted code), which a sync restores after a power cut: it is committed without waiting for the disk.
     /// An arrival opens its visit in the same transaction.
     @discardableResult
-    public func commit(_ task: TaskRecord, item: OutboxItemRecord?, visit: VisitRecord? = nil) throws -> OutboxItemRecord? {
+    public func commit(
+        _ task: TaskRecord, item: OutboxItemRecord?, visit: VisitRecord? = nil, distance: TaskDistanceMark? = nil
+    ) throws -> OutboxItemRecord? {
         guard var item else {
             try store.pool.write { db in try task.save(db) }
             return nil
@@ -35,6 +37,7 @@ public final class TaskBook: Sendable {
             try task.save(db)
             try item.insert(db)
             try visit?.insert(db)
+            try distance?.write(taskId: task.id, db)
             return item
         }
     }

@@ -118,19 +118,6 @@ public final class TravelBook: Sendable {
         try store.pool.read { db in try TripRecord.order(Column("started_at").desc).limit(limit).fetchAll(db) }
     }
 
-    /// A task's odometer reading at its acceptance (kept if already there) or at its end.
-    public func taskStarted(_ taskId: String, metres: Double) throws {
-        try store.pool.write { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO task_distance (task_id, start_metres) VALUES (?, ?)", arguments: [taskId, metres])
-        }
-    }
-
-    public func taskEnded(_ taskId: String, metres: Double) throws {
-        try store.pool.write { db in
-            try db.execute(sql: "UPDATE task_distance SET end_metres = ? WHERE task_id = ? AND end_metres IS NULL", arguments: [metres, taskId])
-        }
-    }
-
     /// Each task's readings: start, and end once it ended.
     public func taskReadings() throws -> [String: (start: Double, end: Double?)] {
         try store.pool.read { db in
@@ -139,6 +126,22 @@ public final class TravelBook: Sendable {
                 readings[row["task_id"]] = (row["start_metres"], row["end_metres"])
             }
             return readings
+        }
+    }
+}
+
+/// A task's odometer reading at its acceptance (kept if already there) or at its end (delivered, returned):
+/// written in the transition's own transaction (`TaskBook.commit`), so a crash keeps both or neither.
+public enum TaskDistanceMark: Sendable, Equatable {
+    case started(metres: Double)
+    case ended(metres: Double)
+
+    func write(taskId: String, _ db: Database) throws {
+        switch self {
+        case .started(let metres):
+            try db.execute(sql: "INSERT OR IGNORE INTO task_distance (task_id, start_metres) VALUES (?, ?)", arguments: [taskId, metres])
+        case .ended(let metres):
+            try db.execute(sql: "UPDATE task_distance SET end_metres = ? WHERE task_id = ? AND end_metres IS NULL", arguments: [metres, taskId])
         }
     }
 }

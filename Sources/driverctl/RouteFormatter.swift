@@ -47,6 +47,20 @@ enum RouteFormatter {
         }.joined(separator: "\n")
     }
 
+    /// A visit as it changes, for the live view: arrived, left unfinished, left.
+    static func visitChange(_ visit: VisitView) -> String {
+        if let dwell = visit.dwellSeconds { return "left \(visit.stopId) after \(StatusFormatter.duration(dwell))" }
+        if visit.leftUnfinished { return "left \(visit.stopId) unfinished" }
+        let distance = visit.arrivalDistanceMeters.map { ", \(Int($0)) m from it" } ?? ""
+        return "at \(visit.stopId) since \(GPSFormatter.utc(visit.arrivedAt)) (\(visit.arrivalSource.rawValue)\(distance))"
+    }
+
+    /// A finished trip or idle period, for the live view.
+    static func tripEnded(_ trip: TripView) -> String {
+        let span = StatusFormatter.duration(trip.endedAt - trip.startedAt)
+        return trip.kind == .trip ? "trip ended: \(metres(trip.distanceMeters)) in \(span)" : "idled \(span) with the engine on"
+    }
+
     /// One trip or idle period per line, newest first.
     static func trips(_ list: TripList) -> String {
         guard !list.trips.isEmpty else { return "No trips yet." }

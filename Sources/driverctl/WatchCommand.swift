@@ -21,7 +21,7 @@ struct Watch: ParsableCommand {
     static let topics = [
         Events.push.topic, Events.pushSummary.topic, Events.taskChanged.topic, Events.routeChanged.topic, Events.taskConflict.topic,
         Events.outboxRefused.topic, Events.authRequired.topic, Events.podVerdict.topic, Events.arrivalSuggested.topic,
-        Events.stopLeftUnfinished.topic,
+        Events.stopLeftUnfinished.topic, Events.visitChanged.topic, Events.tripRecorded.topic,
     ]
 
     func run() throws {
@@ -76,17 +76,24 @@ struct WatchView {
             return summary.map { "waiting while driving: \($0.summary)" }
         case Events.arrivalSuggested.topic:
             guard let arrival = try? Events.arrivalSuggested.decode(bytes) else { return nil }
-            let text = "arrival detected at \(arrival.stopId), \(Int(arrival.distanceMeters)) m from it"
-                + (arrival.mode == .auto ? " (arrived)" : ": confirm with driverctl arrive --task \(arrival.taskId)")
-            notes = Array((notes + [text]).suffix(3))
-            return text
+            return remember("arrival detected at \(arrival.stopId), \(Int(arrival.distanceMeters)) m from it"
+                + (arrival.mode == .auto ? " (arrived)" : ": confirm with driverctl arrive --task \(arrival.taskId)"))
+        case Events.visitChanged.topic:
+            return remember((try? Events.visitChanged.decode(bytes)).map(RouteFormatter.visitChange))
+        case Events.tripRecorded.topic:
+            return remember((try? Events.tripRecorded.decode(bytes)).map(RouteFormatter.tripEnded))
         case Events.taskConflict.topic, Events.outboxRefused.topic, Events.authRequired.topic, Events.podVerdict.topic:
-            let text = "\(topic): " + String(decoding: bytes, as: UTF8.self)
-            notes = Array((notes + [text]).suffix(3))
-            return text
+            return remember("\(topic): " + String(decoding: bytes, as: UTF8.self))
         default:
             return nil
         }
+    }
+
+    /// The newest notes stay on screen (three of them).
+    private mutating func remember(_ text: String?) -> String? {
+        guard let text else { return nil }
+        notes = Array((notes + [text]).suffix(3))
+        return text
     }
 
     func render(next: RouteNext, outbox: OutboxStatus, status: AgentStatus) -> String {

@@ -73,6 +73,11 @@ struct ArrivalTests {
         let rig = try Rig(mode: "auto")
         try rig.ctl("accept", "--task", "task-1001")
         try rig.ctl("accept", "--task", "task-1002")
+        // The live view, in plain lines, until the unit is killed below (its first line: subscribed).
+        let watch = try BackgroundProgram(
+            rig.ctl, ["watch", "--seconds", "240", "--refresh", "5"], environment: ["DRIVERD_SOCKET": rig.daemon.socketPath],
+            directory: rig.directory, name: "watch.out")
+        try waitUntil("the watch to show", timeout: .seconds(20)) { !watch.output.isEmpty }
         let log = try Harness.synthesise(Self.drive(), rig.directory, "drive.nmea")
         // Twice real time: a minute's stop is 30 s here; the rules count receiver time.
         let fake = try GPSFake(log: log, delay: 0.25, port: rig.gpsdPort)
@@ -86,6 +91,10 @@ struct ArrivalTests {
         _ = try await rig.http.request(.POST, "/sim/websockets/close")
         try rig.waitForStatus("task-1001", .arrivedAtDestination)
         try rig.daemon.stop(signal: SIGKILL)
+        let watched = watch.finish()
+        for line in ["at task-1001-pickup since", "(geofence,", "left task-1001-pickup after", "at task-1001-dropoff since"] {
+            #expect(watched.contains(line), "driverctl watch shows the visits live: \(watched)")
+        }
         try rig.restart()
         _ = try await rig.http.request(.DELETE, "/sim/faults")
         try waitUntil("the gate to open", timeout: .seconds(30), detail: rig.daemon.log) {

@@ -253,14 +253,14 @@ final class SubscribedConnection {
         _ = try socket.readLine()
     }
 
-    /// Reads notifications until one of `topic` arrives; returns its params.
+    /// The oldest notification of `topic` not returned yet (others are kept for their own calls); its params.
     func waitFor(_ topic: String) throws -> JSONValue {
         if let index = received.firstIndex(where: { $0.0 == topic }) { return received.remove(at: index).1 }
         while let line = try socket.readLine() {
             let message = try JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))
             guard case .string(let method) = message["method"], let params = message["params"] else { continue }
-            received.append((method, params))
             if method == topic { return params }
+            received.append((method, params))
         }
         throw TestFailure("the daemon closed the connection before \(topic)")
     }

@@ -23,11 +23,13 @@ final class TravelMonitor: Sendable {
     private let recorder: PingRecorder?
     private let state: Mutex<State>
     private let logger: Logger
+    private let hub: EventHub?
     /// Wakes the uplink when a report was queued (set once the uplink exists).
     private let onQueued = Mutex<(@Sendable () -> Void)?>(nil)
 
-    init(book: TravelBook, recorder: PingRecorder?, idleSeconds: Double, shiftStartedAt: Double?, logger: Logger) {
+    init(book: TravelBook, recorder: PingRecorder?, idleSeconds: Double, shiftStartedAt: Double?, hub: EventHub? = nil, logger: Logger) {
         self.book = book
+        self.hub = hub
         self.recorder = recorder
         self.logger = logger
         var record = (try? book.read()) ?? TravelRecord()
@@ -138,6 +140,7 @@ final class TravelMonitor: Sendable {
         let item = OutboxItemRecord(
             kind: kind == .trip ? .trip : .idle, taskId: TaskRecord.activityLane, idempotencyKey: id, payload: payload, createdAt: end.time)
         try book.finish(trip, report: item, state: record)
+        hub?.publish(Events.tripRecorded, Self.view(trip))
     }
 
     /// A new shift: its counts start at the odometer's reading now.
@@ -162,10 +165,12 @@ final class TravelMonitor: Sendable {
     var metres: Double { state.withLock { $0.odometer.metres } }
 
     func recentTrips(limit: Int = 50) throws -> TripList {
-        TripList(trips: try book.recent(limit: limit).map { trip in
-            TripView(
-                id: trip.id, kind: trip.kind == .trip ? .trip : .idle, startedAt: trip.startedAt, endedAt: trip.endedAt,
-                distanceMeters: trip.metres, state: trip.state.rawValue)
-        })
+        TripList(trips: try book.recent(limit: limit).map(Self.view))
+    }
+
+    static func view(_ trip: TripRecord) -> TripView {
+        TripView(
+            id: trip.id, kind: trip.kind == .trip ? .trip : .idle, startedAt: trip.startedAt, endedAt: trip.endedAt,
+            distanceMeters: trip.metres, state: trip.state.rawValue)
     }
 }

@@ -23,6 +23,10 @@ final class TokenStore: Sendable {
     private let clock: DaemonClock
     private let maxLoginAge: Double
     private let state: Mutex<State>
+    /// Held across a file write and the memory update that follows: a login and a refresh that finish
+    /// together would otherwise share the scratch file (one rename fails) or leave the file and memory on
+    /// different tokens. Rare and short (one small fsync'd file); nothing else waits on it.
+    private let writing = Mutex(())
 
     init(directory: String, clock: DaemonClock, maxLoginAge: Double) {
         self.directory = directory
@@ -47,17 +51,21 @@ final class TokenStore: Sendable {
 
     /// Written to the file (0600, synced, renamed into place), then kept.
     func store(_ tokens: StoredTokens) throws {
-        try TokenFile.save(tokens, in: directory)
-        let times = TokenTimes(tokens, clock: clock)
-        state.withLock { $0 = State(tokens: tokens, times: times) }
+        try writing.withLock { _ in
+            try TokenFile.save(tokens, in: directory)
+            let times = TokenTimes(tokens, clock: clock)
+            state.withLock { $0 = State(tokens: tokens, times: times) }
+        }
     }
 
     /// Forgets the tokens (logout); returns whose they were.
     func remove() -> String? {
-        TokenFile.remove(from: directory)
-        return state.withLock { state in
-            defer { state = State() }
-            return state.tokens?.driverId
+        writing.withLock { _ in
+            TokenFile.remove(from: directory)
+            return state.withLock { state in
+                defer { state = State() }
+                return state.tokens?.driverId
+            }
         }
     }
 

@@ -35,8 +35,10 @@ extension Uplink {
                 let path = item.kind == .trip ? BackendPaths.trips : BackendPaths.idles
                 _ = try await client.postActivity(path: path, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
             }
-            try outbox.complete(itemId: id)
+            // The task learns the answer while its item still counts as queued, then the item goes: a sync
+            // merged in between sees the queue or the confirmed status, never a gap that looks like neither.
             await observer?.itemAcked(item, receipt: receipt)
+            try outbox.complete(itemId: id)
         } catch let error as BackendClientError where error.errorClass == .refused {
             // Never retried: kept with the backend's answer, and front ends are told.
             let answer = error.rawBody.isEmpty ? error.reason : error.rawBody

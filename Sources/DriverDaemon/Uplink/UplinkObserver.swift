@@ -6,7 +6,8 @@ import DriverStore
 /// due). Called from the uplink's loop, which waits for each call, so the store is up to date before the
 /// next item of the same task is read.
 protocol UplinkObserver: Sendable {
-    /// The backend took the item; `reply` is its answer's body when there is one worth reading.
+    /// The backend took the item (still in the outbox: it goes when this returns); `receipt` is its answer's
+    /// proof verdict when there is one.
     func itemAcked(_ item: OutboxItemRecord, receipt: PODReceipt?) async
     /// The backend refused the item for good (it is already a dead letter).
     func itemRefused(_ item: OutboxItemRecord, refusal: BackendRefusal) async

@@ -133,6 +133,7 @@ extension Workflow {
         visit.leftUnfinished = true
         openVisits[stopId] = visit
         try? visitBook.markLeftUnfinished(id: visit.id)
+        hub.publish(Events.visitChanged, Self.view(visit))
         logger.notice("left \(stopId) with its task unfinished", metadata: ["task_id": "\(visit.taskId)"])
         guard Stop.parse(stopId)?.kind == .dropoff else { return }
         await pushes.raise(
@@ -161,30 +162,43 @@ extension Workflow {
         openVisits[stopId] = nil
         refreshGeofences()
         uplink?.itemQueued()
+        var closed = visit
+        closed.departedAt = departed
+        closed.dwellSeconds = report.dwellSeconds
+        closed.state = .queued
+        hub.publish(Events.visitChanged, Self.view(closed))
         logger.info("left \(stopId) after \(Int(report.dwellSeconds)) s", metadata: ["task_id": "\(visit.taskId)"])
     }
 
     /// A task's odometer readings: from its acceptance to its end (delivered, or returned to the vendor).
-    func noteDistance(_ taskId: String, status: TaskStatus) {
-        let metres = travel.metres
+    func distanceMark(for status: TaskStatus) -> TaskDistanceMark? {
         switch status {
-        case .accepted:
-            try? travel.book.taskStarted(taskId, metres: metres)
+        case .accepted: .started(metres: travel.metres)
+        case .delivered, .returnedToVendor: .ended(metres: travel.metres)
+        default: nil
+        }
+    }
+
+    /// The reading committed with the transition, in memory too.
+    func noteDistance(_ taskId: String, _ mark: TaskDistanceMark?) {
+        switch mark {
+        case .started(let metres):
             if taskDistances[taskId] == nil { taskDistances[taskId] = (metres, nil) }
-        case .delivered, .returnedToVendor:
-            try? travel.book.taskEnded(taskId, metres: metres)
+        case .ended(let metres):
             if let reading = taskDistances[taskId], reading.end == nil { taskDistances[taskId] = (reading.start, metres) }
-        default:
+        case nil:
             break
         }
     }
 
     func visits(limit: Int = 50) throws -> VisitList {
-        VisitList(visits: try visitBook.recent(limit: limit).map { visit in
-            VisitView(
-                id: visit.id, taskId: visit.taskId, stopId: visit.stopId, arrivedAt: visit.arrivedAt,
-                arrivalSource: TransitionSource(rawValue: visit.arrivalSource) ?? .driver, arrivalDistanceMeters: visit.arrivalDistance,
-                departedAt: visit.departedAt, dwellSeconds: visit.dwellSeconds, leftUnfinished: visit.leftUnfinished, state: visit.state.rawValue)
-        })
+        VisitList(visits: try visitBook.recent(limit: limit).map(Self.view))
+    }
+
+    static func view(_ visit: VisitRecord) -> VisitView {
+        VisitView(
+            id: visit.id, taskId: visit.taskId, stopId: visit.stopId, arrivedAt: visit.arrivedAt,
+            arrivalSource: TransitionSource(rawValue: visit.arrivalSource) ?? .driver, arrivalDistanceMeters: visit.arrivalDistance,
+            departedAt: visit.departedAt, dwellSeconds: visit.dwellSeconds, leftUnfinished: visit.leftUnfinished, state: visit.state.rawValue)
     }
 }

@@ -130,7 +130,9 @@ extension Workflow: UplinkObserver {
         case .routeChange, .activity:
             return
         }
-        if ((try? outbox.pendingItems(taskId: task.id)) ?? []).isEmpty, task.sync == .pending { task.sync = .synced }
+        // The acked item itself is still queued until this returns.
+        let others = ((try? outbox.pendingItems(taskId: task.id)) ?? []).filter { $0.id != item.id }
+        if others.isEmpty, task.sync == .pending { task.sync = .synced }
         task.updatedAt = now()
         try? saveQuietly(task)
     }

@@ -183,12 +183,14 @@ actor Workflow {
             next == .arrivedAtStore || next == .arrivedAtDestination
                 ? openVisit(at: stop, task: task, distance: place.distance, inside: place.inside, stamp: stamp) : nil
         }
-        try commit(task, item: item, visit: visit)
-        noteDistance(task.id, status: next)
+        let distance = distanceMark(for: next)
+        try commit(task, item: item, visit: visit, distance: distance)
+        noteDistance(task.id, distance)
         if let visit {
             openVisits[visit.stopId] = visit
             detectedArrivals[visit.stopId] = nil
             refreshGeofences()
+            hub.publish(Events.visitChanged, Self.view(visit))
         }
         logger.info(
             "task \(task.id): \(action.rawValue) → \(next.rawValue)\(source == .geofence ? " (geofence)" : "")", metadata: ["task_id": "\(task.id)"])
@@ -202,11 +204,11 @@ actor Workflow {
         ]))
     }
 
-    /// Writes the task (and its item, and the visit an arrival opens) durably, then updates memory, wakes the
-    /// uplink and tells front ends.
-    func commit(_ task: LocalTask, item: OutboxItemRecord?, visit: VisitRecord? = nil) throws {
+    /// Writes the task (and its item, the visit an arrival opens, the task's odometer reading) durably, then
+    /// updates memory, wakes the uplink and tells front ends.
+    func commit(_ task: LocalTask, item: OutboxItemRecord?, visit: VisitRecord? = nil, distance: TaskDistanceMark? = nil) throws {
         do {
-            try book.commit(task.record, item: item, visit: visit)
+            try book.commit(task.record, item: item, visit: visit, distance: distance)
         } catch {
             throw APIError(.internalError, "the change was not stored: \(Store.describeWriteFailure(error))")
         }

@@ -62,7 +62,7 @@ struct ArrivalInProcessTests {
         let daemon = try InProcessDaemon(backend: backend)
         try await daemon.running {
             try await Self.journeyToDropoff(daemon)
-            let events = try await daemon.subscriber([Events.stopLeftUnfinished.topic, Events.pushSummary.topic])
+            let events = try await daemon.subscriber([Events.stopLeftUnfinished.topic, Events.pushSummary.topic, Events.visitChanged.topic])
             let receiver = Receiver(daemon.assembly.pipeline)
             for _ in 0..<5 { receiver.fix(north: 5, speed: 0) }
             _ = try await daemon.call(Methods.taskArrive, TaskParams(taskId: "task-1001"))
@@ -106,6 +106,9 @@ struct ArrivalInProcessTests {
             #expect(visits.map(\.stopId) == ["task-1001-dropoff"], "\(visits)")
             let dropoff = try #require(visits.first { $0.stopId == "task-1001-dropoff" })
             #expect(dropoff.leftUnfinished && dropoff.arrivalSource == .driver && (dropoff.arrivalDistance ?? 99) <= 10, "\(dropoff)")
+            // Front ends heard the visit open, be left unfinished, and close.
+            let changes = events.all(Events.visitChanged).map { "\($0.state) \($0.leftUnfinished) \($0.dwellSeconds != nil)" }
+            #expect(changes == ["open false false", "open true false", "queued true true"], "\(changes)")
         }
     }
 }
