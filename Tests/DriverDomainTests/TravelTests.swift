@@ -115,4 +115,43 @@ struct TravelTests {
         // The first trip ends at the long stand (the detector's verdict); the second when the ignition is off.
         #expect(trips.count == 2, "\(actions)")
     }
+
+    @Test("into a garage: the fixes stop while driving, then the ignition goes off; with time alone the trip ends 60 s later, where the last fix was, and idling ends at once")
+    func noFixesIgnitionOff() throws {
+        // Drive 60 s and stop; the fixes end with the first second of the stand.
+        let samples = SyntheticReceiver.run(
+            [.drive(speed: 10, seconds: 60), .ramp(to: 0, seconds: 5), .stand(seconds: 1)], noise: Noise(sigma: 3, eph: 10), seed: 9)
+        var odometer = Odometer(), trips = TripDetector()
+        var actions: [TripDetector.Action] = []
+        for (sample, motion) in SyntheticReceiver.accepted(samples) {
+            odometer.observe(sample.fix, motion: motion)
+            actions += trips.observe(.init(
+                time: sample.fix.time, lat: sample.fix.latitude, lng: sample.fix.longitude, odometer: odometer.metres,
+                speed: sample.fix.speed, motion: motion, ignition: true))
+        }
+        #expect(trips.trip != nil && actions.count == 1, "a trip is under way: \(actions)")
+        let last = try #require(trips.lastSeen)
+        // The ignition on says nothing without fixes; off is first seen 20 s after the last fix.
+        #expect(trips.elapsed(until: last.time + 15, ignition: true).isEmpty)
+        #expect(trips.elapsed(until: last.time + 20, ignition: false).isEmpty)
+        #expect(trips.elapsed(until: last.time + 79, ignition: false).isEmpty, "not yet 60 s off")
+        let ended = trips.elapsed(until: last.time + 80, ignition: false)
+        guard case .tripEnded(let start, let end)? = ended.first else {
+            Issue.record("no trip end: \(ended)")
+            return
+        }
+        #expect(ended.count == 1 && trips.trip == nil)
+        #expect(end.time <= last.time + 20 && end.time >= last.time - 6, "dated at the stand or the ignition off: \(end.time - last.time)")
+        #expect(abs((end.odometer - start.odometer) - 600) < 30 && end.odometer <= last.odometer, "\(end.odometer - start.odometer) m")
+        #expect(trips.elapsed(until: last.time + 200, ignition: false).isEmpty, "once")
+
+        // Idling with the engine on, then the fixes stop and the ignition goes off: the idle pair ends there.
+        var idle = TripDetector(settings: .init(idleSeconds: 30))
+        for second in 0..<60 {
+            _ = idle.observe(.init(time: Double(second), lat: 49, lng: 12, odometer: 0, speed: 0, motion: .stationary, ignition: true))
+        }
+        #expect(idle.idling)
+        let idleEnd = idle.elapsed(until: 100, ignition: false)
+        #expect(idleEnd == [.idleEnded(start: .init(time: 0, odometer: 0, lat: 49, lng: 12), end: .init(time: 100, odometer: 0, lat: 49, lng: 12))], "\(idleEnd)")
+    }
 }

@@ -136,4 +136,49 @@ struct OdometerTripTests {
         #expect(abs(try Self.shift(again).odometerMeters - travel.odometerMeters) <= 20, "the odometer survives kill -9")
         try again.stop()
     }
+
+    @Test("into a garage: the fixes stop during a trip and the ignition goes off; time alone ends the trip a minute later, dated at the stand, sent once")
+    func garage() async throws {
+        let directory = TemporaryDirectory()
+        let ignition = directory.file("ignition")
+        try "1\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        let start = SyntheticRoute.Point(lat: 49.0200, lon: 12.0850)
+        let startTime = Date().timeIntervalSince1970.rounded()
+        // 400 m at 10 m/s, then three seconds standing: the log (and the receiver's view of the sky) ends there.
+        let route = SyntheticRoute(
+            start: start, startTime: startTime, legs: [.drive(to: .init(lat: start.lat + 400 / 111_320, lon: start.lon), speed: 10), .stop(seconds: 3)],
+            noise: 3, seed: 12)
+        let sim = try SimProcess()
+        let http = SimHTTP(base: sim.base)
+        let fake = try GPSFake(log: try Harness.synthesise(route, directory), delay: 0.125)
+        defer { fake.kill() }
+        let config = Harness.config(backend: sim) + """
+            [ignition]
+            path = "\(ignition)"
+            [battery]
+            poll_seconds = 1
+            """
+        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: config, directory: directory)
+        try waitUntil("the trip under way and the stand reached", timeout: .seconds(90), detail: daemon.log) {
+            let fixTime = try Harness.status(daemon).lastFix.map { $0.time - startTime } ?? 0
+            return try Self.shift(daemon).tripInProgress && fixTime >= 41
+        }
+        fake.kill()
+        try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        let off = ContinuousClock.now
+        try await waitUntil("the trip at the backend", timeout: .seconds(150), detail: daemon.log) {
+            _ = try daemon.client(timeout: .seconds(30)).call(Methods.outboxFlush, NoParams())
+            return try await !http.request(.GET, "/sim/activity").decode(ActivityList.self).trips.isEmpty
+        }
+        let waited = ContinuousClock.now - off
+        #expect(waited >= .seconds(55) && waited < .seconds(100), "the trip ended \(waited) after the ignition went off")
+        let trips = try await http.request(.GET, "/sim/activity").decode(ActivityList.self).trips
+        #expect(trips.count == 1, "\(trips)")
+        if let trip = trips.first?.report {
+            #expect(abs(trip.distanceMeters - 400) <= 25, "\(trip)")
+            #expect(abs(trip.endedAt - startTime - 40) <= 4, "dated at the stand: \(trip.endedAt - startTime) s")
+        }
+        #expect(try !Self.shift(daemon).tripInProgress)
+        try daemon.stop()
+    }
 }

@@ -122,7 +122,7 @@ final class TrackingPipeline: GPSEventHandler {
         safety?.observe(speed: fix.speed, nextFixWithin: 1 / outcome.effectiveHz)
         let onShift = shift?.isOn ?? true
         if onShift { geofences?.observe(fix, motion: outcome.gpsMotion) }
-        travel?.observe(fix, motion: outcome.gpsMotion, ignition: outcome.ignition, onShift: onShift)
+        travel?.observe(fix, motion: outcome.gpsMotion, ignition: outcome.ignition, onShift: onShift, monotonic: tracker.clock.monotonic)
         if let gap = outcome.gapBefore {
             logger.warning(
                 "gps: no fix for \(Int(gap.rounded())) s, fix regained",
@@ -180,6 +180,7 @@ final class TrackingPipeline: GPSEventHandler {
     func refreshPower() {
         let ignition = power.readIgnition()
         safety?.setIgnition(ignition)
+        travel?.noFixes(ignition: ignition, onShift: shift?.isOn ?? true, monotonic: tracker.clock.monotonic)
         let saver = BatteryPolicy.saver(readings: power.readSupplies(), thresholdPercent: saverThresholdPercent, ignition: ignition)
         guard tracker.setPower(saver: saver, ignition: ignition) != nil else { return }
         logger.notice(

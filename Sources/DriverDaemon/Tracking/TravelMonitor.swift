@@ -17,6 +17,8 @@ final class TravelMonitor: Sendable {
         var record: TravelRecord
         /// The trip rules as last encoded into `record`: they change a few times a trip, fixes come every second.
         var encodedTrips: TripDetector?
+        /// The monotonic time the last fix was observed: receiver time goes on from it while none comes.
+        var lastFixMonotonic: Double?
     }
 
     let book: TravelBook
@@ -60,8 +62,9 @@ final class TravelMonitor: Sendable {
     }
 
     /// An accepted fix. Off shift nothing counts (the odometer only moves its anchor).
-    func observe(_ fix: Fix, motion: Motion, ignition: Bool?, onShift: Bool) {
+    func observe(_ fix: Fix, motion: Motion, ignition: Bool?, onShift: Bool, monotonic: Double) {
         let (actions, record) = state.withLock { state -> ([TripDetector.Action], TravelRecord) in
+            state.lastFixMonotonic = monotonic
             guard onShift else {
                 state.odometer.skip(fix)
                 return ([], Self.snapshot(&state))
@@ -70,13 +73,7 @@ final class TravelMonitor: Sendable {
             let actions = state.trips.observe(.init(
                 time: fix.time, lat: fix.latitude, lng: fix.longitude, odometer: state.odometer.metres, bridged: state.odometer.bridgedMetres,
                 speed: fix.speed, motion: motion, ignition: ignition))
-            for action in actions {
-                switch action {
-                case .tripStarted: break
-                case .tripEnded: state.record.shiftTrips += 1
-                case .idleEnded(let start, let end): state.record.shiftIdleSeconds += end.time - start.time
-                }
-            }
+            Self.count(actions, in: &state.record)
             return (actions, Self.snapshot(&state))
         }
         guard !actions.isEmpty else {
@@ -84,6 +81,35 @@ final class TravelMonitor: Sendable {
             return
         }
         for action in actions { store(action, record: record) }
+    }
+
+    /// The power inputs were read and no fix came for a while (a garage, a dead antenna): the ignition alone may
+    /// end the trip or the idling. Receiver time goes on from the last fix by the monotonic clock.
+    func noFixes(ignition: Bool?, onShift: Bool, monotonic: Double) {
+        guard onShift, ignition == false else { return }
+        let (actions, record) = state.withLock { state -> ([TripDetector.Action], TravelRecord?) in
+            guard let since = state.lastFixMonotonic, monotonic - since > Self.fixesStopAfter, let last = state.trips.lastSeen else {
+                return ([], nil)
+            }
+            let actions = state.trips.elapsed(until: last.time + (monotonic - since), ignition: ignition)
+            Self.count(actions, in: &state.record)
+            return (actions, actions.isEmpty ? nil : Self.snapshot(&state))
+        }
+        guard let record else { return }
+        for action in actions { store(action, record: record) }
+    }
+
+    /// Seconds without a fix after which time alone moves the rules (while fixes come, they do).
+    static let fixesStopAfter = 15.0
+
+    private static func count(_ actions: [TripDetector.Action], in record: inout TravelRecord) {
+        for action in actions {
+            switch action {
+            case .tripStarted: break
+            case .tripEnded: record.shiftTrips += 1
+            case .idleEnded(let start, let end): record.shiftIdleSeconds += end.time - start.time
+            }
+        }
     }
 
     private static func snapshot(_ state: inout State) -> TravelRecord {

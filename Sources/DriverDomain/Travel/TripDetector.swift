@@ -9,6 +9,8 @@ import DriverAPI
 ///   began, with the odometer's reading of that moment.
 /// - Idling: the ignition on and the vehicle standing for more than `idleSeconds`; one start and end pair,
 ///   reported when it ends (ignition off, or driving on).
+/// - Without fixes (an underground garage, a dead antenna) only the ignition says anything: `elapsed` ends a
+///   trip or an idle period where the last fix was.
 public struct TripDetector: Sendable, Equatable, Codable {
     public struct Settings: Sendable, Equatable, Codable {
         public var tripEndSeconds: Double
@@ -78,6 +80,8 @@ public struct TripDetector: Sendable, Equatable, Codable {
     /// Ignition on and standing since (the stand's first fix).
     public private(set) var standingSince: Mark?
     public private(set) var idling = false
+    /// The last fix observed: where the vehicle is taken to be while no fix comes.
+    public private(set) var lastSeen: Mark?
     public static let standingSpeed = Odometer.standingSpeed
 
     public init(settings: Settings = Settings()) { self.settings = settings }
@@ -85,6 +89,7 @@ public struct TripDetector: Sendable, Equatable, Codable {
     public mutating func observe(_ input: Input) -> [Action] {
         var actions: [Action] = []
         let here = Mark(time: input.time, odometer: input.odometer, bridged: input.bridged, lat: input.lat, lng: input.lng)
+        lastSeen = here
         let ignitionOn = input.ignition ?? true
         // The receiver's speed says when a stand begins and ends; the motion detector only without one.
         let standing = input.speed.map { $0 < Self.standingSpeed } ?? (input.motion == .stationary)
@@ -120,6 +125,25 @@ public struct TripDetector: Sendable, Equatable, Codable {
             idling = false
             standingSince = nil
         }
+        return actions
+    }
+
+    /// Time passing with no fix since `lastSeen` (`time` on the receiver's time line). The ignition off ends a
+    /// trip after `tripEndSeconds` from when it was first seen off, and ends idling at once; the ignition on says
+    /// nothing without fixes (the vehicle may be standing or driving).
+    public mutating func elapsed(until time: Double, ignition: Bool?) -> [Action] {
+        guard ignition == false, let last = lastSeen, time >= last.time else { return [] }
+        let off = offSince ?? Mark(time: time, odometer: last.odometer, bridged: last.bridged, lat: last.lat, lng: last.lng)
+        offSince = off
+        var actions: [Action] = []
+        if let start = trip, time - off.time >= settings.tripEndSeconds {
+            let end = [slowSince, off].compactMap { $0 }.min { $0.time < $1.time } ?? off
+            actions.append(.tripEnded(start: start, end: end))
+            trip = nil
+        }
+        if idling, let since = standingSince { actions.append(.idleEnded(start: since, end: off)) }
+        idling = false
+        standingSince = nil
         return actions
     }
 }
