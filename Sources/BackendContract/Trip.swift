@@ -49,3 +49,42 @@ public struct IdleReport: Codable, Sendable, Equatable {
         self.timeSource = timeSource
     }
 }
+
+/// `POST /api/v1/rider/harsh-events`, sent with an `Idempotency-Key` header (its id): harsh braking or
+/// acceleration (beyond the unit's thresholds, with the ignition on and above 10 km/h), low priority.
+public struct HarshEventReport: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable, Equatable {
+        case braking = "HARSH_BRAKING"
+        case acceleration = "HARSH_ACCELERATION"
+    }
+
+    public var eventId: String
+    public var kind: Kind
+    public var startedAt: Double
+    public var endedAt: Double
+    /// The strongest speed change over one second, m/s² (positive for both kinds).
+    public var peakMps2: Double
+    /// The unit's threshold when it happened, m/s².
+    public var thresholdMps2: Double
+    public var speedFrom: Double
+    public var speedTo: Double
+    /// Where it began.
+    public var location: Location
+    public var timeSource: TimeSource?
+
+    public init(
+        eventId: String, kind: Kind, startedAt: Double, endedAt: Double, peakMps2: Double, thresholdMps2: Double, speedFrom: Double,
+        speedTo: Double, location: Location, timeSource: TimeSource?
+    ) {
+        self.eventId = eventId
+        self.kind = kind
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.peakMps2 = peakMps2
+        self.thresholdMps2 = thresholdMps2
+        self.speedFrom = speedFrom
+        self.speedTo = speedTo
+        self.location = location
+        self.timeSource = timeSource
+    }
+}

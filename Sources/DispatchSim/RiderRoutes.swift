@@ -24,6 +24,9 @@ struct RiderRoutes {
         group.post("idles") { request, context in
             try await recordReport(request, context, IdleReport.self) { $0.recordIdle($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
         }
+        group.post("harsh-events") { request, context in
+            try await recordReport(request, context, HarshEventReport.self) { $0.recordHarsh($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
+        }
         group.get("tasks/:taskId/eta") { _, context -> Response in
             let driverId = try context.requireDriver()
             let taskId = try context.parameters.require("taskId")

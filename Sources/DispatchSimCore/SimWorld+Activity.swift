@@ -2,7 +2,7 @@ import BackendContract
 import DriverAPI
 import DriverDomain
 
-/// Trips and idle periods as the backend stored them (first copies), per kind (`GET /sim/activity`).
+/// Trips, idle periods and harsh driving events as the backend stored them (first copies), per kind (`GET /sim/activity`).
 public struct ActivityList: Codable, Sendable, Equatable {
     public struct Trip: Codable, Sendable, Equatable {
         public var driverId: String
@@ -16,8 +16,25 @@ public struct ActivityList: Codable, Sendable, Equatable {
         public var receivedAt: Double
     }
 
+    public struct Harsh: Codable, Sendable, Equatable {
+        public var driverId: String
+        public var report: HarshEventReport
+        public var receivedAt: Double
+    }
+
     public var trips: [Trip] = []
     public var idles: [Idle] = []
+    public var harshEvents: [Harsh] = []
+
+    public init() {}
+
+    // Lists stored before harsh events existed (`--state` files) still load.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        trips = try container.decodeIfPresent([Trip].self, forKey: .trips) ?? []
+        idles = try container.decodeIfPresent([Idle].self, forKey: .idles) ?? []
+        harshEvents = try container.decodeIfPresent([Harsh].self, forKey: .harshEvents) ?? []
+    }
 }
 
 /// The list and its idempotency ledger; optional in the world, so an older `--state` file still loads.
@@ -64,6 +81,20 @@ extension SimWorld {
             log.list.idles.append(.init(driverId: driverId, report: report, receivedAt: now))
             world.activityLog = log
             return .accepted(ReportAccepted(id: report.idleId, receivedAt: now))
+        }
+    }
+
+    public mutating func recordHarsh(
+        _ report: HarshEventReport, driverId: String, idempotencyKey: String, bodyDigest: String, now: Double
+    ) -> (outcome: ReportOutcome, replayed: Bool) {
+        idempotent(\.activityLedger, key: idempotencyKey, digest: "harsh:" + bodyDigest, keyReused: .keyReused, notFound: .notFound) { world in
+            guard world.driver(id: driverId) != nil, report.endedAt >= report.startedAt, report.peakMps2 >= 0, report.thresholdMps2 >= 0,
+                  report.speedFrom >= 0, report.speedTo >= 0
+            else { return .invalid("endedAt must not be before startedAt; peakMps2, thresholdMps2 and speeds not negative") }
+            var log = world.activityLog ?? ActivityLog()
+            log.list.harshEvents.append(.init(driverId: driverId, report: report, receivedAt: now))
+            world.activityLog = log
+            return .accepted(ReportAccepted(id: report.eventId, receivedAt: now))
         }
     }
 

@@ -25,12 +25,15 @@ public struct ShiftTravel: Codable, Sendable, Equatable {
     public var tripInProgress: Bool
     /// Engine on while standing, beyond the idle limit (finished periods).
     public var idleSeconds: Double
-    public init(odometerMeters: Double, bridgedMeters: Double, trips: Int, tripInProgress: Bool, idleSeconds: Double) {
+    /// Harsh braking and acceleration events.
+    public var harshEvents: Int
+    public init(odometerMeters: Double, bridgedMeters: Double, trips: Int, tripInProgress: Bool, idleSeconds: Double, harshEvents: Int = 0) {
         self.odometerMeters = odometerMeters
         self.bridgedMeters = bridgedMeters
         self.trips = trips
         self.tripInProgress = tripInProgress
         self.idleSeconds = idleSeconds
+        self.harshEvents = harshEvents
     }
 }
 

@@ -58,6 +58,7 @@ struct DaemonAssembly: Sendable {
         let geofences = GeofenceMonitor(mode: config.arrivalMode, defaultRadius: config.arrivalRadius, dwellSeconds: config.arrivalDwellSeconds)
         let travel = TravelMonitor(
             book: TravelBook(store: store), recorder: recorder, idleSeconds: config.idleSeconds,
+            harsh: HarshDrivingDetector.Settings(braking: config.harshBraking, acceleration: config.harshAcceleration),
             shiftStartedAt: shift.isOn ? shift.status.startedAt : nil, hub: hub, logger: Logger(label: "travel"))
         let pipeline = TrackingPipeline(
             tracker: tracker, recorder: recorder, hub: hub, geofences: geofences, travel: travel,

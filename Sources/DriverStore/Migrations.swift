@@ -173,6 +173,10 @@ enum Migrations {
                 );
                 """)
         }
+        migrator.registerMigration("v9_harsh_events") { db in
+            // The shift's count of harsh braking and acceleration events (their reports go through the outbox).
+            try db.execute(sql: "ALTER TABLE travel_state ADD COLUMN shift_harsh_events INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 }

@@ -16,6 +16,8 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
         case visit
         /// A finished trip and a finished idle period (`task_id` is `TaskRecord.activityLane`).
         case trip, idle
+        /// Harsh braking or acceleration (`task_id` is `TaskRecord.activityLane`).
+        case harsh
 
         /// What the item counts as in the queue. Every kind says, here and in every switch over kinds, so a new
         /// kind cannot be counted, refused or merged as another by default.
@@ -24,14 +26,15 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
             case .status: .transition
             case .podOTP, .podPhoto: .proof
             case .route: .routeChange
-            case .visit, .trip, .idle: .activity
+            case .visit, .trip, .idle, .harsh: .activity
             }
         }
     }
 
     public enum Category: Sendable, Equatable {
         case transition, proof, routeChange
-        /// A record of where the vehicle went (a visit, a trip, idling): never changes a task, refused alone.
+        /// A record of where and how the vehicle went (a visit, a trip, idling, harsh driving): never changes a
+        /// task, refused alone.
         case activity
     }
 

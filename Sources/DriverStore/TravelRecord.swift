@@ -23,13 +23,14 @@ public struct TravelRecord: Codable, Sendable, Equatable, FetchableRecord, Persi
     public var shiftBridgedStartMetres = 0.0
     public var shiftTrips = 0
     public var shiftIdleSeconds = 0.0
+    public var shiftHarshEvents = 0
 
     enum CodingKeys: String, CodingKey {
         case id, metres, gaps
         case bridgedMetres = "bridged_metres", anchorTime = "anchor_time", anchorLat = "anchor_lat", anchorLng = "anchor_lng"
         case anchorSpeed = "anchor_speed", anchorError = "anchor_error", tripRules = "trip_rules"
         case shiftStartedAt = "shift_started_at", shiftStartMetres = "shift_start_metres", shiftBridgedStartMetres = "shift_bridged_start_metres"
-        case shiftTrips = "shift_trips", shiftIdleSeconds = "shift_idle_seconds"
+        case shiftTrips = "shift_trips", shiftIdleSeconds = "shift_idle_seconds", shiftHarshEvents = "shift_harsh_events"
     }
 
     public init() {}
@@ -77,7 +78,7 @@ public struct TripRecord: Codable, Sendable, Equatable, FetchableRecord, Persist
     }
 }
 
-/// The one owner of `travel_state`, `trip` and `task_distance`.
+/// The one owner of `travel_state`, `trip` and `task_distance` (and the queueing of travel's reports).
 public final class TravelBook: Sendable {
     public let store: Store
     /// Trips and idle periods the backend has are kept this long for `driverctl trips`.
@@ -104,6 +105,15 @@ public final class TravelBook: Sendable {
             try db.execute(
                 sql: "DELETE FROM trip WHERE state = ? AND ended_at < ?",
                 arguments: [TripRecord.State.sent.rawValue, trip.endedAt - Self.keepSent])
+        }
+    }
+
+    /// A report with no row of its own (a harsh driving event) queued with the state that counts it, durably.
+    public func queue(_ report: OutboxItemRecord, state: TravelRecord) throws {
+        var report = report
+        try store.writeDurably { db in
+            try report.insert(db)
+            try state.save(db)
         }
     }
 

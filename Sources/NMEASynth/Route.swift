@@ -23,13 +23,17 @@ public struct SyntheticRoute: Sendable, Codable, Equatable {
         case drive(to: Point, speed: Double)
         /// Stand still for `seconds`.
         case stop(seconds: Int)
+        /// Change speed to `speed` m/s at `rate` m/s² along the last heading (a hard stop, a pull-away).
+        case ramp(speed: Double, rate: Double)
 
-        private enum CodingKeys: String, CodingKey { case to, speed, stop }
+        private enum CodingKeys: String, CodingKey { case to, speed, stop, ramp }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             if let seconds = try container.decodeIfPresent(Int.self, forKey: .stop) {
                 self = .stop(seconds: seconds)
+            } else if let rate = try container.decodeIfPresent(Double.self, forKey: .ramp) {
+                self = .ramp(speed: try container.decode(Double.self, forKey: .speed), rate: rate)
             } else {
                 self = .drive(to: try container.decode(Point.self, forKey: .to), speed: try container.decode(Double.self, forKey: .speed))
             }
@@ -43,6 +47,9 @@ public struct SyntheticRoute: Sendable, Codable, Equatable {
                 try container.encode(speed, forKey: .speed)
             case .stop(let seconds):
                 try container.encode(seconds, forKey: .stop)
+            case .ramp(let speed, let rate):
+                try container.encode(speed, forKey: .speed)
+                try container.encode(rate, forKey: .ramp)
             }
         }
     }
@@ -187,11 +194,25 @@ public struct SyntheticRoute: Sendable, Codable, Equatable {
             output.append(Epoch(elapsed: elapsed, fix: fix, truth: truth, truthSpeed: speed, spike: spike, stale: false))
         }
         var lastTrack: Double? = nil
+        var speedNow = 0.0
         let perSecond = max(1, Int(hz.rounded()))
         for leg in legs {
             switch leg {
             case .stop(let seconds):
+                speedNow = 0
                 for _ in 0..<max(0, seconds * perSecond) { emit(speed: 0, track: lastTrack) }
+            case .ramp(let target, let rate):
+                let track = (lastTrack ?? 0) * .pi / 180
+                let change = max(rate, 0.01) * step
+                while abs(target - speedNow) > 1e-9 {
+                    let next = target > speedNow ? min(target, speedNow + change) : max(target, speedNow - change)
+                    let metres = (speedNow + next) / 2 * step
+                    speedNow = next
+                    position = Point(
+                        lat: position.lat + metres * cos(track) / 111_320,
+                        lon: position.lon + metres * sin(track) / (111_320 * cos(position.lat * .pi / 180)))
+                    emit(speed: speedNow, track: lastTrack)
+                }
             case .drive(let target, let speed):
                 let distance = Geo.distance(latitude1: position.lat, longitude1: position.lon, latitude2: target.lat, longitude2: target.lon)
                 let track = Self.bearing(from: position, to: target)
@@ -204,6 +225,7 @@ public struct SyntheticRoute: Sendable, Codable, Equatable {
                     position = Point(lat: origin.lat + (target.lat - origin.lat) * fraction, lon: origin.lon + (target.lon - origin.lon) * fraction)
                     emit(speed: distance / Double(seconds), track: track)
                 }
+                speedNow = distance / Double(seconds)
             }
         }
         return output

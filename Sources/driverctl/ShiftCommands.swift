@@ -30,8 +30,9 @@ struct ShiftCommand: ParsableCommand {
         let bridged = travel.bridgedMeters > 0 ? " (\(RouteFormatter.metres(travel.bridgedMeters)) across gaps)" : ""
         let trips = StatusFormatter.plural(travel.trips, "trip") + (travel.tripInProgress ? ", one under way" : "")
         let idle = travel.idleSeconds > 0 ? ", idling \(StatusFormatter.duration(travel.idleSeconds))" : ""
+        let harsh = travel.harshEvents > 0 ? ", " + StatusFormatter.plural(travel.harshEvents, "harsh driving event") : ""
         return head + "\n" + (status.onShift ? "this shift: " : "last shift: ") + RouteFormatter.metres(travel.odometerMeters) + bridged
-            + ", " + trips + idle
+            + ", " + trips + idle + harsh
     }
 }
 

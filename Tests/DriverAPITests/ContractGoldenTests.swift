@@ -133,7 +133,7 @@ struct ContractGoldenTests {
         try Self.check(
             ShiftStatus(
                 onShift: false, startedAt: 1795852000, endedAt: 1795881000,
-                travel: ShiftTravel(odometerMeters: 12840, bridgedMeters: 310, trips: 4, tripInProgress: false, idleSeconds: 420)),
+                travel: ShiftTravel(odometerMeters: 12840, bridgedMeters: 310, trips: 4, tripInProgress: false, idleSeconds: 420, harshEvents: 1)),
             "shift.end.result")
     }
 

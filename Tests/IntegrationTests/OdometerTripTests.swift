@@ -181,4 +181,35 @@ struct OdometerTripTests {
         #expect(try !Self.shift(daemon).tripInProgress)
         try daemon.stop()
     }
+
+    @Test("harsh driving: parked a minute with scatter, a gentle pull-away, then a 4.5 m/s² stop from 49 km/h: one harsh braking at the backend, nothing else")
+    func harshBraking() async throws {
+        let start = SyntheticRoute.Point(lat: 49.0200, lon: 12.0850)
+        let route = SyntheticRoute(
+            start: start, startTime: Date().timeIntervalSince1970.rounded(),
+            legs: [
+                .stop(seconds: 60), .ramp(speed: 13.5, rate: 1.5), .drive(to: .init(lat: start.lat + 600 / 111_320, lon: start.lon), speed: 13.5),
+                .ramp(speed: 0, rate: 4.5), .stop(seconds: 20),
+            ],
+            noise: 5, seed: 21)
+        let (daemon, sim) = try Self.replay(route) { daemon in
+            let speed = try Harness.status(daemon).lastFix?.speed ?? 1
+            return try speed < 0.5 && Self.shift(daemon).odometerMeters > 550
+        }
+        let http = SimHTTP(base: sim.base)
+        try await waitUntil("the event at the backend", timeout: .seconds(60), detail: daemon.log) {
+            _ = try daemon.client(timeout: .seconds(30)).call(Methods.outboxFlush, NoParams())
+            return try await !http.request(.GET, "/sim/activity").decode(ActivityList.self).harshEvents.isEmpty
+        }
+        let events = try await http.request(.GET, "/sim/activity").decode(ActivityList.self).harshEvents.map(\.report)
+        #expect(events.count == 1, "\(events)")
+        if let event = events.first {
+            #expect(event.kind == .braking && abs(event.peakMps2 - 4.5) <= 0.7 && event.thresholdMps2 == 3.5, "\(event)")
+            #expect(event.speedFrom >= 11 && event.speedTo <= 3, "\(event)")
+            #expect(abs(event.location.lat - (start.lat + 600 / 111_320)) * 111_320 < 40, "where the braking began: \(event.location)")
+        }
+        #expect(try Self.shift(daemon).harshEvents == 1)
+        #expect(try runProgram(Binaries.path("driverctl"), ["shift"], environment: ["DRIVERD_SOCKET": daemon.socketPath]).stdout.contains("1 harsh driving event"))
+        try daemon.stop()
+    }
 }

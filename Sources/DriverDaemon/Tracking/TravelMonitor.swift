@@ -19,6 +19,8 @@ final class TravelMonitor: Sendable {
         var encodedTrips: TripDetector?
         /// The monotonic time the last fix was observed: receiver time goes on from it while none comes.
         var lastFixMonotonic: Double?
+        /// Seconds of state only (a manoeuvre): not stored, a restart mid-brake loses that one event.
+        var harsh: HarshDrivingDetector
     }
 
     let book: TravelBook
@@ -26,12 +28,17 @@ final class TravelMonitor: Sendable {
     private let state: Mutex<State>
     private let logger: Logger
     private let hub: EventHub?
+    private let harshSettings: HarshDrivingDetector.Settings
     /// Wakes the uplink when a report was queued (set once the uplink exists).
     private let onQueued = Mutex<(@Sendable () -> Void)?>(nil)
 
-    init(book: TravelBook, recorder: PingRecorder?, idleSeconds: Double, shiftStartedAt: Double?, hub: EventHub? = nil, logger: Logger) {
+    init(
+        book: TravelBook, recorder: PingRecorder?, idleSeconds: Double, harsh: HarshDrivingDetector.Settings = .init(), shiftStartedAt: Double?,
+        hub: EventHub? = nil, logger: Logger
+    ) {
         self.book = book
         self.hub = hub
+        harshSettings = harsh
         self.recorder = recorder
         self.logger = logger
         var record = (try? book.read()) ?? TravelRecord()
@@ -48,7 +55,7 @@ final class TravelMonitor: Sendable {
             Self.startShift(&record, at: shiftStartedAt, odometer: odometer)
             try? book.save(record)
         }
-        state = Mutex(State(odometer: odometer, trips: trips, record: record))
+        state = Mutex(State(odometer: odometer, trips: trips, record: record, harsh: HarshDrivingDetector(settings: harsh)))
     }
 
     func whenQueued(_ action: @escaping @Sendable () -> Void) { onQueued.withLock { $0 = action } }
@@ -59,28 +66,54 @@ final class TravelMonitor: Sendable {
         record.shiftBridgedStartMetres = odometer.bridgedMetres
         record.shiftTrips = 0
         record.shiftIdleSeconds = 0
+        record.shiftHarshEvents = 0
     }
 
     /// An accepted fix. Off shift nothing counts (the odometer only moves its anchor).
     func observe(_ fix: Fix, motion: Motion, ignition: Bool?, onShift: Bool, monotonic: Double) {
-        let (actions, record) = state.withLock { state -> ([TripDetector.Action], TravelRecord) in
+        let (actions, harsh, record) = state.withLock { state -> ([TripDetector.Action], HarshDrivingDetector.Event?, TravelRecord) in
             state.lastFixMonotonic = monotonic
             guard onShift else {
                 state.odometer.skip(fix)
-                return ([], Self.snapshot(&state))
+                _ = state.harsh.observe(time: fix.time, speed: nil, lat: fix.latitude, lng: fix.longitude, ignition: ignition)
+                return ([], nil, Self.snapshot(&state))
             }
             state.odometer.observe(fix, motion: motion)
             let actions = state.trips.observe(.init(
                 time: fix.time, lat: fix.latitude, lng: fix.longitude, odometer: state.odometer.metres, bridged: state.odometer.bridgedMetres,
                 speed: fix.speed, motion: motion, ignition: ignition))
             Self.count(actions, in: &state.record)
-            return (actions, Self.snapshot(&state))
+            let harsh = state.harsh.observe(time: fix.time, speed: fix.speed, lat: fix.latitude, lng: fix.longitude, ignition: ignition)
+            if harsh != nil { state.record.shiftHarshEvents += 1 }
+            return (actions, harsh, Self.snapshot(&state))
         }
+        if let harsh { queue(harsh, record: record) }
         guard !actions.isEmpty else {
-            recorder?.noteTravel(record)
+            if harsh == nil { recorder?.noteTravel(record) }
             return
         }
         for action in actions { store(action, record: record) }
+    }
+
+    /// A harsh manoeuvre's report, queued with the count, durably (low priority: it waits for the next send).
+    private func queue(_ event: HarshDrivingDetector.Event, record: TravelRecord) {
+        let id = UUID().uuidString.lowercased()
+        let threshold = harshSettings
+        let report = HarshEventReport(
+            eventId: id, kind: event.kind == .braking ? .braking : .acceleration, startedAt: event.startedAt, endedAt: event.endedAt,
+            peakMps2: (event.peak * 10).rounded() / 10, thresholdMps2: event.kind == .braking ? threshold.braking : threshold.acceleration,
+            speedFrom: (event.speedFrom * 10).rounded() / 10, speedTo: (event.speedTo * 10).rounded() / 10,
+            location: Location(lat: event.lat, lng: event.lng), timeSource: .gps)
+        do {
+            let item = OutboxItemRecord(
+                kind: .harsh, taskId: TaskRecord.activityLane, idempotencyKey: id, payload: try JSONEncoder().encode(report), createdAt: event.endedAt)
+            try book.queue(item, state: record)
+            logger.notice(
+                "\(event.kind == .braking ? "harsh braking" : "harsh acceleration"): \(TextFormat.fixed(event.peak, decimals: 1)) m/s² from \(Int((event.speedFrom * 3.6).rounded())) to \(Int((event.speedTo * 3.6).rounded())) km/h")
+            onQueued.withLock { $0 }?()
+        } catch {
+            logger.error("cannot store a harsh driving event: \(Store.describeWriteFailure(error))")
+        }
     }
 
     /// The power inputs were read and no fix came for a while (a garage, a dead antenna): the ignition alone may
@@ -183,7 +216,8 @@ final class TravelMonitor: Sendable {
             ShiftTravel(
                 odometerMeters: (state.odometer.metres - state.record.shiftStartMetres).rounded(),
                 bridgedMeters: (state.odometer.bridgedMetres - state.record.shiftBridgedStartMetres).rounded(),
-                trips: state.record.shiftTrips, tripInProgress: state.trips.trip != nil, idleSeconds: state.record.shiftIdleSeconds.rounded())
+                trips: state.record.shiftTrips, tripInProgress: state.trips.trip != nil, idleSeconds: state.record.shiftIdleSeconds.rounded(),
+                harshEvents: state.record.shiftHarshEvents)
         }
     }
 

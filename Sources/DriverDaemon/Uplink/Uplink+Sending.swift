@@ -31,8 +31,12 @@ extension Uplink {
                 _ = try await client.putRoute(body: item.payload, token: token)
             case .visit:
                 _ = try await client.postVisit(body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
-            case .trip, .idle:
-                let path = item.kind == .trip ? BackendPaths.trips : BackendPaths.idles
+            case .trip, .idle, .harsh:
+                let path = switch item.kind {
+                case .trip: BackendPaths.trips
+                case .idle: BackendPaths.idles
+                default: BackendPaths.harshEvents
+                }
                 _ = try await client.postActivity(path: path, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
             }
             // The task learns the answer while its item still counts as queued, then the item goes: a sync

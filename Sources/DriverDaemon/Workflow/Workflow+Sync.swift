@@ -117,7 +117,7 @@ extension Workflow: UplinkObserver {
         switch item.kind {
         case .visit: try? visitBook.markSent(id: item.idempotencyKey)
         case .trip, .idle: try? travel.book.markSent(id: item.idempotencyKey)
-        case .status, .podOTP, .podPhoto, .route: break
+        case .status, .podOTP, .podPhoto, .route, .harsh: break
         }
         guard var task = tasks[item.taskId] else { return }
         switch item.kind.category {
@@ -208,7 +208,7 @@ extension Workflow: UplinkObserver {
         switch item.kind {
         case .podPhoto: type = PODType.photo.rawValue
         case .podOTP: type = PODType.otp.rawValue
-        case .status, .route, .visit, .trip, .idle: return
+        case .status, .route, .visit, .trip, .idle, .harsh: return
         }
         hub.publish(Events.podVerdict, PODVerdictEvent(taskId: task, type: type, accepted: accepted, message: message))
     }

@@ -75,6 +75,9 @@ public struct DaemonConfig: Sendable, Equatable {
     public var arrivalDwellSeconds = 20.0
     /// Standing with the ignition on for longer than this (seconds) is idling.
     public var idleSeconds = 300.0
+    /// Harsh braking and acceleration thresholds, m/s² (0: not reported).
+    public var harshBraking = 3.5
+    public var harshAcceleration = 3.0
 
     public init() {}
 
@@ -220,6 +223,8 @@ public struct DaemonConfig: Sendable, Equatable {
         "arrival.radius": number(\.arrivalRadius, 10...5000, "metres from 10 to 5000"),
         "arrival.dwell_seconds": number(\.arrivalDwellSeconds, 0...600, "seconds from 0 to 600"),
         "trips.idle_seconds": number(\.idleSeconds, 30...3600, "seconds from 30 to 3600"),
+        "harsh.braking_mps2": number(\.harshBraking, 0...15, "m/s² from 0 (off) to 15"),
+        "harsh.acceleration_mps2": number(\.harshAcceleration, 0...15, "m/s² from 0 (off) to 15"),
     ]
 
     private typealias Field<T> = WritableKeyPath<DaemonConfig, T> & Sendable

@@ -7,7 +7,7 @@ final class BackgroundProgram {
 
     init(_ path: String, _ arguments: [String], environment: [String: String] = [:], directory: TemporaryDirectory, name: String) throws {
         outputPath = directory.file(name)
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
