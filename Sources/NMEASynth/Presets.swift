@@ -2,17 +2,24 @@ import DriverAPI
 /// Routes the project ships, so `make demo` and tests need nothing from outside the repository.
 public enum RoutePresets {
     /// Regensburg old town: wait at the depot, drive to a restaurant, wait for the order, drive to a customer
-    /// (through a short tunnel), hand over, and stand still.
+    /// (through a short tunnel), hand over, and stand still. Speeds change as a careful driver changes them
+    /// (1 to 2.5 m/s²), so the drive holds no harsh braking or acceleration.
     public static let demo = SyntheticRoute(
         start: .init(lat: 49.01890, lon: 12.09270),
         startTime: 1_795_852_800,  // 2026-11-28 08:00:00 UTC
         legs: [
             .stop(seconds: 20),
+            .ramp(speed: 8, rate: 1.5),
             .drive(to: .init(lat: 49.01950, lon: 12.09520), speed: 8),
+            .ramp(speed: 10, rate: 1),
             .drive(to: .init(lat: 49.02100, lon: 12.09700), speed: 10),
+            .ramp(speed: 0, rate: 2.5),
             .stop(seconds: 40),
+            .ramp(speed: 12, rate: 1.5),
             .drive(to: .init(lat: 49.01800, lon: 12.10100), speed: 12),
+            .ramp(speed: 7, rate: 2),
             .drive(to: .init(lat: 49.01600, lon: 12.10050), speed: 7),
+            .ramp(speed: 0, rate: 2),
             .stop(seconds: 60),
         ],
         noise: 1.5,

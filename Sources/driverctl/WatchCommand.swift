@@ -133,7 +133,11 @@ extension Session {
             return (method, message["params"])
         } catch .timedOut {
             return nil
+        } catch .closed {
+            Environment.printError("driverctl: driverd closed the connection (it stopped or restarted); run driverctl watch again")
+            throw ExitCode(1)
         } catch {
+            Environment.printError("driverctl: the connection to driverd failed: \(error)")
             throw ExitCode(1)
         }
     }

@@ -18,7 +18,7 @@ struct NMEASynthCommand: ParsableCommand {
               nmea-synth --preset street --start-time now                    fixes dated from now on
             """)
 
-    @Option(help: "A route as JSON: {start:{lat,lon}, startTime, legs:[{to:{lat,lon},speed}|{stop:SECONDS}], noise, dropouts:[{at,seconds}], seed, hz, hdop, drift, spikes:{share,minMetres,maxMetres}, clockOffset, staleSpans:[{at,seconds}]}.")
+    @Option(help: "A route as JSON: {start:{lat,lon}, startTime, legs:[{to:{lat,lon},speed}|{stop:SECONDS}|{ramp:M_PER_S2,speed}], noise, dropouts:[{at,seconds}], seed, hz, hdop, drift, spikes:{share,minMetres,maxMetres}, clockOffset, staleSpans:[{at,seconds}]}.")
     var route: String?
 
     @Option(help: "A shipped route: demo, parked, street (30 s of driving, then parked), driving.")

@@ -166,12 +166,13 @@ struct OdometerTripTests {
         fake.kill()
         try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
         let off = ContinuousClock.now
-        try await waitUntil("the trip at the backend", timeout: .seconds(150), detail: daemon.log) {
+        try await waitUntil("the trip at the backend", timeout: .seconds(200), detail: daemon.log) {
             _ = try daemon.client(timeout: .seconds(30)).call(Methods.outboxFlush, NoParams())
             return try await !http.request(.GET, "/sim/activity").decode(ActivityList.self).trips.isEmpty
         }
         let waited = ContinuousClock.now - off
-        #expect(waited >= .seconds(55) && waited < .seconds(100), "the trip ended \(waited) after the ignition went off")
+        // Not before the minute; the upper bound allows a loaded machine's polling and sending.
+        #expect(waited >= .seconds(55) && waited < .seconds(180), "the trip ended \(waited) after the ignition went off")
         let trips = try await http.request(.GET, "/sim/activity").decode(ActivityList.self).trips
         #expect(trips.count == 1, "\(trips)")
         if let trip = trips.first?.report {
