@@ -57,7 +57,7 @@ struct TravelTests {
         #expect(Self.run(samples).odometer.metres < 1)
     }
 
-    @Test("a gap without fixes (a tunnel, a restart) is bridged as a straight line and flagged")
+    @Test("a gap without fixes (a tunnel, a restart) is bridged as a straight line and flagged; a jump no vehicle could make is not")
     func gapBridged() {
         var odometer = Odometer()
         func fix(_ t: Double, _ north: Double, speed: Double = 10) -> Fix {
@@ -75,6 +75,12 @@ struct TravelTests {
         #expect(abs(restored.metres - 320) < 1)
         // A clock that went back adds nothing and re-anchors.
         #expect(restored.observe(fix(5, 330), motion: .moving) == 0)
+        // 3 km further after 10 s (300 m/s): a jump between tracks, not a drive; a gap with no distance.
+        let before = restored.metres, gaps = restored.gaps
+        #expect(restored.observe(fix(15, 3330), motion: .moving) == 0)
+        #expect(restored.metres == before && restored.gaps == gaps + 1)
+        // From there the drive goes on.
+        #expect(abs(restored.observe(fix(16, 3340), motion: .moving) - 10) < 0.01)
     }
 
     @Test("no ignition input: a trip from moving until the vehicle stands, ended when the stand began; a 60-s red light does not end it")

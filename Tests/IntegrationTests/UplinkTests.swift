@@ -47,8 +47,10 @@ struct UplinkTests {
         let http = SimHTTP(base: sim.base)
         let directory = TemporaryDirectory()
         let drive = directory.file("drive.nmea")
-        // Longer than the three phases need, even with the WebSocket backoff at its worst here (about 16 s).
-        try NMEAWriter.log(RoutePresets.driving(laps: 8)).write(toFile: drive, atomically: true, encoding: .utf8)
+        // Far longer than the three phases need (it is cut short below): once the log ends no ping is left to
+        // go over the reconnected WebSocket, and under a full suite the phases and the reconnect's backoff (full
+        // jitter, doubling) have outlasted a shorter drive.
+        try NMEAWriter.log(RoutePresets.driving(laps: 40)).write(toFile: drive, atomically: true, encoding: .utf8)
         let fake = try GPSFake(log: drive, delay: 0.03)
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Harness.config(backend: sim), directory: directory)
         func stats() async throws -> SimStats { try await http.request(.GET, "/sim/stats").decode(SimStats.self) }

@@ -108,8 +108,9 @@ final class TravelMonitor: Sendable {
             let item = OutboxItemRecord(
                 kind: .harsh, taskId: TaskRecord.activityLane, idempotencyKey: id, payload: try JSONEncoder().encode(report), createdAt: event.endedAt)
             try book.queue(item, state: record)
-            logger.notice(
-                "\(event.kind == .braking ? "harsh braking" : "harsh acceleration"): \(TextFormat.fixed(event.peak, decimals: 1)) m/s² from \(Int((event.speedFrom * 3.6).rounded())) to \(Int((event.speedTo * 3.6).rounded())) km/h")
+            let what = event.kind == .braking ? "harsh braking" : "harsh acceleration"
+            let kmh = { (speed: Double) in Int((speed * 3.6).rounded()) }
+            logger.notice("\(what): \(TextFormat.fixed(event.peak, decimals: 1)) m/s² from \(kmh(event.speedFrom)) to \(kmh(event.speedTo)) km/h")
             onQueued.withLock { $0 }?()
         } catch {
             logger.error("cannot store a harsh driving event: \(Store.describeWriteFailure(error))")

@@ -13,6 +13,9 @@ public struct Odometer: Sendable, Equatable, Codable {
 
     /// Longest step between two fixes that is integrated from their speeds; longer ones are gaps.
     public static let maxIntegratedStep = 5.0
+    /// A gap is bridged only if a vehicle could have covered it (216 km/h): a longer chord is a jump between two
+    /// tracks (a re-anchored filter, a receiver that came back somewhere else), counted as a gap with no distance.
+    public static let maxBridgedSpeed = 60.0
     /// Below this Doppler speed (m/s) the vehicle stands: nothing is added. The motion detector's own threshold.
     public static let standingSpeed = MotionThresholds().stationarySpeed
 
@@ -53,6 +56,10 @@ public struct Odometer: Sendable, Equatable, Codable {
         let chord = Geo.distance(latitude1: last.lat, longitude1: last.lng, latitude2: next.lat, longitude2: next.lng)
         let noise = 2 * max(last.horizontalError ?? 10, next.horizontalError ?? 10)
         guard chord > noise || (motion == .moving && chord > noise / 2) else { return 0 }
+        guard chord <= Self.maxBridgedSpeed * step + noise else {
+            gaps += 1
+            return 0
+        }
         metres += chord
         if step > Self.maxIntegratedStep {
             bridgedMetres += chord

@@ -4,6 +4,8 @@ import DispatchSimCore
 import DriverAPI
 @testable import DriverDaemon
 import DriverDomain
+import DriverStore
+import Synchronization
 import Testing
 
 /// The uplink, the workflow and the push centre in-process: the daemon as `Daemon.run` assembles it, its
@@ -29,6 +31,46 @@ struct InProcessDaemonTests {
             try await daemon.waitUntil("synced") {
                 try await daemon.call(Methods.routeGet).tasks.first { $0.id == "task-1001" }?.sync == .synced
             }
+        }
+    }
+
+    /// Sees each answer as the uplink reports it, and whether the item was still queued then.
+    final class AckProbe: UplinkObserver, @unchecked Sendable {
+        let outbox: Outbox
+        let wrapped: any UplinkObserver
+        let queuedWhenAcked = Mutex<[Bool]>([])
+        init(outbox: Outbox, wrapping: any UplinkObserver) {
+            self.outbox = outbox
+            wrapped = wrapping
+        }
+
+        func itemAcked(_ item: OutboxItemRecord, receipt: PODReceipt?) async {
+            let queued = ((try? outbox.pendingItems(taskId: item.taskId)) ?? []).contains { $0.id == item.id }
+            queuedWhenAcked.withLock { $0.append(queued) }
+            await wrapped.itemAcked(item, receipt: receipt)
+        }
+        func itemRefused(_ item: OutboxItemRecord, refusal: BackendRefusal) async { await wrapped.itemRefused(item, refusal: refusal) }
+        func uploadProgress(_ item: OutboxItemRecord, sent: Int, total: Int) { wrapped.uploadProgress(item, sent: sent, total: total) }
+        func pushReceived(_ push: Push) async { await wrapped.pushReceived(push) }
+        func linkRestored() async { await wrapped.linkRestored() }
+    }
+
+    @Test("the workflow hears an ack while the item is still queued (a sync merged in between keeps the local status), and the item leaves after")
+    func ackBeforeItemLeaves() async throws {
+        let backend = StandInBackend()
+        let daemon = try InProcessDaemon(backend: backend)
+        try await daemon.running {
+            try await Self.routeSynced(daemon)
+            let probe = AckProbe(outbox: daemon.assembly.outbox, wrapping: daemon.assembly.workflow)
+            daemon.assembly.uplink?.setObserver(probe)
+            for method in [Methods.taskAccept, Methods.taskArrive] {
+                _ = try await daemon.call(method, TaskParams(taskId: "task-1001"))
+                let status = try await daemon.call(Methods.outboxFlush)
+                #expect(status.items == 0)
+            }
+            #expect(probe.queuedWhenAcked.withLock { $0 } == [true, true])
+            let task = try #require(try await daemon.call(Methods.routeGet).tasks.first { $0.id == "task-1001" })
+            #expect(task.status == .arrivedAtStore && task.sync == .synced, "\(task)")
         }
     }
 
