@@ -28,6 +28,10 @@ version=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/DriverDaemon
 arch=$(dpkg --print-architecture)
 new_deb="out/driverd_${version}_${arch}.deb"
 old_deb="$repo/.build-deb/older/driverd_${version}~older_${arch}.deb"
+# What commands inside the namespace read or write: /tmp, /run and /var/tmp are private tmpfs there, and the
+# checkout may well be under /tmp.
+visible=/var/cache/driverd-test-package
+visible_deb="$visible/$(basename "$new_deb")"
 sim_port=$((20000 + RANDOM % 10000))
 gps_port=$((30000 + RANDOM % 10000))
 failures=0
@@ -52,10 +56,14 @@ cleanup() {
     pkill -KILL -f "gpsd .*-S $gps_port" 2>/dev/null
     wait 2>/dev/null
     if dpkg-query -W -f='${Status}' driverd 2>/dev/null | grep -q "ok"; then dpkg -P driverd >/dev/null 2>&1; fi
+    rm -rf "$visible"
 }
 trap cleanup EXIT
 
 [[ -f "$new_deb" ]] || { echo "test-package: $new_deb is missing; run make deb" >&2; exit 1; }
+rm -rf "$visible"
+mkdir -p "$visible"
+cp "$new_deb" "$visible_deb"
 if dpkg-query -W -f='${Status}' driverd 2>/dev/null | grep -q installed; then
     echo "test-package: driverd is already installed on this machine; refusing to touch it" >&2
     exit 1
@@ -167,9 +175,9 @@ check "a member of the driver group can act" sh -c \
     "nsenter -t $sdpid -m -p -- setpriv --reuid 65534 --regid $nogroup --groups $driver_gid driverctl shift status"
 ctl diag >"$work/diag.txt" 2>&1 || true
 check "driverctl diag (as root) prints the screen" grep -q "^disk      /var/lib/driverd" "$work/diag.txt"
-check "driverctl diag --bundle includes the journal" sh -c "nsenter -t $sdpid -m -p -- driverctl diag --bundle $work/bundle.tar.gz >/dev/null &&
-    tar -xzOf $work/bundle.tar.gz --wildcards '*/journal.txt' | grep -q 'listening on /run/driverd/driverd.sock'"
-check "the bundle's config has no password" sh -c "! tar -xzOf $work/bundle.tar.gz --wildcards '*/driverd.toml' | grep -q demo-password"
+check "driverctl diag --bundle includes the journal" sh -c "nsenter -t $sdpid -m -p -- driverctl diag --bundle $visible/bundle.tar.gz >/dev/null &&
+    tar -xzOf $visible/bundle.tar.gz --wildcards '*/journal.txt' | grep -q 'listening on /run/driverd/driverd.sock'"
+check "the bundle's config has no password" sh -c "! tar -xzOf $visible/bundle.tar.gz --wildcards '*/driverd.toml' | grep -q demo-password"
 ns systemd-analyze security --no-pager driverd.service >"$work/security-online.txt" 2>&1 || true
 systemd-analyze security --offline=yes --no-pager /lib/systemd/system/driverd.service >"$work/security-offline.txt" 2>&1 || true
 offline_score=$(sed -n 's/.*Overall exposure level for driverd.service: \([0-9.]*\).*/\1/p' "$work/security-offline.txt")
@@ -189,7 +197,7 @@ check "the outbox holds it" queued
 first_pid=$(ns systemctl show -p MainPID --value driverd.service)
 
 say "upgrade to $version inside the namespace (the postinst restarts the service)"
-ns dpkg -i "$repo/$new_deb" >"$work/upgrade.log" 2>&1 || { cat "$work/upgrade.log"; fail "dpkg -i $new_deb"; }
+ns dpkg -i "$visible_deb" >"$work/upgrade.log" 2>&1 || { cat "$work/upgrade.log"; fail "dpkg -i $new_deb"; }
 check "dpkg says $version installed" sh -c "dpkg-query -W -f='\${Version}' driverd | grep -qx '$version'"
 check "the edited conffile is kept as it was" sh -c "[ \"\$(md5sum /etc/driverd/driverd.toml | cut -d' ' -f1)\" = $edited_sum ]"
 check "no .dpkg-dist or .dpkg-old left" sh -c '! ls /etc/driverd/*.dpkg-* 2>/dev/null | grep -q .'
@@ -210,7 +218,7 @@ db = sqlite3.connect('file:/var/lib/driverd/driverd.sqlite?mode=ro', uri=True)
 sys.exit(0 if db.execute(\"SELECT count(*) FROM outbox_item WHERE kind = 'status' AND state = 'pending'\").fetchone()[0] >= 1 else 1)"
 
 say "install again, backend back: the transition arrives exactly once"
-ns dpkg -i "$repo/$new_deb" >"$work/reinstall.log" 2>&1 || { cat "$work/reinstall.log"; fail "dpkg -i again"; }
+ns dpkg -i "$visible_deb" >"$work/reinstall.log" 2>&1 || { cat "$work/reinstall.log"; fail "dpkg -i again"; }
 check "driverd.service active" wait_for 30 ns systemctl is-active --quiet driverd.service
 start_sim
 check "the queue drains" wait_for 60 sh -c "nsenter -t $sdpid -m -p -- driverctl --json queue | python3 -c 'import json,sys; q=json.load(sys.stdin); sys.exit(0 if q[\"transitions\"] == 0 and q[\"link\"] == \"online\" else 1)'"
