@@ -15,7 +15,7 @@ public protocol BackendAPI: Sendable {
     func eta(taskId: String, token: String) async throws(BackendClientError) -> ETAResponse
     func putRoute(body: Data, token: String) async throws(BackendClientError) -> RouteSequence
     func postVisit(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted
-    /// `BackendPaths.trips` or `BackendPaths.idles`.
+    /// `BackendPaths.trips`, `BackendPaths.idles` or `BackendPaths.harshEvents`.
     func postActivity(path: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted
     func postPhoto(
         taskId: String, photo: Data, contentType: String, fields: [(String, String)], idempotencyKey: String, token: String,

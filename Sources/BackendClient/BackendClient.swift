@@ -89,7 +89,8 @@ public final class BackendClient: Sendable {
         try await send(.POST, BackendPaths.visits, body: body, token: token, idempotencyKey: idempotencyKey)
     }
 
-    /// A finished trip or idle period, encoded when it was queued; its id is the idempotency key.
+    /// A finished trip or idle period, or a harsh driving event, encoded when it was queued; its id is the
+    /// idempotency key.
     public func postActivity(path: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted {
         try await send(.POST, path, body: body, token: token, idempotencyKey: idempotencyKey)
     }

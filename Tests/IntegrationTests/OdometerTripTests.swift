@@ -46,6 +46,19 @@ struct OdometerTripTests {
         return (daemon, sim)
     }
 
+    /// An ignition input (a file, on at first) read every second, and the config that points driverd at it.
+    static func ignition(in directory: TemporaryDirectory, backend sim: SimProcess, extra: String = "") throws -> (file: String, config: String) {
+        let file = directory.file("ignition")
+        try "1\n".write(toFile: file, atomically: true, encoding: .utf8)
+        return (file, Harness.config(backend: sim) + """
+            [ignition]
+            path = "\(file)"
+            [battery]
+            poll_seconds = 1
+
+            """ + extra)
+    }
+
     static func shift(_ daemon: DaemonProcess) throws -> ShiftTravel {
         try #require(try daemon.client().call(Methods.shiftStatus, NoParams()).travel)
     }
@@ -71,8 +84,6 @@ struct OdometerTripTests {
     @Test("ignition on and standing for five minutes: one idle pair; a trip ends 60 s after the ignition goes off; both reach the backend once")
     func idleAndTripEnd() async throws {
         let directory = TemporaryDirectory()
-        let ignition = directory.file("ignition")
-        try "1\n".write(toFile: ignition, atomically: true, encoding: .utf8)
         let start = SyntheticRoute.Point(lat: 49.0200, lon: 12.0850)
         let startTime = Date().timeIntervalSince1970.rounded()
         // Drive 30 s, stand 330 s with the engine on, drive 30 s, stand 100 s: the ignition goes off as it stops.
@@ -89,14 +100,7 @@ struct OdometerTripTests {
         // the second trip within a minute.
         let fake = try GPSFake(log: try Harness.synthesise(route, directory), delay: 0.0625)
         defer { fake.kill() }
-        let config = Harness.config(backend: sim) + """
-            [ignition]
-            path = "\(ignition)"
-            [battery]
-            poll_seconds = 1
-            [motion]
-            stationary_seconds = 120
-            """
+        let (ignition, config) = try Self.ignition(in: directory, backend: sim, extra: "[motion]\nstationary_seconds = 120\n")
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: config, directory: directory)
         let recorded = try SubscribedConnection(daemon, topics: [EventTopic.tripRecorded], timeout: 120)
         func fixTime() throws -> Double { try Harness.status(daemon).lastFix.map { $0.time - startTime } ?? 0 }
@@ -140,8 +144,6 @@ struct OdometerTripTests {
     @Test("into a garage: the fixes stop during a trip and the ignition goes off; time alone ends the trip a minute later, dated at the stand, sent once")
     func garage() async throws {
         let directory = TemporaryDirectory()
-        let ignition = directory.file("ignition")
-        try "1\n".write(toFile: ignition, atomically: true, encoding: .utf8)
         let start = SyntheticRoute.Point(lat: 49.0200, lon: 12.0850)
         let startTime = Date().timeIntervalSince1970.rounded()
         // 400 m at 10 m/s, then three seconds standing: the log (and the receiver's view of the sky) ends there.
@@ -152,12 +154,7 @@ struct OdometerTripTests {
         let http = SimHTTP(base: sim.base)
         let fake = try GPSFake(log: try Harness.synthesise(route, directory), delay: 0.125)
         defer { fake.kill() }
-        let config = Harness.config(backend: sim) + """
-            [ignition]
-            path = "\(ignition)"
-            [battery]
-            poll_seconds = 1
-            """
+        let (ignition, config) = try Self.ignition(in: directory, backend: sim)
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: config, directory: directory)
         try waitUntil("the trip under way and the stand reached", timeout: .seconds(90), detail: daemon.log) {
             let fixTime = try Harness.status(daemon).lastFix.map { $0.time - startTime } ?? 0

@@ -28,7 +28,6 @@ final class TravelMonitor: Sendable {
     private let state: Mutex<State>
     private let logger: Logger
     private let hub: EventHub?
-    private let harshSettings: HarshDrivingDetector.Settings
     /// Wakes the uplink when a report was queued (set once the uplink exists).
     private let onQueued = Mutex<(@Sendable () -> Void)?>(nil)
 
@@ -38,7 +37,6 @@ final class TravelMonitor: Sendable {
     ) {
         self.book = book
         self.hub = hub
-        harshSettings = harsh
         self.recorder = recorder
         self.logger = logger
         var record = (try? book.read()) ?? TravelRecord()
@@ -75,7 +73,7 @@ final class TravelMonitor: Sendable {
             state.lastFixMonotonic = monotonic
             guard onShift else {
                 state.odometer.skip(fix)
-                _ = state.harsh.observe(time: fix.time, speed: nil, lat: fix.latitude, lng: fix.longitude, ignition: ignition)
+                state.harsh.interrupt()
                 return ([], nil, Self.snapshot(&state))
             }
             state.odometer.observe(fix, motion: motion)
@@ -98,10 +96,9 @@ final class TravelMonitor: Sendable {
     /// A harsh manoeuvre's report, queued with the count, durably (low priority: it waits for the next send).
     private func queue(_ event: HarshDrivingDetector.Event, record: TravelRecord) {
         let id = UUID().uuidString.lowercased()
-        let threshold = harshSettings
         let report = HarshEventReport(
             eventId: id, kind: event.kind == .braking ? .braking : .acceleration, startedAt: event.startedAt, endedAt: event.endedAt,
-            peakMps2: (event.peak * 10).rounded() / 10, thresholdMps2: event.kind == .braking ? threshold.braking : threshold.acceleration,
+            peakMps2: (event.peak * 10).rounded() / 10, thresholdMps2: event.threshold,
             speedFrom: (event.speedFrom * 10).rounded() / 10, speedTo: (event.speedTo * 10).rounded() / 10,
             location: Location(lat: event.lat, lng: event.lng), timeSource: .gps)
         do {

@@ -31,13 +31,13 @@ extension Uplink {
                 _ = try await client.putRoute(body: item.payload, token: token)
             case .visit:
                 _ = try await client.postVisit(body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
-            case .trip, .idle, .harsh:
-                let path = switch item.kind {
-                case .trip: BackendPaths.trips
-                case .idle: BackendPaths.idles
-                default: BackendPaths.harshEvents
-                }
-                _ = try await client.postActivity(path: path, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            case .trip:
+                _ = try await client.postActivity(path: BackendPaths.trips, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            case .idle:
+                _ = try await client.postActivity(path: BackendPaths.idles, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            case .harsh:
+                _ = try await client.postActivity(
+                    path: BackendPaths.harshEvents, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
             }
             // The task learns the answer while its item still counts as queued, then the item goes: a sync
             // merged in between sees the queue or the confirmed status, never a gap that looks like neither.

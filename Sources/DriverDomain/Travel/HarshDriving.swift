@@ -35,6 +35,8 @@ public struct HarshDrivingDetector: Sendable, Equatable {
         public var endedAt: Double
         /// The strongest change over one window, m/s², positive for both kinds.
         public var peak: Double
+        /// The threshold it crossed, m/s².
+        public var threshold: Double
         public var speedFrom: Double
         public var speedTo: Double
         /// Where it began.
@@ -61,10 +63,10 @@ public struct HarshDrivingDetector: Sendable, Equatable {
 
     /// An accepted fix; returns the event that just ended, if any.
     public mutating func observe(time: Double, speed: Double?, lat: Double, lng: Double, ignition: Bool?) -> Event? {
-        guard let speed, ignition ?? true else { return reset() }
+        guard let speed, ignition ?? true else { return interrupt() }
         if let last = smoothed.last, time <= last.time { return nil }
         // After a gap the series starts again (nothing can end on the first fixes of a new one).
-        let ended = smoothed.last.map { time - $0.time > Self.maximumGap } == true ? reset() : nil
+        let ended = smoothed.last.map { time - $0.time > Self.maximumGap } == true ? interrupt() : nil
         let now = record(time: time, speed: speed, lat: lat, lng: lng)
         return ended ?? now
     }
@@ -96,7 +98,8 @@ public struct HarshDrivingDetector: Sendable, Equatable {
         }
         let ended = finish()
         episode = Event(
-            kind: kind, startedAt: reference.time, endedAt: now.time, peak: abs(change), speedFrom: reference.speed, speedTo: now.speed,
+            kind: kind, startedAt: reference.time, endedAt: now.time, peak: abs(change),
+            threshold: kind == .braking ? settings.braking : settings.acceleration, speedFrom: reference.speed, speedTo: now.speed,
             lat: reference.lat, lng: reference.lng)
         return ended
     }
@@ -106,7 +109,9 @@ public struct HarshDrivingDetector: Sendable, Equatable {
         return episode
     }
 
-    private mutating func reset() -> Event? {
+    /// The series breaks (no speed, the ignition off, off shift): the manoeuvre going on ends here.
+    @discardableResult
+    public mutating func interrupt() -> Event? {
         raw = []
         smoothed = []
         return finish()
