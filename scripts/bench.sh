@@ -28,5 +28,8 @@ echo
 echo "== Outbox and uplink"
 "$bin/driverd-bench" uplink --bin "$bin" --seconds "${BENCH_UPLINK_SECONDS:-60}"
 echo
+echo "== Urgent items behind a ping backlog"
+"$bin/driverd-bench" urgent --bin "$bin" --trials "${BENCH_URGENT_TRIALS:-50}"
+echo
 echo "== Driver actions online"
 "$bin/driverd-bench" workflow --bin "$bin" --tasks "${BENCH_WORKFLOW_TASKS:-30}"

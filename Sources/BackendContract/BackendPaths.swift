@@ -12,6 +12,7 @@ public enum BackendPaths {
     public static let trips = "/api/v1/rider/trips"
     public static let idles = "/api/v1/rider/idles"
     public static let harshEvents = "/api/v1/rider/harsh-events"
+    public static let sos = "/api/v1/rider/sos"
     public static let webSocket = "/api/v1/rider/ws"
 
     public static func taskStatus(_ taskId: String) -> String { "/api/v1/rider/tasks/\(taskId)/status" }

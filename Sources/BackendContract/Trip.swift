@@ -88,3 +88,29 @@ public struct HarshEventReport: Codable, Sendable, Equatable {
         self.timeSource = timeSource
     }
 }
+
+/// `POST /api/v1/rider/sos`, sent with an `Idempotency-Key` header (its id): a driver's call for help. Sent
+/// before anything else and repeated until acked; the backend stores it once per id.
+public struct SOSReport: Codable, Sendable, Equatable {
+    public var sosId: String
+    /// Unix seconds, from the unit's trusted clock.
+    public var raisedAt: Double
+    public var timeSource: TimeSource
+    /// The latest accepted fix, if at most five minutes old; nil without one (`gps` says why).
+    public var location: Location?
+    /// Unix seconds of that fix.
+    public var fixTime: Double?
+    /// The receiver's state: `connected`, `noFix`, `lost` or `connecting`.
+    public var gps: String
+    public var note: String?
+
+    public init(sosId: String, raisedAt: Double, timeSource: TimeSource, location: Location?, fixTime: Double?, gps: String, note: String?) {
+        self.sosId = sosId
+        self.raisedAt = raisedAt
+        self.timeSource = timeSource
+        self.location = location
+        self.fixTime = fixTime
+        self.gps = gps
+        self.note = note
+    }
+}

@@ -39,6 +39,10 @@ final class FaultInjector: Sendable {
         }
     }
 
+    /// The plan's latency for a message on a rider WebSocket (its path is the socket's), milliseconds: a slow
+    /// link delays each frame as it delays each request.
+    func frameLatencyMs(path: String) -> Int { state.withLock { $0.plan.latency(path: path) } }
+
     /// Every new connection is closed at once until `now + seconds`.
     func refuse(forSeconds seconds: Double, now: Double) {
         state.withLock { $0.refuseUntil = now + seconds }

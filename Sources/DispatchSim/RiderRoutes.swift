@@ -27,6 +27,9 @@ struct RiderRoutes {
         group.post("harsh-events") { request, context in
             try await recordReport(request, context, HarshEventReport.self) { $0.recordHarsh($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
         }
+        group.post("sos") { request, context in
+            try await recordReport(request, context, SOSReport.self) { $0.recordSOS($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
+        }
         group.get("tasks/:taskId/eta") { _, context -> Response in
             let driverId = try context.requireDriver()
             let taskId = try context.parameters.require("taskId")

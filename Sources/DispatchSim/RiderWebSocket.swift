@@ -44,6 +44,8 @@ struct RiderWebSocket {
                         }
                         // A frame's cost on the wire: its text and a 6 to 14 byte header (8 counted).
                         faults.countFrame(bytes: text.utf8.count + 8)
+                        let latencyMs = faults.frameLatencyMs(path: BackendPaths.webSocket)
+                        if latencyMs > 0 { try await Task.sleep(for: .milliseconds(latencyMs)) }
                         await handle(text, driverId: driverId, connection: id, reply: continuation)
                     }
                 }

@@ -2,7 +2,8 @@ import BackendContract
 import DriverAPI
 import DriverDomain
 
-/// Trips, idle periods and harsh driving events as the backend stored them (first copies), per kind (`GET /sim/activity`).
+/// Trips, idle periods, harsh driving events and SOS calls as the backend stored them (first copies), per kind
+/// (`GET /sim/activity`).
 public struct ActivityList: Codable, Sendable, Equatable {
     public struct Trip: Codable, Sendable, Equatable {
         public var driverId: String
@@ -22,9 +23,16 @@ public struct ActivityList: Codable, Sendable, Equatable {
         public var receivedAt: Double
     }
 
+    public struct SOS: Codable, Sendable, Equatable {
+        public var driverId: String
+        public var report: SOSReport
+        public var receivedAt: Double
+    }
+
     public var trips: [Trip] = []
     public var idles: [Idle] = []
     public var harshEvents: [Harsh] = []
+    public var sos: [SOS] = []
 
     public init() {}
 
@@ -34,6 +42,7 @@ public struct ActivityList: Codable, Sendable, Equatable {
         trips = try container.decodeIfPresent([Trip].self, forKey: .trips) ?? []
         idles = try container.decodeIfPresent([Idle].self, forKey: .idles) ?? []
         harshEvents = try container.decodeIfPresent([Harsh].self, forKey: .harshEvents) ?? []
+        sos = try container.decodeIfPresent([SOS].self, forKey: .sos) ?? []
     }
 }
 
@@ -98,5 +107,17 @@ extension SimWorld {
         }
     }
 
+    public mutating func recordSOS(
+        _ report: SOSReport, driverId: String, idempotencyKey: String, bodyDigest: String, now: Double
+    ) -> (outcome: ReportOutcome, replayed: Bool) {
+        idempotent(\.activityLedger, key: idempotencyKey, digest: "sos:" + bodyDigest, keyReused: .keyReused, notFound: .notFound) { world in
+            guard world.driver(id: driverId) != nil, report.raisedAt.isFinite, (report.note?.count ?? 0) <= 500,
+                  report.location.map({ (-90...90).contains($0.lat) && (-180...180).contains($0.lng) }) ?? true
+            else { return .invalid("raisedAt must be a number, the location in range and the note at most 500 characters") }
+            var log = world.activityLog ?? ActivityLog()
+            log.list.sos.append(.init(driverId: driverId, report: report, receivedAt: now))
+            world.activityLog = log
+            return .accepted(ReportAccepted(id: report.sosId, receivedAt: now))
+        }
+    }
 }
-

@@ -39,4 +39,6 @@ public enum Events {
     public static let visitChanged = Event<VisitView>(EventTopic.visitChanged)
     /// A trip or idle period ended and was queued for the backend.
     public static let tripRecorded = Event<TripView>(EventTopic.tripRecorded)
+    /// An SOS was raised, and again when the backend acknowledged it.
+    public static let sosChanged = Event<SOSView>(EventTopic.sosChanged)
 }

@@ -162,9 +162,11 @@ public enum EventTopic {
     public static let visitChanged = "visit.changed"
     /// A trip or an idle period ended and was queued for the backend; params: a `TripView`.
     public static let tripRecorded = "trip.recorded"
+    /// An SOS was raised, or the backend acknowledged it; params: an `SOSView` (API 1.8).
+    public static let sosChanged = "sos.changed"
 
     public static let all = [
         gpsFix, authRequired, outboxRefused, taskChanged, taskConflict, routeChanged, podProgress, podVerdict, push, pushSummary,
-        arrivalSuggested, stopLeftUnfinished, visitChanged, tripRecorded,
+        arrivalSuggested, stopLeftUnfinished, visitChanged, tripRecorded, sosChanged,
     ]
 }

@@ -64,6 +64,10 @@ public enum Methods {
     /// Clears personal data and the tokens; keeps what is queued for the same driver's next login.
     public static let authLogout = Method<NoParams, LogoutResult>("auth.logout", mutating: true)
 
+    /// A driver's call for help: stored durably, sent before anything else, repeated until the backend acks it.
+    /// Allowed while driving and off shift; refused only when no backend is configured.
+    public static let sosRaise = Method<SOSParams, SOSView>("sos.raise", mutating: true)
+
     /// Versions, status, disk space, the redacted configuration and the last warnings, for support.
     public static let diagReport = Method<NoParams, DiagReport>("diag.report", mutating: false)
 
@@ -74,6 +78,6 @@ public enum Methods {
         routeGet.name, routeNext.name, routeResequence.name, navLinks.name, taskAccept.name, taskArrive.name,
         taskPickup.name, taskDeliver.name, taskFail.name, taskReturnToVendor.name, podPhoto.name, podOTP.name, visitsList.name, tripsList.name,
         eventsAck.name, eventsPending.name, shiftStart.name, shiftEnd.name, shiftStatus.name, authLogout.name,
-        diagReport.name,
+        sosRaise.name, diagReport.name,
     ]
 }

@@ -15,6 +15,8 @@ public struct OutboxStatus: Codable, Sendable, Equatable {
     public var routeChanges: Int?
     /// Visits to stops, trips and idle periods waiting for the backend (API 1.7).
     public var activity: Int?
+    /// SOS calls not yet acknowledged by the backend (API 1.8).
+    public var sos: Int?
     public var pings: Int
     /// Items the backend refused (409/422 …), kept with its answer.
     public var deadLetters: Int
@@ -27,16 +29,17 @@ public struct OutboxStatus: Codable, Sendable, Equatable {
     /// The driver the stored token belongs to; nil before a login.
     public var driverId: String?
 
-    /// Transitions, proofs, route changes and activity records: what is never dropped.
-    public var items: Int { transitions + proofs + (routeChanges ?? 0) + (activity ?? 0) }
+    /// Transitions, proofs, route changes, activity records and SOS calls: what is never dropped.
+    public var items: Int { transitions + proofs + (routeChanges ?? 0) + (activity ?? 0) + (sos ?? 0) }
 
     public init(
         enabled: Bool, backend: String?, link: UplinkLink, transport: UplinkTransport, transitions: Int, proofs: Int, pings: Int,
         deadLetters: Int, oldestPendingAgeSeconds: Double?, lastSuccess: Double?, lastError: String?,
-        retryInSeconds: Double?, driverId: String?, routeChanges: Int? = nil, activity: Int? = nil
+        retryInSeconds: Double?, driverId: String?, routeChanges: Int? = nil, activity: Int? = nil, sos: Int? = nil
     ) {
         self.routeChanges = routeChanges
         self.activity = activity
+        self.sos = sos
         self.enabled = enabled
         self.backend = backend
         self.link = link

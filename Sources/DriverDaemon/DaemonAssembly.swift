@@ -71,7 +71,10 @@ struct DaemonAssembly: Sendable {
         let uplink = inputs.backend.map { backend in Uplink(
             client: backend, webSocket: inputs.webSocket, outbox: outbox, stateDirectory: config.stateDirectory,
             credentials: config.backendUsername.isEmpty ? nil : .init(username: config.backendUsername, password: config.backendPassword),
-            hub: hub, logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == .moving },
+            hub: hub, configuration: UplinkStateMachine.Configuration(
+                movingInterval: config.uplinkMovingSeconds, stationaryInterval: config.uplinkStationarySeconds,
+                urgentRetryInterval: config.urgentRetrySeconds),
+            logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == .moving },
             onShift: { shift.isOn }, maxLoginAge: config.maxLoginAgeHours * 3600, clock: clock,
             heartbeat: { tracker.heartbeat() }) }
         ClockLog.start(clock, uplink: uplink)
@@ -111,6 +114,7 @@ struct DaemonAssembly: Sendable {
         WorkflowHandlers.register(in: &router, workflow: workflow, safety: safety)
         DriverHandlers.register(
             in: &router, shift: shift, pushes: pushes, workflow: workflow, recorder: recorder, uplink: uplink, travel: travel,
+            sos: SOSDesk(outbox: outbox, uplink: uplink, tracker: tracker, clock: clock, hub: hub, logger: Logger(label: "sos")),
             logger: Logger(label: "shift"))
 
         let services: [ServiceGroupConfiguration.ServiceConfiguration] =

@@ -20,4 +20,5 @@ public enum MessageID: String, Sendable, CaseIterable {
     case clockSource = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f80"
     case fixReanchored = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f81"
     case arrivalDetected = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f82"
+    case sosRaised = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f83"
 }

@@ -26,10 +26,12 @@ public final class Outbox: Sendable {
         public var routeChanges = 0
         /// Visits to stops, trips and idle periods for the backend.
         public var activity = 0
+        /// SOS calls not yet acked.
+        public var sos = 0
         public var pings = 0
         public var dead = 0
-        /// Transitions, proofs, route changes and activity records: what is never dropped.
-        public var items: Int { transitions + proofs + routeChanges + activity }
+        /// Transitions, proofs, route changes, activity records and SOS calls: what is never dropped.
+        public var items: Int { transitions + proofs + routeChanges + activity + sos }
         /// Unix seconds of the oldest pending row (item or ping).
         public var oldestPending: Double?
 
@@ -49,16 +51,18 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// The next item of each task (the oldest pending one), oldest first: a task's next item waits for its
-    /// previous one's answer.
-    public func headItems() throws -> [OutboxItemRecord] {
-        try store.pool.read { db in
+    /// The next item of each task (the oldest pending one) whose priority is `maxPriority` or higher, most
+    /// urgent first, then oldest first: a task's next item waits for its previous one's answer. (A lane holds
+    /// one priority: a task's transitions, proofs and visits; the route's changes; activity; SOS calls.)
+    public func headItems(upTo maxPriority: OutboxItemRecord.Priority = .low) throws -> [OutboxItemRecord] {
+        let heads = try store.pool.read { db in
             try OutboxItemRecord.fetchAll(db, sql: """
                 SELECT * FROM outbox_item WHERE id IN (
                     SELECT MIN(id) FROM outbox_item WHERE state = ? GROUP BY task_id
                 ) ORDER BY id
                 """, arguments: [OutboxItemRecord.State.pending.rawValue])
         }
+        return heads.filter { $0.kind.priority <= maxPriority }.sorted { ($0.kind.priority, $0.id ?? 0) < ($1.kind.priority, $1.id ?? 0) }
     }
 
     /// The backend took it: the item leaves the queue.
@@ -190,6 +194,7 @@ public final class Outbox: Sendable {
                 case .proof: depth.proofs += count
                 case .routeChange: depth.routeChanges += count
                 case .activity: depth.activity += count
+                case .alert: depth.sos += count
                 }
                 depth.oldestPending = [depth.oldestPending, row["oldest"]].compactMap { $0 }.min()
             }

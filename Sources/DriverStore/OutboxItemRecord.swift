@@ -18,6 +18,8 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
         case trip, idle
         /// Harsh braking or acceleration (`task_id` is `TaskRecord.activityLane`).
         case harsh
+        /// A driver's SOS (`task_id` is `TaskRecord.sosLane`): first in line, repeated until the backend acks it.
+        case sos
 
         /// What the item counts as in the queue. Every kind says, here and in every switch over kinds, so a new
         /// kind cannot be counted, refused or merged as another by default.
@@ -27,8 +29,25 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
             case .podOTP, .podPhoto: .proof
             case .route: .routeChange
             case .visit, .trip, .idle, .harsh: .activity
+            case .sos: .alert
             }
         }
+
+        /// When it goes: an SOS before anything else, transitions, proofs, route changes and arrivals at once
+        /// (between ping batches if a backlog drains), records of how the vehicle went with the next batch.
+        public var priority: Priority {
+            switch self {
+            case .sos: .urgent
+            case .status, .podOTP, .podPhoto, .route, .visit: .normal
+            case .trip, .idle, .harsh: .low
+            }
+        }
+    }
+
+    public enum Priority: Int, Sendable, Comparable, CaseIterable {
+        case urgent, normal, low
+
+        public static func < (lhs: Priority, rhs: Priority) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
     public enum Category: Sendable, Equatable {
@@ -36,6 +55,8 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
         /// A record of where and how the vehicle went (a visit, a trip, idling, harsh driving): never changes a
         /// task, refused alone.
         case activity
+        /// A driver's SOS: never a dead letter (a refusal is retried like a lost request).
+        case alert
     }
 
     public enum State: String, Codable, Sendable {

@@ -10,6 +10,8 @@ public struct TaskRecord: Codable, Sendable, Equatable, FetchableRecord, Persist
     public static let routeLane = "~route"
     /// The outbox lane of trips and idle periods.
     public static let activityLane = "~activity"
+    /// The outbox lane of a driver's SOS calls.
+    public static let sosLane = "~sos"
 
     public var id: String
     /// Wire names (`TaskStatus`, `SyncState`, `PODState`, `FailureReason` of the local API).

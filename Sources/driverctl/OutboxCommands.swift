@@ -80,6 +80,9 @@ enum OutboxFormatter {
         }
         var lines = [StatusFormatter.row("backend", "\(status.backend ?? "?") over \(status.transport): \(status.link)"
             + (status.driverId.map { ", driver \($0)" } ?? ", not logged in"))]
+        if let sos = status.sos, sos > 0 {
+            lines.append(StatusFormatter.row("SOS", "\(StatusFormatter.plural(sos, "call")) not yet acknowledged by the backend: sending"))
+        }
         lines.append(StatusFormatter.row("queued", "\(StatusFormatter.plural(status.transitions, "transition")), "
             + "\(StatusFormatter.plural(status.proofs, "proof")), \(StatusFormatter.plural(status.pings, "ping"))"
             + ((status.routeChanges ?? 0) > 0 ? ", \(StatusFormatter.plural(status.routeChanges ?? 0, "route change"))" : "")

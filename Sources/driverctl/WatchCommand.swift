@@ -21,7 +21,7 @@ struct Watch: ParsableCommand {
     static let topics = [
         Events.push.topic, Events.pushSummary.topic, Events.taskChanged.topic, Events.routeChanged.topic, Events.taskConflict.topic,
         Events.outboxRefused.topic, Events.authRequired.topic, Events.podVerdict.topic, Events.arrivalSuggested.topic,
-        Events.stopLeftUnfinished.topic, Events.visitChanged.topic, Events.tripRecorded.topic,
+        Events.stopLeftUnfinished.topic, Events.visitChanged.topic, Events.tripRecorded.topic, Events.sosChanged.topic,
     ]
 
     func run() throws {
@@ -82,6 +82,8 @@ struct WatchView {
             return remember((try? Events.visitChanged.decode(bytes)).map(RouteFormatter.visitChange))
         case Events.tripRecorded.topic:
             return remember((try? Events.tripRecorded.decode(bytes)).map(RouteFormatter.tripEnded))
+        case Events.sosChanged.topic:
+            return remember((try? Events.sosChanged.decode(bytes)).map(SOSFormatter.change))
         case Events.taskConflict.topic, Events.outboxRefused.topic, Events.authRequired.topic, Events.podVerdict.topic:
             return remember("\(topic): " + String(decoding: bytes, as: UTF8.self))
         default:

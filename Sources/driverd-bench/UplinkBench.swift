@@ -192,10 +192,10 @@ final class SimServerProcess: @unchecked Sendable {
     let process: Process
     let base: String
 
-    init(bin: String) throws {
+    init(bin: String, arguments: [String] = []) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: bin + "/dispatch-sim")
-        process.arguments = ["--port", "0", "--log-level", "warning"]
+        process.arguments = ["--port", "0", "--log-level", "warning"] + arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
@@ -219,9 +219,23 @@ final class SimServerProcess: @unchecked Sendable {
         return try JSONDecoder().decode(TokenResponse.self, from: Data((try await response.body.collect(upTo: 1 << 20)).readableBytesView)).accessToken
     }
 
-    func stats() async throws -> SimStats {
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + "/sim/stats"), timeout: .seconds(10))
-        return try JSONDecoder().decode(SimStats.self, from: Data((try await response.body.collect(upTo: 64 << 20)).readableBytesView))
+    func stats() async throws -> SimStats { try await get("/sim/stats") }
+
+    func activity() async throws -> ActivityList { try await get("/sim/activity") }
+
+    private func get<T: Decodable>(_ path: String) async throws -> T {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + path), timeout: .seconds(10))
+        return try JSONDecoder().decode(T.self, from: Data((try await response.body.collect(upTo: 64 << 20)).readableBytesView))
+    }
+
+    /// A `/sim/…` operation with a JSON body.
+    func put(_ path: String, _ body: some Encodable) async throws {
+        var request = HTTPClientRequest(url: base + path)
+        request.method = .PUT
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(body)))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        guard response.status == .ok else { throw ValidationError("\(path): HTTP \(response.status.code)") }
     }
 }
 

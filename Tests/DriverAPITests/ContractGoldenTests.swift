@@ -137,6 +137,23 @@ struct ContractGoldenTests {
             "shift.end.result")
     }
 
+    @Test("sos.raise and sos.changed (API 1.8)")
+    func sos() throws {
+        try Self.check(SOSParams(note: "van hit, driver hurt"), "sos.raise.params")
+        let raised = SOSView(
+            sosId: "8e908d2f-cc35-4178-825b-ebc6dbde594c", state: .raised, raisedAt: 1795852800.25, timeSource: .gps,
+            position: SOSPosition(lat: 49.0134, lng: 12.1016, accuracy: 4.2, fixTime: 1795852799, ageSeconds: 1.25), gps: .connected,
+            note: "van hit, driver hurt")
+        try Self.check(raised, "sos.raise.result")
+        var acknowledged = raised
+        acknowledged.state = .acknowledged
+        acknowledged.acknowledgedAt = 1795852800.5
+        try Self.check(acknowledged, "sos.changed.event")
+        var status = Self.outbox
+        status.sos = 1
+        try Self.check(status, "outbox.status.sos.result")
+    }
+
     @Test func diagReport() throws {
         let status = AgentStatus(
             daemonVersion: "0.1.0", apiMajor: 1, apiMinor: 5, uptimeSeconds: 3600,

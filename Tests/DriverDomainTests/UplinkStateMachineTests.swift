@@ -35,6 +35,39 @@ struct UplinkStateMachineTests {
         #expect(machine.next(now: 101, moving: false, backlog: idle) == .wait(until: 111))
     }
 
+    @Test("trips, idle periods and harsh events wait for the batch timer, as pings do; at shutdown they count as queued")
+    func lowPriority() {
+        var machine = Machine()
+        _ = machine.attemptSucceeded(now: 100)
+        let low = Machine.Backlog(pings: 0, items: 0, lowItems: 1)
+        #expect(machine.next(now: 101, moving: true, backlog: low) == .wait(until: 105))
+        #expect(machine.next(now: 105, moving: true, backlog: low) == .attempt)
+        machine.stop()
+        #expect(machine.next(now: 106, moving: true, backlog: low) == .finalAttempt)
+    }
+
+    @Test("an SOS is tried again every 5 s whatever the backoff; other items wait out the backoff")
+    func urgentRetry() throws {
+        var machine = Machine()
+        for attempt in 0..<12 { _ = machine.attemptFailed(.transient("503"), now: Double(attempt), random: 0.999, hasCredentials: false) }
+        let retryAt = try #require(machine.retryAt)
+        #expect(retryAt > 100)
+        let sos = Machine.Backlog(pings: 10, items: 2, urgent: 1)
+        #expect(machine.next(now: 12, moving: true, backlog: .init(pings: 10, items: 2)) == .wait(until: retryAt))
+        #expect(machine.next(now: 12, moving: true, backlog: sos) == .wait(until: 16))
+        #expect(machine.next(now: 16, moving: true, backlog: sos) == .attempt)
+        machine.attemptStarted()
+        _ = machine.attemptFailed(.transient("503"), now: 16, random: 0.999, hasCredentials: false)
+        #expect(machine.next(now: 17, moving: true, backlog: sos) == .wait(until: 21))
+        // A backoff shorter than the SOS interval is kept.
+        #expect(machine.attemptSucceeded(now: 21) == .linkRestored)
+        _ = machine.attemptFailed(.transient("503"), now: 22, random: 0.5, hasCredentials: false)
+        #expect(machine.next(now: 22, moving: true, backlog: sos) == .wait(until: 22.5))
+        // Waiting for a login, nothing can go: an SOS waits for it too.
+        _ = machine.attemptFailed(.unauthorized("401"), now: 23, random: 0, hasCredentials: false)
+        #expect(machine.next(now: 30, moving: true, backlog: sos) == .waitForLogin)
+    }
+
     @Test("transient failures back off with full jitter from 1 s up to 5 min; success resets; a flush overrides the wait")
     func backoff() {
         var machine = Machine()

@@ -94,12 +94,35 @@ struct OutboxTests {
             try outbox.enqueue(OutboxItemRecord(kind: kind, taskId: "t\(index)", idempotencyKey: "k\(index)", payload: Data("{}".utf8), createdAt: 1))
         }
         var depth = try outbox.depth()
-        #expect(depth.transitions == 1 && depth.proofs == 2 && depth.routeChanges == 1 && depth.activity == 4 && depth.items == 8, "\(depth)")
+        #expect(depth.transitions == 1 && depth.proofs == 2 && depth.routeChanges == 1 && depth.activity == 4 && depth.sos == 1, "\(depth)")
+        #expect(depth.items == 9, "\(depth)")
         try store.pool.write { db in
             try db.execute(sql: "INSERT INTO outbox_item (kind, task_id, idempotency_key, payload, created_at) VALUES ('fuel', 'v', 'kv', x'7B7D', 2)")
         }
         depth = try outbox.depth()
-        #expect(depth.items == 9, "\(depth)")
+        #expect(depth.items == 10, "\(depth)")
+    }
+
+    @Test("heads by priority: an SOS first, then transitions, proofs and visits, then trips and harsh events; oldest first within each")
+    func headsByPriority() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let outbox = Outbox(store: try Store(directory: directory))
+        func queue(_ kind: OutboxItemRecord.Kind, _ lane: String, _ key: String) throws {
+            try outbox.enqueue(OutboxItemRecord(kind: kind, taskId: lane, idempotencyKey: key, payload: Data("{}".utf8), createdAt: 1))
+        }
+        try queue(.harsh, TaskRecord.activityLane, "harsh")
+        try queue(.status, "A", "a1")
+        try queue(.trip, TaskRecord.activityLane, "trip")
+        try queue(.podOTP, "B", "b1")
+        try queue(.sos, TaskRecord.sosLane, "sos1")
+        try queue(.status, "A", "a2")
+        try queue(.sos, TaskRecord.sosLane, "sos2")
+        #expect(try outbox.headItems().map(\.idempotencyKey) == ["sos1", "a1", "b1", "harsh"])
+        #expect(try outbox.headItems(upTo: .normal).map(\.idempotencyKey) == ["sos1", "a1", "b1"])
+        #expect(try outbox.headItems(upTo: .urgent).map(\.idempotencyKey) == ["sos1"])
+        #expect(OutboxItemRecord.Kind.allCases.filter { $0.priority == .urgent } == [.sos])
+        #expect(OutboxItemRecord.Kind.allCases.filter { $0.priority == .low } == [.trip, .idle, .harsh])
     }
 
     @Test("ping batches: the newest ping with the oldest backlog; an unacked batch is resent as it was; an ack deletes it")

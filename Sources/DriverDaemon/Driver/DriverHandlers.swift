@@ -3,11 +3,11 @@ import DriverStore
 import JSONRPC
 import Logging
 
-/// `shift.*`, `events.ack`, `events.pending` and `auth.logout`.
+/// `shift.*`, `events.ack`, `events.pending`, `auth.logout` and `sos.raise`.
 enum DriverHandlers {
     static func register(
         in router: inout RPCRouter, shift: Shift, pushes: PushCenter, workflow: Workflow, recorder: PingRecorder?,
-        uplink: Uplink?, travel: TravelMonitor, logger: Logger
+        uplink: Uplink?, travel: TravelMonitor, sos: SOSDesk, logger: Logger
     ) {
         // Every answer carries what the shift drove.
         @Sendable func withTravel(_ status: ShiftStatus) -> ShiftStatus {
@@ -37,6 +37,7 @@ enum DriverHandlers {
         router.register(Methods.eventsAck) { params, _ in try await pushes.acknowledge(params.id) }
         router.register(Methods.eventsPending) { _, _ in await pushes.summary() }
         router.register(Methods.authLogout) { _, _ in try await workflow.logout() }
+        router.register(Methods.sosRaise) { params, _ in try sos.raise(params) }
     }
 
     private static func change(_ shift: Shift, on: Bool) throws -> (ShiftStatus, Bool) {

@@ -3,14 +3,16 @@ import BackendContract
 import DriverAPI
 import DriverStore
 import Foundation
+import Synchronization
 
-/// What one attempt sends: items in order per task, ping batches, the heartbeat.
+/// What one attempt sends: items in order per task and by priority, ping batches, the heartbeat.
 extension Uplink {
-    /// Transitions and proofs: the head of each task's queue, again until none is left.
-    func sendItems(token: String) async throws {
+    /// The head of each task's queue of `maxPriority` or higher, most urgent first, again until none is left.
+    func sendItems(upTo maxPriority: OutboxItemRecord.Priority, token: String) async throws {
         guard !itemsHeld else { return }
         while true {
-            let items = try outbox.headItems()
+            itemsQueued.store(false, ordering: .relaxed)
+            let items = try outbox.headItems(upTo: maxPriority)
             guard !items.isEmpty else { return }
             for item in items { try await send(item, token: token) }
         }
@@ -38,11 +40,18 @@ extension Uplink {
             case .harsh:
                 _ = try await client.postActivity(
                     path: BackendPaths.harshEvents, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            case .sos:
+                _ = try await client.postActivity(path: BackendPaths.sos, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
             }
             // The task learns the answer while its item still counts as queued, then the item goes: a sync
             // merged in between sees the queue or the confirmed status, never a gap that looks like neither.
             await observer?.itemAcked(item, receipt: receipt)
             try outbox.complete(itemId: id)
+        } catch let error as BackendClientError where error.errorClass == .refused && item.kind.category == .alert {
+            // Someone may be in danger: an SOS is never dropped as a dead letter; tried again like a lost request.
+            try? outbox.recordFailure(itemId: id, error: error.reason)
+            logger.error("the backend refused an SOS; trying again", metadata: ["status": "\(error.status ?? 0)"])
+            throw BackendClientError.unexpected("the backend refused the SOS (\(error.status ?? 0)): \(error.reason)")
         } catch let error as BackendClientError where error.errorClass == .refused {
             // Never retried: kept with the backend's answer, and front ends are told.
             let answer = error.rawBody.isEmpty ? error.reason : error.rawBody
@@ -79,6 +88,8 @@ extension Uplink {
     func sendPings(token: String) async throws {
         guard onShift() || state.withLock({ $0.shiftEndFlush }) else { return }
         for _ in 0..<Self.batchesPerAttempt {
+            // What was queued meanwhile does not wait behind the backlog: one batch at most.
+            if itemsQueued.load(ordering: .acquiring) { try await sendItems(upTo: .normal, token: token) }
             guard let batch = try outbox.claimPingBatch(maxPings: Self.maxPings, newBatchId: { UUID().uuidString.lowercased() }) else {
                 try await sendHeartbeatIfDue(token: token)
                 return

@@ -46,6 +46,9 @@ final class Uplink: Sendable {
     let heartbeat: @Sendable () -> UnitHeartbeat?
     let state: Mutex<State>
     private let wakeup = Wakeup()
+    /// An SOS, transition or proof was queued since the items were last looked at: a draining backlog lets it
+    /// go before its next batch.
+    let itemsQueued = Atomic<Bool>(false)
     /// Ends the WebSocket loop's waits at shutdown.
     let webSocketWakeup = Wakeup()
     static let maxPings = 500
@@ -148,8 +151,11 @@ final class Uplink: Sendable {
         }
     }
 
-    /// A transition or proof was queued: send it now.
-    func itemQueued() { wakeup.signal() }
+    /// An item was queued: an SOS, a transition or a proof goes now (a low-priority one with the next batch).
+    func itemQueued() {
+        itemsQueued.store(true, ordering: .releasing)
+        wakeup.signal()
+    }
 
     private func releaseFlushWaiters() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
@@ -161,10 +167,12 @@ final class Uplink: Sendable {
 
     private func currentBacklog() -> UplinkStateMachine.Backlog {
         let depth = (try? outbox.depth()) ?? Outbox.Depth()
-        let items = itemsHeld ? 0 : (try? outbox.headItems().count) ?? 0
+        let heads = itemsHeld ? [] : (try? outbox.headItems()) ?? []
         let pings = onShift() || state.withLock({ $0.shiftEndFlush }) ? depth.pings : 0
         let gps = onShift() ? heartbeat().flatMap { GPSLinkState(rawValue: $0.gps) } : nil
-        return UplinkStateMachine.Backlog(pings: pings, items: items, fullBatch: pings >= Self.maxPings, gpsWithoutFix: gps)
+        return UplinkStateMachine.Backlog(
+            pings: pings, items: heads.count { $0.kind.priority < .low }, urgent: heads.count { $0.kind.priority == .urgent },
+            lowItems: heads.count { $0.kind.priority == .low }, fullBatch: pings >= Self.maxPings, gpsWithoutFix: gps)
     }
 
     /// Items queued by a driver who logged out wait for that driver's next login.
@@ -180,8 +188,9 @@ final class Uplink: Sendable {
         let effect: UplinkStateMachine.Effect
         do {
             let token = try await validToken()
-            try await sendItems(token: token)
+            try await sendItems(upTo: .normal, token: token)
             try await sendPings(token: token)
+            try await sendItems(upTo: .low, token: token)
             try await pollPushes(token: token)
             effect = state.withLock { $0.machine.attemptSucceeded(now: now) }
         } catch let error as BackendClientError where error.errorClass == .unauthorized {

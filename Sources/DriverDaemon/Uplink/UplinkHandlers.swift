@@ -50,6 +50,6 @@ extension OutboxStatus {
             oldestPendingAgeSeconds: depth.oldestPending.map { max(0, now - $0) },
             lastSuccess: machine?.lastSuccessAt.map { now - (monotonic - $0) },
             lastError: machine?.lastError, retryInSeconds: machine?.retryAt.map { max(0, $0 - monotonic) }, driverId: driverId,
-            routeChanges: depth.routeChanges, activity: depth.activity)
+            routeChanges: depth.routeChanges, activity: depth.activity, sos: depth.sos)
     }
 }

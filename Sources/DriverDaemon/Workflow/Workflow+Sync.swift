@@ -117,6 +117,11 @@ extension Workflow: UplinkObserver {
         switch item.kind {
         case .visit: try? visitBook.markSent(id: item.idempotencyKey)
         case .trip, .idle: try? travel.book.markSent(id: item.idempotencyKey)
+        case .sos:
+            if let report = try? JSONDecoder().decode(SOSReport.self, from: item.payload) {
+                hub.publish(Events.sosChanged, SOSDesk.view(report, state: .acknowledged, acknowledgedAt: now()))
+                logger.notice("the backend acknowledged the SOS", metadata: ["sos": "\(report.sosId)"])
+            }
         case .status, .podOTP, .podPhoto, .route, .harsh: break
         }
         guard var task = tasks[item.taskId] else { return }
@@ -127,7 +132,7 @@ extension Workflow: UplinkObserver {
             let wasAccepted = task.pod == .accepted
             task.pod = .accepted
             if !wasAccepted { publishVerdict(item, task: task.id, accepted: true, message: nil) }
-        case .routeChange, .activity:
+        case .routeChange, .activity, .alert:
             return
         }
         // The acked item itself is still queued until this returns.
@@ -145,8 +150,9 @@ extension Workflow: UplinkObserver {
         case .routeChange:
             requestSync()
             return
-        case .activity:
-            // A record of where the vehicle went: refused alone (a dead letter), the task is not touched.
+        case .activity, .alert:
+            // A record of where the vehicle went: refused alone (a dead letter), the task is not touched. (An
+            // SOS is never refused: the uplink tries it again.)
             return
         case .transition, .proof:
             break
@@ -165,7 +171,7 @@ extension Workflow: UplinkObserver {
         case .proof:
             task.pod = .rejected
             publishVerdict(item, task: task.id, accepted: false, message: refusal.message)
-        case .transition, .routeChange, .activity:
+        case .transition, .routeChange, .activity, .alert:
             break
         }
         task.updatedAt = now()
@@ -208,7 +214,7 @@ extension Workflow: UplinkObserver {
         switch item.kind {
         case .podPhoto: type = PODType.photo.rawValue
         case .podOTP: type = PODType.otp.rawValue
-        case .status, .route, .visit, .trip, .idle, .harsh: return
+        case .status, .route, .visit, .trip, .idle, .harsh, .sos: return
         }
         hub.publish(Events.podVerdict, PODVerdictEvent(taskId: task, type: type, accepted: accepted, message: message))
     }

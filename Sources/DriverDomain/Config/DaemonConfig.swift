@@ -59,6 +59,10 @@ public struct DaemonConfig: Sendable, Equatable {
     public var maxPingAgeHours = 168
     /// Past this many queued pings the oldest are thinned to one per minute, then dropped.
     public var maxPings = 1_000_000
+    /// Ping batches while moving and while stationary, seconds; an unacked SOS is tried at least this often.
+    public var uplinkMovingSeconds = 5.0
+    public var uplinkStationarySeconds = 10.0
+    public var urgentRetrySeconds = 5.0
     /// Above this speed (m/s; 4.47 = 10 mph) attention-needing actions wait and interruptive pushes are held.
     public var safetySpeedLimit = 4.47
     /// A fix older than this (seconds) leaves the speed unknown, which counts as moving unless the ignition is off.
@@ -215,6 +219,9 @@ public struct DaemonConfig: Sendable, Equatable {
         "backend.password": text(\.backendPassword),
         "outbox.max_ping_age_hours": integer(\.maxPingAgeHours, 1...8760),
         "outbox.max_pings": integer(\.maxPings, 1000...100_000_000),
+        "uplink.moving_batch_seconds": number(\.uplinkMovingSeconds, 1...300, "seconds from 1 to 300"),
+        "uplink.stationary_batch_seconds": number(\.uplinkStationarySeconds, 1...300, "seconds from 1 to 300"),
+        "uplink.urgent_retry_seconds": number(\.urgentRetrySeconds, 1...60, "seconds from 1 to 60"),
         "safety.speed_limit": number(\.safetySpeedLimit, 0.5...50, "a speed in m/s from 0.5 to 50"),
         "safety.stale_fix_seconds": number(\.safetyStaleFixSeconds, 1...300, "seconds from 1 to 300"),
         "shift.auto_start": flag(\.shiftAutoStart),

@@ -1,8 +1,9 @@
 import DriverAPI
 
-/// The uplink's decisions, pure: when to send (batches every 5 s moving and 10 s stationary; at once when a
-/// transition or proof waits, a full batch is ready, a heartbeat is due or a flush is asked for), how to back
-/// off (network errors and 5xx: exponential backoff with full jitter, 1 s to 5 min), what a refused credential
+/// The uplink's decisions, pure: when to send (batches every 5 s moving and 10 s stationary, low-priority
+/// records with them; at once when an SOS, a transition or a proof waits, a full batch is ready, a heartbeat is
+/// due or a flush is asked for), how to back off (network errors and 5xx: exponential backoff with full jitter,
+/// 1 s to 5 min; an unacked SOS is tried again at least every `urgentRetryInterval`), what a refused credential
 /// means (the configured credentials once, then the driver must log in, told once per spell), whose queued
 /// items may go (those of a driver who logged out wait for that driver), and the last attempt at shutdown.
 ///
@@ -16,31 +17,41 @@ public struct UplinkStateMachine: Sendable, Equatable {
         /// While the receiver has no usable fix, the backend hears so this often (seconds), and at once when
         /// the receiver's state changes.
         public var heartbeatInterval: Double
+        /// While an SOS waits for its ack, the longest pause between attempts (seconds), backoff or not.
+        public var urgentRetryInterval: Double
 
         public init(
             movingInterval: Double = 5, stationaryInterval: Double = 10, backoff: Backoff = Backoff(base: 1, cap: 300),
-            heartbeatInterval: Double = 60
+            heartbeatInterval: Double = 60, urgentRetryInterval: Double = 5
         ) {
             self.movingInterval = movingInterval
             self.stationaryInterval = stationaryInterval
             self.backoff = backoff
             self.heartbeatInterval = heartbeatInterval
+            self.urgentRetryInterval = urgentRetryInterval
         }
     }
 
     /// What is waiting, as the runner sees it when it asks.
     public struct Backlog: Sendable, Equatable {
         public var pings: Int
-        /// Transitions, proofs and route changes ready to go (the head of each task's queue).
+        /// SOS calls, transitions, proofs, route changes and arrivals ready to go (the head of each task's
+        /// queue): they go at once.
         public var items: Int
+        /// Of `items`, the SOS calls: tried again at least every `urgentRetryInterval`.
+        public var urgent: Int
+        /// Trips, idle periods and harsh driving events ready to go: with the next batch.
+        public var lowItems: Int
         /// At least one full batch of pings is waiting: send again without pausing.
         public var fullBatch: Bool
         /// The receiver's state when it has no usable fix (`noFix`, `lost`), nil when it has one.
         public var gpsWithoutFix: GPSLinkState?
 
-        public init(pings: Int, items: Int, fullBatch: Bool = false, gpsWithoutFix: GPSLinkState? = nil) {
+        public init(pings: Int, items: Int, urgent: Int = 0, lowItems: Int = 0, fullBatch: Bool = false, gpsWithoutFix: GPSLinkState? = nil) {
             self.pings = pings
             self.items = items
+            self.urgent = urgent
+            self.lowItems = lowItems
             self.fullBatch = fullBatch
             self.gpsWithoutFix = gpsWithoutFix
         }
@@ -134,19 +145,26 @@ public struct UplinkStateMachine: Sendable, Equatable {
     public mutating func next(now: Double, moving: Bool, backlog: Backlog) -> Action {
         if isStopping {
             // The final flush: one more attempt for what is queued, unless the backend is known to be away.
-            guard !finalAttemptMade, link == .online, backlog.pings + backlog.items > 0 else { return .finished }
+            guard !finalAttemptMade, link == .online, backlog.pings + backlog.items + backlog.lowItems > 0 else { return .finished }
             finalAttemptMade = true
             return .finalAttempt
         }
         if link == .authRequired { return .waitForLogin }
-        if let retryAt, now < retryAt, !flushRequested { return .wait(until: retryAt) }
+        if let retryAt, now < retryAt, !flushRequested {
+            // Someone may be in danger: an SOS does not wait out a long backoff.
+            guard backlog.urgent > 0 else { return .wait(until: retryAt) }
+            let urgentRetry = lastAttemptAt + configuration.urgentRetryInterval
+            if now < min(retryAt, urgentRetry) { return .wait(until: min(retryAt, urgentRetry)) }
+            return .attempt
+        }
+        let timed = backlog.pings + backlog.lowItems
         let heartbeat = backlog.pings == 0 && heartbeatDue(now: now, gps: backlog.gpsWithoutFix)
-        if flushRequested || restoreOnSuccess || backlog.items > 0 || backlog.fullBatch || heartbeat || retryAt != nil && backlog.pings > 0 {
+        if flushRequested || restoreOnSuccess || backlog.items > 0 || backlog.fullBatch || heartbeat || retryAt != nil && timed > 0 {
             return .attempt
         }
         let interval = moving ? configuration.movingInterval : configuration.stationaryInterval
-        // Nothing waits: look again one interval from now (new pings do not wake the uplink).
-        guard backlog.pings > 0 else { return .wait(until: now + interval) }
+        // Nothing waits: look again one interval from now (new pings and records do not wake the uplink).
+        guard timed > 0 else { return .wait(until: now + interval) }
         let due = lastAttemptAt + interval
         return now >= due ? .attempt : .wait(until: due)
     }

@@ -1,0 +1,63 @@
+import BackendContract
+import DriverAPI
+import DriverStore
+import Foundation
+import JSONRPC
+import Logging
+
+/// `sos.raise`: a driver's call for help. Stored durably (synchronous=FULL) before the answer, first in the
+/// outbox's line (priority urgent), repeated until the backend acks it; its ack is announced as `sos.changed`.
+/// Never behind the safety gate or a shift: help is asked for while driving and off shift too.
+struct SOSDesk: Sendable {
+    let outbox: Outbox
+    let uplink: Uplink?
+    let tracker: Tracker
+    let clock: DaemonClock
+    let hub: EventHub
+    let logger: Logger
+
+    /// A fix older than this is no position to send help to.
+    static let maxFixAge: Double = 300
+
+    func raise(_ params: SOSParams) throws -> SOSView {
+        let note = params.note?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let note, note.count > SOSParams.maxNoteLength {
+            throw APIError(.invalidParams, "note: at most \(SOSParams.maxNoteLength) characters (\(note.count) given)")
+        }
+        guard uplink != nil else {
+            throw APIError(.unavailable, "no backend is configured (backend.url): an SOS would reach nobody; call for help by phone")
+        }
+        let stamp = clock.now()
+        let fix = tracker.currentPosition(maxAge: Self.maxFixAge).fix
+        let id = UUID().uuidString.lowercased()
+        let report = SOSReport(
+            sosId: id, raisedAt: stamp.time, timeSource: stamp.source,
+            location: fix.map { Location(lat: $0.latitude, lng: $0.longitude, accuracy: $0.horizontalError) }, fixTime: fix?.time,
+            gps: tracker.link.rawValue, note: note?.isEmpty == false ? note : nil)
+        do {
+            try outbox.enqueue(OutboxItemRecord(
+                kind: .sos, taskId: TaskRecord.sosLane, idempotencyKey: id, payload: try JSONEncoder().encode(report), createdAt: stamp.time))
+        } catch {
+            logger.error("cannot store an SOS: \(Store.describeWriteFailure(error))")
+            throw APIError(.internalError, "the SOS could not be stored (\(Store.describeWriteFailure(error))): call for help by phone")
+        }
+        uplink?.itemQueued()
+        let view = Self.view(report, state: .raised)
+        logger.warning(
+            "SOS raised", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.sosRaised.rawValue)", "sos": "\(id)", "gps": "\(report.gps)"])
+        hub.publish(Events.sosChanged, view)
+        return view
+    }
+
+    /// What front ends are told about a stored SOS report.
+    static func view(_ report: SOSReport, state: SOSState, acknowledgedAt: Double? = nil) -> SOSView {
+        let position = report.location.map { location in
+            SOSPosition(
+                lat: location.lat, lng: location.lng, accuracy: location.accuracy, fixTime: report.fixTime ?? report.raisedAt,
+                ageSeconds: max(0, report.raisedAt - (report.fixTime ?? report.raisedAt)))
+        }
+        return SOSView(
+            sosId: report.sosId, state: state, raisedAt: report.raisedAt, timeSource: report.timeSource, position: position,
+            gps: GPSLinkState(rawValue: report.gps) ?? .lost, note: report.note, acknowledgedAt: acknowledgedAt)
+    }
+}

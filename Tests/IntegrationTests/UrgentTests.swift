@@ -1,0 +1,126 @@
+import BackendContract
+import DispatchSimCore
+import DriverAPI
+import DriverStore
+import Foundation
+import JSONRPC
+import Testing
+
+/// Urgent items first: an SOS and a transition overtake a draining ping backlog; an SOS is repeated until the
+/// backend takes it, through kill -9. Real driverd, driverctl and dispatch-sim over loopback.
+@Suite("Urgent items", .serialized)
+struct UrgentTests {
+    /// A 10 s batch interval everywhere, a shift on, the test's own SOS retry interval.
+    static func config(_ sim: SimProcess, urgentRetry: Int = 5) -> String {
+        Harness.config(backend: sim) + """
+            [shift]
+            auto_start = true
+            [uplink]
+            moving_batch_seconds = 10
+            stationary_batch_seconds = 10
+            urgent_retry_seconds = \(urgentRetry)
+            """
+    }
+
+    @Test("with a 10,000-ping backlog draining over a slow link, an SOS and a transition reach the backend before the backlog does")
+    func overtakeBacklog() async throws {
+        let sim = try SimProcess()
+        let http = SimHTTP(base: sim.base)
+        let directory = TemporaryDirectory()
+        // First run: log in and learn the route, so the second run has a task to accept.
+        var daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Self.config(sim), directory: directory)
+        try waitUntil("the route synced", detail: daemon.log) {
+            try daemon.client().call(Methods.routeGet, NoParams()).tasks.contains { $0.id == "task-1001" }
+        }
+        try daemon.stop()
+        // The backlog: 10,000 pings waiting in the store (as after hours without a link).
+        let store = try Store(directory: directory.file("state"))
+        let recorder = PingRecorder(store: store)
+        let start = Date().timeIntervalSince1970 - 10_000
+        for index in 0..<10_000 {
+            let fix = Fix(time: start + Double(index), latitude: 49.0134 + Double(index % 600) * 1e-6, longitude: 12.1016, speed: 0, horizontalError: 4, mode: 3)
+            recorder.append(PingRecord(fix: fix, motion: .stationary, reason: .interval, recordedAt: start + Double(index)), now: 0, nextSampleIn: 100)
+        }
+        recorder.flush()
+        // A slow link: every rider request and WebSocket message waits 150 ms.
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(latencyMs: 150, pathPrefix: "/api/v1/rider/"))
+        daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Self.config(sim), directory: directory)
+        try await waitUntil("the first batch of the backlog arrived", detail: daemon.log) {
+            try await http.request(.GET, "/sim/stats").decode(SimStats.self).uniquePings > 0
+        }
+        let sos = try runProgram(Binaries.path("driverctl"), ["--socket", daemon.socketPath, "sos", "--note", "test: overtaking"])
+        #expect(sos.status == 0 && sos.stdout.contains("SOS raised"), "\(sos.stdout)\(sos.stderr)")
+        _ = try daemon.client().call(Methods.taskAccept, TaskParams(taskId: "task-1001"))
+        let drained = try Harness.drain(daemon, timeout: .seconds(120))
+        #expect(drained.sos == 0 && drained.pings == 0)
+        let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
+        let activity = try await http.request(.GET, "/sim/activity").decode(ActivityList.self)
+        #expect(stats.uniquePings == 10_000)
+        let sosAt = try #require(activity.sos.first?.receivedAt)
+        #expect(activity.sos.count == 1 && activity.sos.first?.report.note == "test: overtaking")
+        let acceptedAt = try #require(stats.statusUpdates.first { $0.taskId == "task-1001" && $0.status == .accepted }?.time)
+        // Both arrived while the backlog still drained: batches of it came after each.
+        let batchesAfterSOS = stats.batchLog.filter { $0.time > sosAt }.count
+        let batchesAfterAccept = stats.batchLog.filter { $0.time > acceptedAt }.count
+        print("backlog batches after the SOS: \(batchesAfterSOS), after the transition: \(batchesAfterAccept) of \(stats.batchLog.count)")
+        #expect(batchesAfterSOS > 0 && batchesAfterAccept > 0, "\(stats.batchLog.map(\.time)) sos \(sosAt) accept \(acceptedAt)")
+        try daemon.stop()
+    }
+
+    @Test("an SOS the backend does not take is repeated, through kill -9, until it does: stored once, announced as acknowledged")
+    func repeatedUntilAcked() async throws {
+        let sim = try SimProcess()
+        let http = SimHTTP(base: sim.base)
+        let directory = TemporaryDirectory()
+        let config = Self.config(sim, urgentRetry: 2)
+        var daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: config, directory: directory)
+        try waitUntil("online", detail: daemon.log) { try Harness.outbox(daemon).link == .online }
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(errorRate: 1, pathPrefix: BackendPaths.sos))
+        let raised = try daemon.client().call(Methods.sosRaise, SOSParams(note: "test: repeated"))
+        #expect(raised.state == .raised && raised.position == nil && raised.gps != .connected)
+        // Every 2 s at least, though the backoff grows: five tries within 20 s.
+        try await waitUntil("five SOS attempts", timeout: .seconds(20), detail: daemon.log) {
+            try await http.request(.GET, "/sim/stats").decode(SimStats.self).faultsInjected >= 5
+        }
+        #expect(try Harness.outbox(daemon).sos == 1)
+        try daemon.stop(signal: SIGKILL)
+
+        daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: config, directory: directory)
+        let events = try SubscribedConnection(daemon, topics: [EventTopic.sosChanged], timeout: 30)
+        let before = try await http.request(.GET, "/sim/stats").decode(SimStats.self).faultsInjected
+        try await waitUntil("the SOS tried again after the restart", timeout: .seconds(20), detail: daemon.log) {
+            try await http.request(.GET, "/sim/stats").decode(SimStats.self).faultsInjected > before
+        }
+        _ = try await http.request(.DELETE, "/sim/faults")
+        let acknowledged = try SOSView(decoding: try events.waitFor(EventTopic.sosChanged))
+        #expect(acknowledged.state == .acknowledged && acknowledged.sosId == raised.sosId && acknowledged.note == "test: repeated")
+        let activity = try await http.request(.GET, "/sim/activity").decode(ActivityList.self)
+        #expect(activity.sos.map(\.report.sosId) == [raised.sosId])
+        #expect(try Harness.outbox(daemon).sos == 0)
+        #expect(daemon.log.contains("SOS raised") == false, "the restarted daemon raised nothing itself")
+        try daemon.stop()
+    }
+
+    @Test("sos.raise: a long note is refused with the reason; without a backend an SOS is refused, not kept for nobody")
+    func refusals() throws {
+        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"])
+        let noBackend = DriverSafetyTests.gateError { _ = try daemon.client().call(Methods.sosRaise, SOSParams()) }
+        #expect(noBackend?.kind == .unavailable && noBackend?.message.contains("no backend") == true, "\(String(describing: noBackend))")
+        let sim = try SimProcess()
+        let withBackend = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Self.config(sim))
+        let long = DriverSafetyTests.gateError {
+            _ = try withBackend.client().call(Methods.sosRaise, SOSParams(note: String(repeating: "x", count: 501)))
+        }
+        #expect(long?.kind == .invalidParams, "\(String(describing: long))")
+        let cli = try runProgram(Binaries.path("driverctl"), ["--socket", daemon.socketPath, "sos"])
+        #expect(cli.status != 0 && cli.stderr.contains("no backend"), "\(cli.stderr)")
+        try daemon.stop()
+        try withBackend.stop()
+    }
+}
+
+extension SOSView {
+    init(decoding params: JSONValue) throws {
+        self = try JSONDecoder().decode(SOSView.self, from: Data(JSONWriter.bytes(params)))
+    }
+}
