@@ -130,20 +130,21 @@ let package = Package(
         .executableTarget(
             name: "driverd",
             dependencies: [
-                "DriverDaemon",
+                "DriverDaemon", "DriverctlCommands",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The CLI sees only the contract and the transport.
-        .executableTarget(
-            name: "driverctl",
+        .target(
+            name: "DriverctlCommands",
             dependencies: [
                 "DriverAPI", "JSONRPC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(name: "driverctl", dependencies: ["DriverctlCommands"]),
         .executableTarget(
             name: "driverd-bench",
             dependencies: [

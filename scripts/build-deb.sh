@@ -16,8 +16,9 @@ SWIFT=${SWIFT:-swift}
 release=(-c release --static-swift-stdlib --scratch-path "$SCRATCH")
 
 echo "== release build (static Swift runtime) in $SCRATCH"
+# One binary for both programs: driverctl is a link to driverd, which runs as driverctl when called by that name
+# (one copy of the static Swift runtime and of the libraries both use, instead of two).
 "$SWIFT" build "${release[@]}" --product driverd
-"$SWIFT" build "${release[@]}" --product driverctl
 # swift-argument-parser's man page writer, built as a product of its own: its GenerateManual plugin would
 # rebuild the whole package, and names the tool differently across SwiftPM versions.
 "$SWIFT" build "${release[@]}" --product generate-manual
@@ -31,12 +32,11 @@ install -d "$ROOT/DEBIAN" "$ROOT/usr/bin" "$ROOT/lib/systemd/system" "$ROOT/usr/
     "$ROOT/usr/share/bash-completion/completions" "$ROOT/usr/share/zsh/vendor-completions" \
     "$ROOT/usr/share/fish/vendor_completions.d"
 
-# The version the binaries report is the one in the source; a test build for the upgrade test may differ.
-for program in driverd driverctl; do
-    install -m 0755 "$BIN/$program" "$ROOT/usr/bin/$program"
-    # As dh_strip does.
-    strip --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/usr/bin/$program"
-done
+# The version the binary reports is the one in the source; a test build for the upgrade test may differ.
+install -m 0755 "$BIN/driverd" "$ROOT/usr/bin/driverd"
+# As dh_strip does.
+strip --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/usr/bin/driverd"
+ln -s driverd "$ROOT/usr/bin/driverctl"
 
 install -m 0644 systemd/driverd.service systemd/driverd.socket "$ROOT/lib/systemd/system/"
 install -m 0644 systemd/driverd.sysusers "$ROOT/usr/lib/sysusers.d/driverd.conf"
@@ -84,7 +84,7 @@ shlibs_dir=$(mktemp -d)
 trap 'rm -rf "$shlibs_dir"' EXIT
 mkdir -p "$shlibs_dir/debian"
 printf 'Source: driverd\n\nPackage: driverd\nArchitecture: any\n' >"$shlibs_dir/debian/control"
-shlibs=$(cd "$shlibs_dir" && dpkg-shlibdeps -O "-e$OLDPWD/$ROOT/usr/bin/driverd" "-e$OLDPWD/$ROOT/usr/bin/driverctl" 2>/dev/null \
+shlibs=$(cd "$shlibs_dir" && dpkg-shlibdeps -O "-e$OLDPWD/$ROOT/usr/bin/driverd" 2>/dev/null \
     | sed -n 's/^shlibs:Depends=//p')
 depends="$shlibs, systemd | systemd-sysusers"
 size=$(du -k -s --exclude=DEBIAN "$ROOT" | cut -f1)
@@ -97,7 +97,7 @@ chmod 0644 "$ROOT/DEBIAN/md5sums" "$ROOT/DEBIAN/conffiles" "$ROOT/DEBIAN/control
 mkdir -p "$OUT"
 DEB="$OUT/driverd_${VERSION}_${ARCH}.deb"
 dpkg-deb --root-owner-group -Zxz --build "$ROOT" "$DEB" >/dev/null
-echo "== built $DEB ($(du -h "$DEB" | cut -f1))"
+echo "== built $DEB ($(du -h "$DEB" | cut -f1); $(stat -c %s "$DEB") bytes; installed $size KiB, of which /usr/bin/driverd $(( $(stat -c %s "$ROOT/usr/bin/driverd") / 1024 )) KiB)"
 dpkg-deb --info "$DEB" | sed -n 's/^ \(Depends\|Version\|Installed-Size\):/  \1:/p'
 
 if [ "${DRIVERD_DEB_LINT:-1}" = 1 ]; then

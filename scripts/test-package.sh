@@ -70,7 +70,9 @@ if dpkg-query -W -f='${Status}' driverd 2>/dev/null | grep -q installed; then
 fi
 
 say "older build $version~older (same code, lower version) for the upgrade"
-[[ -f "$old_deb" ]] || DRIVERD_DEB_VERSION="$version~older" DRIVERD_DEB_OUT="$(dirname "$old_deb")" DRIVERD_DEB_LINT=0 scripts/build-deb.sh >"$work/build-older.log" 2>&1 \
+# Built every time from this tree (the compiled binary is reused; only the packaging runs): one kept from an
+# older tree would ship an older conffile, and the unattended upgrade below would stop at dpkg's prompt.
+DRIVERD_DEB_VERSION="$version~older" DRIVERD_DEB_OUT="$(dirname "$old_deb")" DRIVERD_DEB_LINT=0 scripts/build-deb.sh >"$work/build-older.log" 2>&1 \
     || { cat "$work/build-older.log"; exit 1; }
 pass "$(basename "$old_deb")"
 
@@ -204,6 +206,8 @@ check "no .dpkg-dist or .dpkg-old left" sh -c '! ls /etc/driverd/*.dpkg-* 2>/dev
 check "driverd.service active again" wait_for 30 ns systemctl is-active --quiet driverd.service
 check "restarted (a new main PID)" sh -c "[ \"\$(nsenter -t $sdpid -m -p -- systemctl show -p MainPID --value driverd.service)\" != $first_pid ]"
 check "the queued transition survived the upgrade" wait_for 20 queued
+check "driverctl is a link to driverd (one binary for both)" sh -c '[ "$(readlink /usr/bin/driverctl)" = driverd ]'
+echo "   installed size: $(dpkg-query -W -f='${Installed-Size}' driverd) KiB"
 
 say "remove (not purge): state and config stay"
 ns dpkg -r driverd >"$work/remove.log" 2>&1 || { cat "$work/remove.log"; fail "dpkg -r"; }

@@ -2,6 +2,7 @@ import ArgumentParser
 import DriverAPI
 import DriverDaemon
 import DriverDomain
+import DriverctlCommands
 import NIOCore
 import NIOPosix
 
@@ -9,6 +10,12 @@ import NIOPosix
 enum DriverdEntry {
     /// Synchronous on purpose: nothing may start a thread before the shutdown signals are blocked.
     static func main() {
+        // One binary, two programs: the package installs driverctl as a link to driverd (one copy of the Swift
+        // runtime and the libraries both use instead of two).
+        if CommandLine.arguments.first.map({ $0.split(separator: "/").last == "driverctl" }) ?? false {
+            Driverctl.main()
+            return
+        }
         // Every thread inherits the mask, so only SignalWaiter's thread ever sees SIGTERM and SIGINT.
         SignalWaiter.blockShutdownSignals()
         // Over a file-size limit a write must fail with EFBIG (SQLite reports "disk full" and keeps what it had),
@@ -120,5 +127,5 @@ private func counted(_ count: Int, _ noun: String) -> String {
     "\(count) \(noun)\(count == 1 ? "" : "s")"
 }
 
-extension LogLevel: ExpressibleByArgument {}
+// LogLevel's conformance comes with DriverctlCommands (driverctl log-level takes one too).
 extension LogTarget: ExpressibleByArgument {}

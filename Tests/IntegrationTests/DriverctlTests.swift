@@ -16,6 +16,22 @@ struct DriverctlTests {
         #expect(outcome.stderr == "driverctl: driverd is not running (no socket at \(directory.file("absent.sock")))\n")
     }
 
+    @Test("driverd called as driverctl (the package's link) is driverctl: the same answers, the same errors, no daemon started")
+    func multiCall() throws {
+        let directory = TemporaryDirectory()
+        let link = directory.file("driverctl")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: Binaries.path("driverd"))
+        let daemon = try DaemonProcess()
+        for arguments in [["describe"], ["--json", "shift", "status"], ["--help"]] {
+            let viaLink = try runProgram(link, ["--socket", daemon.socketPath] + arguments)
+            let direct = try runProgram(ctl, ["--socket", daemon.socketPath] + arguments)
+            #expect(viaLink.status == direct.status && viaLink.stdout == direct.stdout, "\(arguments): \(viaLink.stdout)\(viaLink.stderr)")
+        }
+        let absent = try runProgram(link, ["--socket", directory.file("absent.sock"), "status"])
+        #expect(absent.status == 1 && absent.stderr == "driverctl: driverd is not running (no socket at \(directory.file("absent.sock")))\n")
+        try daemon.stop()
+    }
+
     @Test("a socket file nobody listens on reads as 'not running' too")
     func staleSocket() throws {
         let daemon = try DaemonProcess()

@@ -1,9 +1,11 @@
 import ArgumentParser
 import DriverAPI
 
-@main
-struct Driverctl: ParsableCommand {
-    static let configuration = CommandConfiguration(
+/// driverctl's root command. A library, so that one binary can be both programs: `driverctl` is a link to
+/// `driverd` in the package (one copy of the Swift runtime, chosen by `argv[0]`), and its own small executable
+/// in a development build. Like every front end, it speaks to the daemon only through DriverAPI and JSONRPC.
+public struct Driverctl: ParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "driverctl",
         abstract: "Talk to driverd, the in-vehicle delivery agent.",
         version: "driverctl (API \(APIVersion.major).\(APIVersion.minor))",
@@ -15,6 +17,8 @@ struct Driverctl: ParsableCommand {
 
     // Declared here too so `driverctl --socket X status` works as well as `driverctl status --socket X`.
     @OptionGroup var options: GlobalOptions
+
+    public init() {}
 }
 
 /// Options every subcommand takes.
