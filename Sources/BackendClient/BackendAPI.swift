@@ -15,13 +15,15 @@ public protocol BackendAPI: Sendable {
     func eta(taskId: String, token: String) async throws(BackendClientError) -> ETAResponse
     func putRoute(body: Data, token: String) async throws(BackendClientError) -> RouteSequence
     func postVisit(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted
-    /// `BackendPaths.trips`, `BackendPaths.idles` or `BackendPaths.harshEvents`.
+    /// `BackendPaths.trips`, `.idles`, `.harshEvents`, `.sos` or `.configAcks`.
     func postActivity(path: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted
     func postPhoto(
         taskId: String, photo: Data, contentType: String, fields: [(String, String)], idempotencyKey: String, token: String,
         progress: @escaping @Sendable (Int, Int) -> Void
     ) async throws(BackendClientError) -> PODReceipt
     func pushes(after: Int, token: String) async throws(BackendClientError) -> PushList
+    /// The fleet's configuration document for this unit (`GET /api/v1/rider/config`).
+    func remoteConfig(token: String) async throws(BackendClientError) -> ConfigReply
 }
 
 extension BackendClient: BackendAPI {}

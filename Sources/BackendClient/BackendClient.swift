@@ -112,6 +112,10 @@ public final class BackendClient: Sendable {
             idempotencyKey: idempotencyKey, progress: progress)
     }
 
+    public func remoteConfig(token: String) async throws(BackendClientError) -> ConfigReply {
+        try await send(.GET, BackendPaths.config, token: token)
+    }
+
     public func pushes(after: Int, token: String) async throws(BackendClientError) -> PushList {
         try await send(.GET, BackendPaths.pushes + "?after=\(after)", token: token)
     }

@@ -13,6 +13,8 @@ public enum BackendPaths {
     public static let idles = "/api/v1/rider/idles"
     public static let harshEvents = "/api/v1/rider/harsh-events"
     public static let sos = "/api/v1/rider/sos"
+    public static let config = "/api/v1/rider/config"
+    public static let configAcks = "/api/v1/rider/config/acks"
     public static let webSocket = "/api/v1/rider/ws"
 
     public static func taskStatus(_ taskId: String) -> String { "/api/v1/rider/tasks/\(taskId)/status" }

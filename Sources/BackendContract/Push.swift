@@ -4,6 +4,8 @@ public enum PushKind: String, Codable, Sendable, Equatable, CaseIterable {
     case taskCancelled = "TASK_CANCELLED"
     case customerMessage = "CUSTOMER_MESSAGE"
     case eta = "ETA"
+    /// A new configuration document waits at `GET /api/v1/rider/config` (for the unit, never shown to the driver).
+    case configUpdate = "CONFIG_UPDATE"
 }
 
 /// Something the backend tells the driver. `id` grows by one per driver, so a client that remembers the last

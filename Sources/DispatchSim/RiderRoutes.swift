@@ -27,6 +27,13 @@ struct RiderRoutes {
         group.post("harsh-events") { request, context in
             try await recordReport(request, context, HarshEventReport.self) { $0.recordHarsh($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
         }
+        group.get("config") { _, context -> Response in
+            let driverId = try context.requireDriver()
+            return try SimJSON.response(await state.read { world, _ in world.remoteConfig(driverId: driverId) })
+        }
+        group.post("config/acks") { request, context in
+            try await recordReport(request, context, ConfigAck.self) { $0.recordConfigAck($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
+        }
         group.post("sos") { request, context in
             try await recordReport(request, context, SOSReport.self) { $0.recordSOS($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
         }

@@ -1,5 +1,6 @@
 import BackendContract
 import DispatchSimCore
+import DriverDomain
 import Hummingbird
 import NIOCore
 
@@ -116,6 +117,19 @@ struct SimRoutes {
             guard (0...3600).contains(refuse.seconds) else { throw SimHTTPError(.badRequest, "seconds must be between 0 and 3600") }
             faults.refuse(forSeconds: refuse.seconds, now: SimState.now())
             return try SimJSON.response(FaultStatus(plan: faults.plan, refusingForSeconds: refuse.seconds))
+        }
+        sim.get("config") { _, _ -> Response in
+            try SimJSON.response(await state.read { world, _ in
+                ConfigOverview(publicKey: ConfigSigner.publicKey, documents: world.configDocuments, acks: world.configAcks)
+            })
+        }
+        sim.put("config") { request, _ -> Response in
+            let publication = try await SimJSON.decode(ConfigPublication.self, from: request)
+            let signed = try ConfigSigner.sign(
+                RemoteConfigDocument(version: publication.version, issuedAt: SimState.now(), settings: publication.settings),
+                with: publication.signing ?? .fleet)
+            try await state.change { world, now in try world.publishConfig(signed, driverId: publication.driverId ?? "drv-1", now: now) }
+            return try SimJSON.response(signed)
         }
         sim.post("websockets/close") { _, _ -> Response in
             try SimJSON.response(Count(count: hub.closeAll()))

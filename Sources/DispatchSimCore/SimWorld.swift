@@ -24,6 +24,7 @@ public struct SimWorld: Codable, Sendable {
     var podLedger = IdempotencyLedger<PODOutcome>()
     var visitLog: VisitLog?
     var activityLog: ActivityLog?
+    var configLog: ConfigLog?
     var batchIDs: Set<String> = []
     var pingKeys: Set<String> = []
     public internal(set) var lastPosition: [String: LocationPing] = [:]
@@ -41,7 +42,7 @@ public struct SimWorld: Codable, Sendable {
     /// What `--state` keeps: everything but the evidence of received locations (tests read it live; saving it
     /// at every change would grow the file without end).
     private enum CodingKeys: String, CodingKey {
-        case drivers, tasks, taskOrder, sequences, pushLog, statusLedger, podLedger, visitLog, activityLog, batchIDs, pingKeys, lastPosition
+        case drivers, tasks, taskOrder, sequences, pushLog, statusLedger, podLedger, visitLog, activityLog, configLog, batchIDs, pingKeys, lastPosition
         case lastETAPush, tokenGeneration, stats, etaSpeed, otpAttempts, etaPushSeconds
     }
 

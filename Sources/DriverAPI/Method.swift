@@ -68,6 +68,9 @@ public enum Methods {
     /// Allowed while driving and off shift; refused only when no backend is configured.
     public static let sosRaise = Method<SOSParams, SOSView>("sos.raise", mutating: true)
 
+    /// The effective configuration: every key's value and its source (default, file, remote vN, flag).
+    public static let configShow = Method<NoParams, ConfigShowResult>("config.show", mutating: false)
+
     /// Versions, status, disk space, the redacted configuration and the last warnings, for support.
     public static let diagReport = Method<NoParams, DiagReport>("diag.report", mutating: false)
 
@@ -78,6 +81,6 @@ public enum Methods {
         routeGet.name, routeNext.name, routeResequence.name, navLinks.name, taskAccept.name, taskArrive.name,
         taskPickup.name, taskDeliver.name, taskFail.name, taskReturnToVendor.name, podPhoto.name, podOTP.name, visitsList.name, tripsList.name,
         eventsAck.name, eventsPending.name, shiftStart.name, shiftEnd.name, shiftStatus.name, authLogout.name,
-        sosRaise.name, diagReport.name,
+        sosRaise.name, configShow.name, diagReport.name,
     ]
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import BackendClient
+import Foundation
 import DriverAPI
 import DriverDomain
 import DriverStore
@@ -17,11 +18,19 @@ public enum Daemon {
         public let description: String
     }
 
-    /// Runs the daemon. Returns after a graceful stop; throws when it cannot start.
-    /// `configPath` is the file `config` came from, shown (redacted) by `diag.report`.
-    public static func run(config: DaemonConfig, configPath: String, configWarnings: [ConfigIssue] = []) async throws {
-        let levelControl = LogLevelControl(Logger.Level(config.logLevel))
-        let sink = logSink(for: config.logTarget)
+    public enum Outcome: Sendable, Equatable {
+        case stopped
+        /// A remote configuration document was accepted: it runs from the next start.
+        case restartToApply(version: Int)
+    }
+
+    /// Runs the daemon with `layers` (the file and the command line; the fleet's document, if any, is read from
+    /// the store). Returns after a graceful stop; throws when it cannot start. `configPath` is the file the
+    /// layers came from, shown (redacted) by `diag.report`.
+    public static func run(layers: ConfigLayers, configPath: String, configWarnings: [ConfigIssue] = []) async throws -> Outcome {
+        let local = layers.parse().config
+        let levelControl = LogLevelControl(Logger.Level(local.logLevel))
+        let sink = logSink(for: local.logTarget)
         let recentWarnings = RecentWarnings()
         // Every stamp (pings, actions, proofs, log entries) comes from here; durations from its monotonic clock.
         let clock = DaemonClock()
@@ -35,19 +44,29 @@ public enum Daemon {
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.configWarning.rawValue)", "key": "\(warning.key)"])
         }
 
-        try prepareStateDirectory(config.stateDirectory)
+        try prepareStateDirectory(local.stateDirectory)
         let store: Store
         do {
-            store = try Store(directory: config.stateDirectory)
+            store = try Store(directory: local.stateDirectory)
         } catch {
-            throw StartupError(description: "cannot open the store in \(config.stateDirectory): \(error)")
+            throw StartupError(description: "cannot open the store in \(local.stateDirectory): \(error)")
+        }
+        // The fleet's document on top of the file (none changes where the store is).
+        let remote = try RemoteConfigStart.resolve(book: RemoteConfigBook(store: store), layers: layers, clock: clock, logger: Logger(label: "config"))
+        let config = remote.config
+        levelControl.set(Logger.Level(config.logLevel))
+        if remote.onTrial, let version = remote.running,
+           ProcessInfo.processInfo.environment["DRIVERD_TEST_FAULT_CRASH_WITH_REMOTE_VERSION"] == String(version) {
+            // Fault injection for the rollback test: a document that kills the daemon at every start.
+            logger.critical("test fault: crashing at start with remote configuration v\(version)")
+            abort()
         }
         let policy = PeerAccessPolicy.resolving(groupName: config.rpcGroup)
         let (listener, activated) = try makeListener(config, groupID: policy.groupID)
         let caFile = config.backendCAFile.isEmpty ? nil : config.backendCAFile
         let backend = config.backendURL.isEmpty ? nil : BackendClient(baseURL: config.backendURL, caFile: caFile)
         let daemon = try DaemonAssembly.make(DaemonAssembly.Inputs(
-            config: config, configPath: configPath, configWarnings: configWarnings, store: store, backend: backend,
+            config: config, configPath: configPath, configWarnings: configWarnings, remote: remote, store: store, backend: backend,
             webSocket: backend.map { WebSocketLink(baseURL: $0.baseURL, caFile: caFile, logger: Logger(label: "uplink")) }, clock: clock,
             levelControl: levelControl, recentWarnings: recentWarnings, socketActivated: activated))
         if policy.groupID == nil {
@@ -81,6 +100,7 @@ public enum Daemon {
                 logger: Logger(label: "lifecycle")))
         try await group.run()
         logger.info("driverd stopped", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.stopped.rawValue)"])
+        return daemon.remoteConfig.restartFor.withLock { $0 }.map { .restartToApply(version: $0) } ?? .stopped
     }
 
     static func logSink(for target: LogTarget) -> DaemonLogHandler.Sink {

@@ -15,6 +15,8 @@ struct DaemonAssembly: Sendable {
         var config: DaemonConfig
         var configPath = ""
         var configWarnings: [ConfigIssue] = []
+        /// The configuration's layers as this start resolved them (the fleet's document on top of the file).
+        var remote: RemoteConfigStart? = nil
         var store: Store
         /// nil: no backend configured (nothing is sent).
         var backend: (any BackendAPI)?
@@ -42,6 +44,7 @@ struct DaemonAssembly: Sendable {
     let safety: Safety
     let shift: Shift
     let hub: EventHub
+    let remoteConfig: RemoteConfigDesk
 
     static func make(_ inputs: Inputs) throws -> DaemonAssembly {
         let config = inputs.config, store = inputs.store, clock = inputs.clock
@@ -97,6 +100,10 @@ struct DaemonAssembly: Sendable {
             throw Daemon.StartupError(description: "cannot read the tasks in the store: \(error)")
         }
         uplink?.setObserver(workflow)
+        let remote = inputs.remote ?? RemoteConfigStart(layers: ConfigLayers(file: [:]), config: config, running: nil, onTrial: false)
+        let remoteConfig = RemoteConfigDesk(
+            book: RemoteConfigBook(store: store), outbox: outbox, uplink: uplink, start: remote, clock: clock, logger: Logger(label: "config"))
+        workflow.whenFleetAsks { remoteConfig.requestCheck() }
         if let uplink { travel.whenQueued { uplink.itemQueued() } }
         let runtime = AgentRuntime(
             started: .now, socketPath: config.socketPath, socketActivated: inputs.socketActivated, counters: counters,
@@ -112,6 +119,7 @@ struct DaemonAssembly: Sendable {
         GPSHandlers.register(in: &router, runtime: tracking, logger: Logger(label: "gps"))
         UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox, clock: clock)
         WorkflowHandlers.register(in: &router, workflow: workflow, safety: safety)
+        router.register(Methods.configShow) { _, _ in remoteConfig.show() }
         DriverHandlers.register(
             in: &router, shift: shift, pushes: pushes, workflow: workflow, recorder: recorder, uplink: uplink, travel: travel,
             sos: SOSDesk(outbox: outbox, uplink: uplink, tracker: tracker, clock: clock, hub: hub, logger: Logger(label: "sos")),
@@ -123,10 +131,12 @@ struct DaemonAssembly: Sendable {
                 .init(service: WorkflowService(workflow: workflow, logger: Logger(label: "workflow"))),
                 .init(service: PushService(pushes: pushes, events: pushEvents)),
                 .init(service: ArrivalService(workflow: workflow, geofences: geofences)),
+                // Ending by itself means a document was accepted: the daemon stops (gracefully) to run it.
+                .init(service: RemoteConfigService(desk: remoteConfig), successTerminationBehavior: .gracefullyShutdownGroup),
             ]
         return DaemonAssembly(
             router: router, counters: counters, services: services, tracker: tracker, pipeline: pipeline, recorder: recorder, outbox: outbox, uplink: uplink,
-            workflow: workflow, pushes: pushes, safety: safety, shift: shift, hub: hub)
+            workflow: workflow, pushes: pushes, safety: safety, shift: shift, hub: hub, remoteConfig: remoteConfig)
     }
 
     /// A status line for systemd's `STATUS=`.

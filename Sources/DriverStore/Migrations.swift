@@ -177,6 +177,21 @@ enum Migrations {
             // The shift's count of harsh braking and acceleration events (their reports go through the outbox).
             try db.execute(sql: "ALTER TABLE travel_state ADD COLUMN shift_harsh_events INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v10_remote_config") { db in
+            // The fleet's configuration documents as received (signed bytes), at most one on trial and one good;
+            // a trial's starts (seconds since boot, in the boot named) decide a rollback.
+            try db.execute(sql: """
+                CREATE TABLE remote_config (
+                    version INTEGER PRIMARY KEY NOT NULL,
+                    payload BLOB NOT NULL,
+                    signature TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    received_at REAL NOT NULL,
+                    boot_id TEXT,
+                    starts TEXT NOT NULL DEFAULT '[]'
+                );
+                """)
+        }
         return migrator
     }
 }

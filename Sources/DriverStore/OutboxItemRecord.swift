@@ -20,6 +20,8 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
         case harsh
         /// A driver's SOS (`task_id` is `TaskRecord.sosLane`): first in line, repeated until the backend acks it.
         case sos
+        /// The unit's answer to a remote configuration document (`task_id` is `TaskRecord.configLane`).
+        case configAck = "config_ack"
 
         /// What the item counts as in the queue. Every kind says, here and in every switch over kinds, so a new
         /// kind cannot be counted, refused or merged as another by default.
@@ -28,7 +30,7 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
             case .status: .transition
             case .podOTP, .podPhoto: .proof
             case .route: .routeChange
-            case .visit, .trip, .idle, .harsh: .activity
+            case .visit, .trip, .idle, .harsh, .configAck: .activity
             case .sos: .alert
             }
         }
@@ -38,7 +40,7 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
         public var priority: Priority {
             switch self {
             case .sos: .urgent
-            case .status, .podOTP, .podPhoto, .route, .visit: .normal
+            case .status, .podOTP, .podPhoto, .route, .visit, .configAck: .normal
             case .trip, .idle, .harsh: .low
             }
         }
@@ -52,8 +54,8 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
 
     public enum Category: Sendable, Equatable {
         case transition, proof, routeChange
-        /// A record of where and how the vehicle went (a visit, a trip, idling, harsh driving): never changes a
-        /// task, refused alone.
+        /// A record of where and how the vehicle went (a visit, a trip, idling, harsh driving), or the unit's
+        /// answer to the fleet (a configuration acknowledgement): never changes a task, refused alone.
         case activity
         /// A driver's SOS: never a dead letter (a refusal is retried like a lost request).
         case alert

@@ -12,6 +12,8 @@ public struct TaskRecord: Codable, Sendable, Equatable, FetchableRecord, Persist
     public static let activityLane = "~activity"
     /// The outbox lane of a driver's SOS calls.
     public static let sosLane = "~sos"
+    /// The outbox lane of answers to remote configuration documents.
+    public static let configLane = "~config"
 
     public var id: String
     /// Wire names (`TaskStatus`, `SyncState`, `PODState`, `FailureReason` of the local API).

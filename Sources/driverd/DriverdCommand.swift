@@ -71,32 +71,34 @@ struct DriverdCommand: AsyncParsableCommand {
     mutating func run() async throws {
         var parsed: DaemonConfig.Parsed
         let values: [String: ConfigValue]?
+        var overrides = ConfigOverrides()
         do {
             values = try ConfigFile.load(path: config)
-            parsed = DaemonConfig.parse(values ?? [:])
         } catch {
             printError("driverd: \(error)")
             throw ExitCode(2)
         }
-        if let warning = ConfigFile.exposedSecretWarning(path: config, config: parsed.config) { parsed.warnings.append(warning) }
-        if let socket { parsed.config.socketPath = socket }
-        if let stateDirectory { parsed.config.stateDirectory = stateDirectory }
-        if let logLevel { parsed.config.logLevel = logLevel }
-        if let logTarget { parsed.config.logTarget = logTarget }
+        overrides.socketPath = socket
+        overrides.stateDirectory = stateDirectory
+        overrides.logLevel = logLevel
+        overrides.logTarget = logTarget
         if let gpsd {
             guard isHostPort(gpsd) else {
                 printError("driverd: --gpsd \(gpsd): expected HOST:PORT, e.g. 127.0.0.1:2947")
                 throw ExitCode(2)
             }
-            parsed.config.gpsd = gpsd
+            overrides.gpsd = gpsd
         }
         if let backend {
             guard DaemonConfig.isBackendURL(backend) else {
                 printError("driverd: --backend \(backend): expected an https:// URL (http:// only to 127.0.0.1, [::1] or localhost)")
                 throw ExitCode(2)
             }
-            parsed.config.backendURL = backend
+            overrides.backendURL = backend
         }
+        let layers = ConfigLayers(file: values ?? [:], overrides: overrides)
+        parsed = layers.parse()
+        if let warning = ConfigFile.exposedSecretWarning(path: config, config: parsed.config) { parsed.warnings.append(warning) }
 
         if checkConfig {
             // Compiler style, one problem per line, so an operator (or a provisioning script) sees every one at once.
@@ -114,11 +116,17 @@ struct DriverdCommand: AsyncParsableCommand {
             for error in parsed.errors { printError("driverd: \(config): \(error)") }
             throw ExitCode(2)
         }
+        let outcome: Daemon.Outcome
         do {
-            try await Daemon.run(config: parsed.config, configPath: config, configWarnings: parsed.warnings)
+            outcome = try await Daemon.run(layers: layers, configPath: config, configWarnings: parsed.warnings)
         } catch {
             printError("driverd: \(error)")
             throw ExitCode(1)
+        }
+        if case .restartToApply(let version) = outcome {
+            // EX_TEMPFAIL: systemd (Restart=on-failure) or any supervisor starts driverd again, now with it.
+            printError("driverd: stopped to apply remote configuration v\(version); start me again (systemd does)")
+            throw ExitCode(75)
         }
     }
 }

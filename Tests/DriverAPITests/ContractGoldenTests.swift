@@ -154,6 +154,19 @@ struct ContractGoldenTests {
         try Self.check(status, "outbox.status.sos.result")
     }
 
+    @Test("config.show (API 1.8)")
+    func configShow() throws {
+        try Self.check(
+            ConfigShowResult(
+                entries: [
+                    ConfigEntry(key: "arrival.radius", value: "150.0", source: "remote v2"),
+                    ConfigEntry(key: "backend.password", value: "\"<redacted>\"", source: "file"),
+                    ConfigEntry(key: "gps.gpsd", value: "\"127.0.0.1:2947\"", source: "default"),
+                ],
+                remote: RemoteConfigStatus(enabled: true, running: 2, onTrial: false)),
+            "config.show.result")
+    }
+
     @Test func diagReport() throws {
         let status = AgentStatus(
             daemonVersion: "0.1.0", apiMajor: 1, apiMinor: 5, uptimeSeconds: 3600,

@@ -22,7 +22,7 @@ struct UrgentTests {
             """
     }
 
-    @Test("with a 10,000-ping backlog draining over a slow link, an SOS and a transition reach the backend before the backlog does")
+    @Test("with a 10,000-ping backlog draining over a slow link (400 ms a message), an SOS and a transition reach the backend before the backlog does")
     func overtakeBacklog() async throws {
         let sim = try SimProcess()
         let http = SimHTTP(base: sim.base)
@@ -42,8 +42,9 @@ struct UrgentTests {
             recorder.append(PingRecord(fix: fix, motion: .stationary, reason: .interval, recordedAt: start + Double(index)), now: 0, nextSampleIn: 100)
         }
         recorder.flush()
-        // A slow link: every rider request and WebSocket message waits 150 ms.
-        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(latencyMs: 150, pathPrefix: "/api/v1/rider/"))
+        // A slow link: every rider request and WebSocket message waits 400 ms, so the backlog takes 8 s to drain,
+        // more than a loaded machine needs to notice its first batch and raise the SOS.
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(latencyMs: 400, pathPrefix: "/api/v1/rider/"))
         daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Self.config(sim), directory: directory)
         try await waitUntil("the first batch of the backlog arrived", detail: daemon.log) {
             try await http.request(.GET, "/sim/stats").decode(SimStats.self).uniquePings > 0
@@ -51,6 +52,8 @@ struct UrgentTests {
         let sos = try runProgram(Binaries.path("driverctl"), ["--socket", daemon.socketPath, "sos", "--note", "test: overtaking"])
         #expect(sos.status == 0 && sos.stdout.contains("SOS raised"), "\(sos.stdout)\(sos.stderr)")
         _ = try daemon.client().call(Methods.taskAccept, TaskParams(taskId: "task-1001"))
+        let waiting = try Harness.outbox(daemon).pings
+        print("pings still waiting when the SOS and the transition were queued: \(waiting)")
         let drained = try Harness.drain(daemon, timeout: .seconds(120))
         #expect(drained.sos == 0 && drained.pings == 0)
         let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
@@ -63,7 +66,7 @@ struct UrgentTests {
         let batchesAfterSOS = stats.batchLog.filter { $0.time > sosAt }.count
         let batchesAfterAccept = stats.batchLog.filter { $0.time > acceptedAt }.count
         print("backlog batches after the SOS: \(batchesAfterSOS), after the transition: \(batchesAfterAccept) of \(stats.batchLog.count)")
-        #expect(batchesAfterSOS > 0 && batchesAfterAccept > 0, "\(stats.batchLog.map(\.time)) sos \(sosAt) accept \(acceptedAt)")
+        #expect(batchesAfterSOS > 0 && batchesAfterAccept > 0, "\(stats.batchLog.map(\.time)) sos \(sosAt) accept \(acceptedAt); \(waiting) pings waited")
         try daemon.stop()
     }
 

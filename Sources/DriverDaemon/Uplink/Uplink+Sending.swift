@@ -42,6 +42,8 @@ extension Uplink {
                     path: BackendPaths.harshEvents, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
             case .sos:
                 _ = try await client.postActivity(path: BackendPaths.sos, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            case .configAck:
+                _ = try await client.postActivity(path: BackendPaths.configAcks, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
             }
             // The task learns the answer while its item still counts as queued, then the item goes: a sync
             // merged in between sees the queue or the confirmed status, never a gap that looks like neither.

@@ -122,7 +122,7 @@ extension Workflow: UplinkObserver {
                 hub.publish(Events.sosChanged, SOSDesk.view(report, state: .acknowledged, acknowledgedAt: now()))
                 logger.notice("the backend acknowledged the SOS", metadata: ["sos": "\(report.sosId)"])
             }
-        case .status, .podOTP, .podPhoto, .route, .harsh: break
+        case .status, .podOTP, .podPhoto, .route, .harsh, .configAck: break
         }
         guard var task = tasks[item.taskId] else { return }
         switch item.kind.category {
@@ -204,17 +204,21 @@ extension Workflow: UplinkObserver {
                     taskId: taskId, stopId: stopId, etaSeconds: seconds, distanceMeters: nil, positionTimestamp: nil, computedAt: push.sentAt))
             }
         case .customerMessage: break
+        case .configUpdate: fleetAsks.withLock { $0 }?()
         }
     }
 
-    func linkRestored() async { requestSync() }
+    func linkRestored() async {
+        requestSync()
+        fleetAsks.withLock { $0 }?()
+    }
 
     private func publishVerdict(_ item: OutboxItemRecord, task: String, accepted: Bool, message: String?) {
         let type: String
         switch item.kind {
         case .podPhoto: type = PODType.photo.rawValue
         case .podOTP: type = PODType.otp.rawValue
-        case .status, .route, .visit, .trip, .idle, .harsh, .sos: return
+        case .status, .route, .visit, .trip, .idle, .harsh, .sos, .configAck: return
         }
         hub.publish(Events.podVerdict, PODVerdictEvent(taskId: task, type: type, accepted: accepted, message: message))
     }

@@ -6,6 +6,7 @@ import DriverStore
 import Foundation
 import JSONRPC
 import Logging
+import Synchronization
 
 /// The delivery workflow (design brief §3.3): the driver's tasks and route, driver actions applied
 /// optimistically (the new state and its outbox item committed together, durably, before the reply), and
@@ -40,6 +41,8 @@ actor Workflow {
     /// Set by pushes and reconnects; the service loop syncs when it is.
     let syncNeeded = Wakeup()
     var syncRequested = true
+    /// Told when the fleet may have a new configuration document (a `CONFIG_UPDATE` push, the link back).
+    let fleetAsks = Mutex<(@Sendable () -> Void)?>(nil)
 
     init(
         book: TaskBook, outbox: Outbox, uplink: Uplink?, hub: EventHub, tracker: Tracker, spool: PhotoSpool, pushes: PushCenter,
@@ -70,6 +73,8 @@ actor Workflow {
     /// Stamps come from the trusted clock (GPS time while the system clock is not synchronised); durations
     /// from the monotonic one.
     nonisolated func now() -> Double { tracker.clock.now().time }
+
+    nonisolated func whenFleetAsks(_ action: @escaping @Sendable () -> Void) { fleetAsks.withLock { $0 = action } }
     nonisolated var monotonic: Double { tracker.clock.monotonic }
 
     // MARK: The route

@@ -13,6 +13,14 @@ public enum GPSWatchMode: String, Sendable, CaseIterable {
     case adaptive, continuous
 }
 
+/// Whether `text` is the base64 of 32 bytes (an Ed25519 public key): 43 characters of the alphabet and one '='.
+public func isBase64Key(_ text: String) -> Bool {
+    let bytes = Array(text.utf8)
+    guard bytes.count == 44, bytes[43] == UInt8(ascii: "=") else { return false }
+    // A-Z, a-z, 0-9, '+', '/'.
+    return bytes[..<43].allSatisfy { (65...90).contains($0) || (97...122).contains($0) || (48...57).contains($0) || $0 == 43 || $0 == 47 }
+}
+
 /// Whether `text` is `HOST:PORT` (or `[V6]:PORT`) with a port from 1 to 65535.
 public func isHostPort(_ text: String) -> Bool {
     guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
@@ -82,6 +90,10 @@ public struct DaemonConfig: Sendable, Equatable {
     /// Harsh braking and acceleration thresholds, m/s² (0: not reported).
     public var harshBraking = 3.5
     public var harshAcceleration = 3.0
+    /// The fleet's Ed25519 public key (base64 of its 32 bytes) that signs remote configuration; empty: none is taken.
+    public var remotePublicKey = ""
+    /// A remote document on trial becomes good after running this long (seconds).
+    public var remoteHealthySeconds = 60.0
 
     public init() {}
 
@@ -232,6 +244,10 @@ public struct DaemonConfig: Sendable, Equatable {
         "trips.idle_seconds": number(\.idleSeconds, 30...3600, "seconds from 30 to 3600"),
         "harsh.braking_mps2": number(\.harshBraking, 0...15, "m/s² from 0 (off) to 15"),
         "harsh.acceleration_mps2": number(\.harshAcceleration, 0...15, "m/s² from 0 (off) to 15"),
+        "remote.public_key": string(\.remotePublicKey, "the fleet's Ed25519 public key: 44 characters of base64, or \"\" for none") {
+            $0.isEmpty || isBase64Key($0)
+        },
+        "remote.healthy_seconds": number(\.remoteHealthySeconds, 5...3600, "seconds from 5 to 3600"),
     ]
 
     private typealias Field<T> = WritableKeyPath<DaemonConfig, T> & Sendable

@@ -174,6 +174,9 @@ final class StandInBackend: BackendAPI {
         try authorized("pushes", token) { world, driverId, _ in PushList(pushes: world.pushes(driverId: driverId, after: after)) }
     }
 
+    /// The in-process tests push no configuration.
+    func remoteConfig(token: String) async throws(BackendClientError) -> ConfigReply { ConfigReply(document: nil) }
+
     private static func answer(_ outcome: PODOutcome) throws(BackendClientError) -> PODReceipt {
         switch outcome {
         case .accepted(let receipt): return receipt

@@ -1,0 +1,22 @@
+import Crypto
+import Foundation
+
+/// The fleet's Ed25519 signature over a configuration document's bytes.
+enum FleetSignature {
+    /// Whether `signature` (base64) is the signature of `payload` by the key `publicKey` (base64 of 32 bytes).
+    static func isValid(_ signature: String, of payload: Data, publicKey: String) -> Bool {
+        guard let keyBytes = Data(base64Encoded: publicKey), let key = try? Curve25519.Signing.PublicKey(rawRepresentation: keyBytes),
+              let bytes = Data(base64Encoded: signature)
+        else { return false }
+        return key.isValidSignature(bytes, for: payload)
+    }
+
+    /// A short, stable name for a document's bytes (in idempotency keys and logs).
+    static func digest(_ payload: Data) -> String {
+        SHA256.hash(data: payload).prefix(6).map { String($0, radix: 16).leftPadded(2) }.joined()
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+}
