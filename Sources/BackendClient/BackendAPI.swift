@@ -24,6 +24,8 @@ public protocol BackendAPI: Sendable {
     func pushes(after: Int, token: String) async throws(BackendClientError) -> PushList
     /// The fleet's configuration document for this unit (`GET /api/v1/rider/config`).
     func remoteConfig(token: String) async throws(BackendClientError) -> ConfigReply
+    /// One chunk of a requested diagnostic bundle; the same chunk again is stored once.
+    func putDiagnosticChunk(requestId: String, index: Int, count: Int, sha256: String, bytes: Data, token: String) async throws(BackendClientError) -> ChunkAccepted
 }
 
 extension BackendClient: BackendAPI {}

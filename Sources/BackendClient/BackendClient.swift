@@ -116,6 +116,14 @@ public final class BackendClient: Sendable {
         try await send(.GET, BackendPaths.config, token: token)
     }
 
+    public func putDiagnosticChunk(
+        requestId: String, index: Int, count: Int, sha256: String, bytes: Data, token: String
+    ) async throws(BackendClientError) -> ChunkAccepted {
+        try await send(
+            .PUT, BackendPaths.diagnosticChunk(requestId, index: index, count: count, sha256: sha256), body: bytes,
+            contentType: "application/octet-stream", token: token)
+    }
+
     public func pushes(after: Int, token: String) async throws(BackendClientError) -> PushList {
         try await send(.GET, BackendPaths.pushes + "?after=\(after)", token: token)
     }

@@ -15,11 +15,15 @@ public enum BackendPaths {
     public static let sos = "/api/v1/rider/sos"
     public static let config = "/api/v1/rider/config"
     public static let configAcks = "/api/v1/rider/config/acks"
+    public static let requestAcks = "/api/v1/rider/requests/acks"
     public static let webSocket = "/api/v1/rider/ws"
 
     public static func taskStatus(_ taskId: String) -> String { "/api/v1/rider/tasks/\(taskId)/status" }
     public static func taskPOD(_ taskId: String) -> String { "/api/v1/rider/tasks/\(taskId)/pod" }
     public static func taskETA(_ taskId: String) -> String { "/api/v1/rider/tasks/\(taskId)/eta" }
+    public static func diagnosticChunk(_ requestId: String, index: Int, count: Int, sha256: String) -> String {
+        "/api/v1/rider/diagnostics/\(requestId)/chunks/\(index)?count=\(count)&sha256=\(sha256)"
+    }
 
     public static let idempotencyKeyHeader = "Idempotency-Key"
     /// Set on an answer that repeats the first answer given for an idempotency key.

@@ -6,6 +6,8 @@ public enum PushKind: String, Codable, Sendable, Equatable, CaseIterable {
     case eta = "ETA"
     /// A new configuration document waits at `GET /api/v1/rider/config` (for the unit, never shown to the driver).
     case configUpdate = "CONFIG_UPDATE"
+    /// The fleet asks the unit for something (`request`): never shown to the driver.
+    case fleetRequest = "FLEET_REQUEST"
 }
 
 /// Something the backend tells the driver. `id` grows by one per driver, so a client that remembers the last
@@ -21,12 +23,15 @@ public struct Push: Codable, Sendable, Equatable {
     /// A customer's or dispatcher's text.
     public var message: String?
     public var etaSeconds: Double?
+    /// `FLEET_REQUEST`: what is asked.
+    public var request: FleetRequest?
     public var sentAt: Double
 
     public init(
         id: Int, kind: PushKind, taskId: String? = nil, task: RiderTask? = nil, sequence: [String]? = nil,
-        message: String? = nil, etaSeconds: Double? = nil, sentAt: Double
+        message: String? = nil, etaSeconds: Double? = nil, request: FleetRequest? = nil, sentAt: Double
     ) {
+        self.request = request
         self.id = id
         self.kind = kind
         self.taskId = taskId

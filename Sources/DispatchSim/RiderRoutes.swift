@@ -34,6 +34,25 @@ struct RiderRoutes {
         group.post("config/acks") { request, context in
             try await recordReport(request, context, ConfigAck.self) { $0.recordConfigAck($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
         }
+        group.post("requests/acks") { request, context in
+            try await recordReport(request, context, FleetRequestAck.self) { $0.recordRequestAck($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
+        }
+        group.put("diagnostics/:requestId/chunks/:index") { request, context -> Response in
+            let driverId = try context.requireDriver()
+            let requestId = try context.parameters.require("requestId")
+            guard let index = Int(try context.parameters.require("index")),
+                  let count = request.uri.queryParameters.get("count").flatMap({ Int($0) }),
+                  let sha256 = request.uri.queryParameters.get("sha256")
+            else { throw SimHTTPError(.badRequest, "the path's index and the query's count and sha256 are required") }
+            let body = try await SimJSON.body(of: request, limit: 1 << 20)
+            let bytes = Array(body.readableBytesView)
+            let accepted = try await state.change { world, _ in
+                try world.receiveChunk(
+                    requestId: requestId, index: index, count: count, sha256: sha256, bytes: bytes, driverId: driverId,
+                    digest: { SHA256.hash(data: $0).hexString })
+            }
+            return try SimJSON.response(accepted)
+        }
         group.post("sos") { request, context in
             try await recordReport(request, context, SOSReport.self) { $0.recordSOS($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
         }

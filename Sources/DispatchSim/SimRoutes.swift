@@ -131,6 +131,21 @@ struct SimRoutes {
             try await state.change { world, now in try world.publishConfig(signed, driverId: publication.driverId ?? "drv-1", now: now) }
             return try SimJSON.response(signed)
         }
+        sim.get("requests") { _, _ -> Response in try SimJSON.response(await state.read { world, _ in world.fleetOverview }) }
+        sim.put("requests") { request, _ -> Response in
+            let fleetRequest = try await SimJSON.decode(FleetRequest.self, from: request)
+            let driverId = request.uri.queryParameters.get("driverId") ?? "drv-1"
+            try await state.change { world, now in try world.sendRequest(fleetRequest, driverId: driverId, now: now) }
+            return try SimJSON.response(fleetRequest)
+        }
+        sim.get("diagnostics/:requestId") { _, context -> Response in
+            let requestId = try context.parameters.require("requestId")
+            guard let upload = await state.read({ world, _ in world.bundle(requestId: requestId) }), upload.complete else {
+                throw SimHTTPError(.notFound, "no complete bundle for \(requestId)")
+            }
+            return Response(
+                status: .ok, headers: [.contentType: "application/gzip"], body: .init(byteBuffer: ByteBuffer(bytes: upload.bytes)))
+        }
         sim.post("websockets/close") { _, _ -> Response in
             try SimJSON.response(Count(count: hub.closeAll()))
         }

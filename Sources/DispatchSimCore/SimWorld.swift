@@ -25,6 +25,7 @@ public struct SimWorld: Codable, Sendable {
     var visitLog: VisitLog?
     var activityLog: ActivityLog?
     var configLog: ConfigLog?
+    var fleetLog: FleetLog?
     var batchIDs: Set<String> = []
     var pingKeys: Set<String> = []
     public internal(set) var lastPosition: [String: LocationPing] = [:]
@@ -42,7 +43,7 @@ public struct SimWorld: Codable, Sendable {
     /// What `--state` keeps: everything but the evidence of received locations (tests read it live; saving it
     /// at every change would grow the file without end).
     private enum CodingKeys: String, CodingKey {
-        case drivers, tasks, taskOrder, sequences, pushLog, statusLedger, podLedger, visitLog, activityLog, configLog, batchIDs, pingKeys, lastPosition
+        case drivers, tasks, taskOrder, sequences, pushLog, statusLedger, podLedger, visitLog, activityLog, configLog, fleetLog, batchIDs, pingKeys, lastPosition
         case lastETAPush, tokenGeneration, stats, etaSpeed, otpAttempts, etaPushSeconds
     }
 
@@ -123,10 +124,12 @@ public struct SimWorld: Codable, Sendable {
 
     mutating func push(
         _ kind: PushKind, driverId: String, taskId: String? = nil, task: RiderTask? = nil, sequence: [String]? = nil,
-        message: String? = nil, etaSeconds: Double? = nil, now: Double
+        message: String? = nil, etaSeconds: Double? = nil, request: FleetRequest? = nil, now: Double
     ) -> Push {
         let id = (pushLog[driverId]?.last?.id ?? 0) + 1
-        let push = Push(id: id, kind: kind, taskId: taskId, task: task, sequence: sequence, message: message, etaSeconds: etaSeconds, sentAt: now)
+        let push = Push(
+            id: id, kind: kind, taskId: taskId, task: task, sequence: sequence, message: message, etaSeconds: etaSeconds, request: request,
+            sentAt: now)
         pushLog[driverId, default: []].append(push)
         stats.pushesSent += 1
         return push

@@ -27,7 +27,11 @@ public enum Daemon {
     /// Runs the daemon with `layers` (the file and the command line; the fleet's document, if any, is read from
     /// the store). Returns after a graceful stop; throws when it cannot start. `configPath` is the file the
     /// layers came from, shown (redacted) by `diag.report`.
-    public static func run(layers: ConfigLayers, configPath: String, configWarnings: [ConfigIssue] = []) async throws -> Outcome {
+    /// `bundleMaker` makes the support bundle the fleet may ask for: `bytes(report, windowSeconds, maxJournalLines)`.
+    public static func run(
+        layers: ConfigLayers, configPath: String, configWarnings: [ConfigIssue] = [],
+        bundleMaker: (@Sendable (DiagReport, Double, Int) throws -> Data)? = nil
+    ) async throws -> Outcome {
         let local = layers.parse().config
         let levelControl = LogLevelControl(Logger.Level(local.logLevel))
         let sink = logSink(for: local.logTarget)
@@ -66,7 +70,8 @@ public enum Daemon {
         let caFile = config.backendCAFile.isEmpty ? nil : config.backendCAFile
         let backend = config.backendURL.isEmpty ? nil : BackendClient(baseURL: config.backendURL, caFile: caFile)
         let daemon = try DaemonAssembly.make(DaemonAssembly.Inputs(
-            config: config, configPath: configPath, configWarnings: configWarnings, remote: remote, store: store, backend: backend,
+            config: config, configPath: configPath, configWarnings: configWarnings, remote: remote, bundleMaker: bundleMaker, store: store,
+            backend: backend,
             webSocket: backend.map { WebSocketLink(baseURL: $0.baseURL, caFile: caFile, logger: Logger(label: "uplink")) }, clock: clock,
             levelControl: levelControl, recentWarnings: recentWarnings, socketActivated: activated))
         if policy.groupID == nil {

@@ -17,6 +17,8 @@ struct DaemonAssembly: Sendable {
         var configWarnings: [ConfigIssue] = []
         /// The configuration's layers as this start resolved them (the fleet's document on top of the file).
         var remote: RemoteConfigStart? = nil
+        /// Makes the support bundle the fleet may ask for (nil: this build answers such requests with a refusal).
+        var bundleMaker: DiagBundleMaker? = nil
         var store: Store
         /// nil: no backend configured (nothing is sent).
         var backend: (any BackendAPI)?
@@ -45,6 +47,7 @@ struct DaemonAssembly: Sendable {
     let shift: Shift
     let hub: EventHub
     let remoteConfig: RemoteConfigDesk
+    let fleetRequests: FleetRequestDesk
 
     static func make(_ inputs: Inputs) throws -> DaemonAssembly {
         let config = inputs.config, store = inputs.store, clock = inputs.clock
@@ -113,9 +116,17 @@ struct DaemonAssembly: Sendable {
 
         var router = RPCRouter()
         AgentHandlers.register(in: &router, runtime: runtime, logger: Logger(label: "driverd"))
-        DiagHandlers.register(in: &router, runtime: DiagRuntime(
+        let diagRuntime = DiagRuntime(
             agent: runtime, config: config, configPath: inputs.configPath, configWarnings: inputs.configWarnings, store: store,
-            recentWarnings: inputs.recentWarnings))
+            recentWarnings: inputs.recentWarnings)
+        DiagHandlers.register(in: &router, runtime: diagRuntime)
+        let fleetRequests = FleetRequestDesk(
+            book: FleetRequestBook(store: store), outbox: outbox, uplink: uplink, tracker: tracker, levelControl: inputs.levelControl,
+            settings: .init(
+                chunkBytes: config.diagChunkBytes, maxBundleBytes: config.diagMaxBundleBytes, configuredLevel: Logger.Level(config.logLevel),
+                spoolDirectory: config.stateDirectory + "/diagnostics"),
+            report: { try DiagHandlers.report(diagRuntime) }, bundleMaker: inputs.bundleMaker, logger: Logger(label: "fleet"))
+        workflow.whenFleetRequests { fleetRequests.received($0) }
         GPSHandlers.register(in: &router, runtime: tracking, logger: Logger(label: "gps"))
         UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox, clock: clock)
         WorkflowHandlers.register(in: &router, workflow: workflow, safety: safety)
@@ -133,10 +144,11 @@ struct DaemonAssembly: Sendable {
                 .init(service: ArrivalService(workflow: workflow, geofences: geofences)),
                 // Ending by itself means a document was accepted: the daemon stops (gracefully) to run it.
                 .init(service: RemoteConfigService(desk: remoteConfig), successTerminationBehavior: .gracefullyShutdownGroup),
+                .init(service: FleetRequestService(desk: fleetRequests)),
             ]
         return DaemonAssembly(
             router: router, counters: counters, services: services, tracker: tracker, pipeline: pipeline, recorder: recorder, outbox: outbox, uplink: uplink,
-            workflow: workflow, pushes: pushes, safety: safety, shift: shift, hub: hub, remoteConfig: remoteConfig)
+            workflow: workflow, pushes: pushes, safety: safety, shift: shift, hub: hub, remoteConfig: remoteConfig, fleetRequests: fleetRequests)
     }
 
     /// A status line for systemd's `STATUS=`.

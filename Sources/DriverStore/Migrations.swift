@@ -192,6 +192,16 @@ enum Migrations {
                 );
                 """)
         }
+        migrator.registerMigration("v11_fleet_requests") { db in
+            // Requests from the fleet already answered: each is answered once, whatever the push replays.
+            try db.execute(sql: """
+                CREATE TABLE fleet_request (
+                    request_id TEXT PRIMARY KEY NOT NULL,
+                    kind TEXT NOT NULL,
+                    received_at REAL NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 }

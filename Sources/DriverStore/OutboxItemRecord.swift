@@ -22,6 +22,10 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
         case sos
         /// The unit's answer to a remote configuration document (`task_id` is `TaskRecord.configLane`).
         case configAck = "config_ack"
+        /// The unit's one answer to a fleet request (`task_id` is `TaskRecord.fleetLane`).
+        case fleetAck = "fleet_ack"
+        /// A chunk of a requested diagnostic bundle (`task_id` is `TaskRecord.diagnosticsLane`): low priority.
+        case diagChunk = "diag_chunk"
 
         /// What the item counts as in the queue. Every kind says, here and in every switch over kinds, so a new
         /// kind cannot be counted, refused or merged as another by default.
@@ -30,7 +34,7 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
             case .status: .transition
             case .podOTP, .podPhoto: .proof
             case .route: .routeChange
-            case .visit, .trip, .idle, .harsh, .configAck: .activity
+            case .visit, .trip, .idle, .harsh, .configAck, .fleetAck, .diagChunk: .activity
             case .sos: .alert
             }
         }
@@ -40,8 +44,8 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
         public var priority: Priority {
             switch self {
             case .sos: .urgent
-            case .status, .podOTP, .podPhoto, .route, .visit, .configAck: .normal
-            case .trip, .idle, .harsh: .low
+            case .status, .podOTP, .podPhoto, .route, .visit, .configAck, .fleetAck: .normal
+            case .trip, .idle, .harsh, .diagChunk: .low
             }
         }
     }

@@ -14,6 +14,9 @@ public struct TaskRecord: Codable, Sendable, Equatable, FetchableRecord, Persist
     public static let sosLane = "~sos"
     /// The outbox lane of answers to remote configuration documents.
     public static let configLane = "~config"
+    /// The outbox lane of answers to fleet requests, and the one of diagnostic bundles' chunks (in order).
+    public static let fleetLane = "~fleet"
+    public static let diagnosticsLane = "~diagnostics"
 
     public var id: String
     /// Wire names (`TaskStatus`, `SyncState`, `PODState`, `FailureReason` of the local API).

@@ -2,14 +2,24 @@ import DriverAPI
 import Foundation
 import JSONRPC
 
-/// Writes the support bundle: a .tar.gz of one directory, made with the system's tar (Debian's is essential).
-enum DiagBundle {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+/// The support bundle: a .tar.gz of one directory, made with the system's tar (Debian's is essential). One maker
+/// for both: `driverctl diag --bundle` writes it to a file; driverd, asked by the fleet, uploads it (the multi-call
+/// binary hands this maker to the daemon).
+public enum DiagBundle {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 
-    /// Returns a one-line summary of what went in.
+    /// Writes it to `path`; returns a one-line summary of what went in.
     static func write(_ report: DiagReport, to path: String) throws -> String {
+        let (data, summary) = try make(report)
+        let target = URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+        try data.write(to: target)
+        return summary
+    }
+
+    /// The bundle's bytes, with the journal of the last `windowSeconds` (at most `maxJournalLines` lines).
+    public static func make(_ report: DiagReport, windowSeconds: Double = 86400, maxJournalLines: Int = 5000) throws -> (data: Data, summary: String) {
         let stamp = TextFormat.UTC(report.generatedAt).iso8601.filter { $0.isNumber || $0 == "T" }
         let name = "driverd-diag-\(stamp)"
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("driverctl-\(getpid())-\(name)")
@@ -17,7 +27,7 @@ enum DiagBundle {
         defer { try? FileManager.default.removeItem(at: scratch) }
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
 
-        let journal = readJournal()
+        let journal = readJournal(windowSeconds: windowSeconds, maxLines: maxJournalLines)
         let files: [(String, String)] = [
             ("report.txt", DiagFormatter.text(report) + "\n"),
             ("report.json", String(decoding: try Codec.encode(report), as: UTF8.self) + "\n"),
@@ -29,10 +39,10 @@ enum DiagBundle {
         for (file, text) in files {
             try Data(text.utf8).write(to: root.appendingPathComponent(file))
         }
-        let target = URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).path
-        let tar = try run("/bin/tar", ["-czf", target, "-C", scratch.path, name])
+        let archive = scratch.appendingPathComponent(name + ".tar.gz").path
+        let tar = try run("/bin/tar", ["-czf", archive, "-C", scratch.path, name])
         guard tar.status == 0 else { throw Failure(description: "tar failed (\(tar.status)): \(tar.output)") }
-        return "report, configuration (secrets redacted), \(journal.summary)"
+        return (try Data(contentsOf: URL(fileURLWithPath: archive)), "report, configuration (secrets redacted), \(journal.summary)")
     }
 
     /// The effective configuration as TOML, one section per prefix, for comparing with the file.
@@ -51,11 +61,11 @@ enum DiagBundle {
         return text
     }
 
-    /// The daemon's journal of the last day, with catalog explanations (-x). Reading the system journal needs
-    /// root or the systemd-journal or adm group; without them the file says so.
-    static func readJournal() -> (text: String, summary: String) {
+    /// The daemon's journal of the last `windowSeconds`, with catalog explanations (-x). Reading the system
+    /// journal needs root or the systemd-journal or adm group; without them the file says so.
+    static func readJournal(windowSeconds: Double, maxLines: Int) -> (text: String, summary: String) {
         let arguments = [
-            "--no-pager", "-x", "-o", "short-iso-precise", "--since=-24h", "-n", "5000",
+            "--no-pager", "-x", "-o", "short-iso-precise", "--since=-\(max(1, Int(windowSeconds)))s", "-n", "\(max(1, maxLines))",
             "_SYSTEMD_UNIT=driverd.service", "+", "UNIT=driverd.service", "+", "UNIT=driverd.socket", "+", "SYSLOG_IDENTIFIER=driverd",
         ]
         do {

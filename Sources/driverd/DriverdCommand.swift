@@ -118,7 +118,10 @@ struct DriverdCommand: AsyncParsableCommand {
         }
         let outcome: Daemon.Outcome
         do {
-            outcome = try await Daemon.run(layers: layers, configPath: config, configWarnings: parsed.warnings)
+            // driverctl's bundle maker: the fleet's requested bundle is the one `driverctl diag --bundle` writes.
+            outcome = try await Daemon.run(layers: layers, configPath: config, configWarnings: parsed.warnings) { report, window, lines in
+                try DiagBundle.make(report, windowSeconds: window, maxJournalLines: lines).data
+            }
         } catch {
             printError("driverd: \(error)")
             throw ExitCode(1)

@@ -30,7 +30,7 @@ actor PushCenter {
 
     let clock: DaemonClock
 
-    /// The kinds front ends get; ETA pushes only refresh the next-stop card, configuration pushes are the unit's.
+    /// The kinds front ends get; ETA pushes only refresh the next-stop card, configuration pushes and requests are the unit's.
     static func record(_ push: Push, now: Double) -> PushRecord? {
         let title: String
         switch push.kind {
@@ -38,7 +38,7 @@ actor PushCenter {
         case .routeChanged: title = push.taskId.map { "Route changed for \($0)" } ?? "Stop order changed by dispatch"
         case .taskCancelled: title = "Order \(push.taskId ?? "") cancelled"
         case .customerMessage: title = push.taskId.map { "Message about \($0)" } ?? "Message from dispatch"
-        case .eta, .configUpdate: return nil
+        case .eta, .configUpdate, .fleetRequest: return nil
         }
         return PushRecord(
             id: Int64(push.id), kind: push.kind.rawValue, taskId: push.taskId, message: push.message, title: title,

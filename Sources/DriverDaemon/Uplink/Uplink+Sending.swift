@@ -44,6 +44,10 @@ extension Uplink {
                 _ = try await client.postActivity(path: BackendPaths.sos, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
             case .configAck:
                 _ = try await client.postActivity(path: BackendPaths.configAcks, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            case .fleetAck:
+                _ = try await client.postActivity(path: BackendPaths.requestAcks, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            case .diagChunk:
+                try await sendChunk(item, token: token)
             }
             // The task learns the answer while its item still counts as queued, then the item goes: a sync
             // merged in between sees the queue or the confirmed status, never a gap that looks like neither.
@@ -68,6 +72,25 @@ extension Uplink {
             try? outbox.recordFailure(itemId: id, error: error.reason)
             throw error
         }
+    }
+
+    /// A chunk of a spooled diagnostic bundle, read from its file now; the last one acked removes the file. A
+    /// spool file that is gone cannot be sent ever: refused.
+    func sendChunk(_ item: OutboxItemRecord, token: String) async throws {
+        let chunk: DiagChunkItem
+        let bytes: Data
+        do {
+            chunk = try JSONDecoder().decode(DiagChunkItem.self, from: item.payload)
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: chunk.file))
+            defer { try? handle.close() }
+            try handle.seek(toOffset: UInt64(chunk.offset))
+            bytes = try handle.read(upToCount: chunk.length) ?? Data()
+        } catch {
+            throw BackendClientError(refusedLocally: "the spooled diagnostic bundle cannot be read: \(error)")
+        }
+        _ = try await client.putDiagnosticChunk(
+            requestId: chunk.requestId, index: chunk.index, count: chunk.count, sha256: chunk.sha256, bytes: bytes, token: token)
+        if chunk.index == chunk.count - 1 { try? FileManager.default.removeItem(atPath: chunk.file) }
     }
 
     /// A spooled photo, streamed with progress. A spool file that is gone cannot be sent ever: refused.

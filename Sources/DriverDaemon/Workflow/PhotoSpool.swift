@@ -75,24 +75,5 @@ struct PhotoSpool: Sendable {
         return SpooledPhoto(file: target, sha256: hash, bytes: bytes.count, contentType: kind.rawValue, lat: lat, lng: lng, timestamp: stamp.time, timeSource: stamp.source)
     }
 
-    /// Written to a temporary name, flushed, then renamed: a crash leaves the old state or the whole photo.
-    private func write(_ bytes: Data, to target: String) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let temporary = target + ".partial"
-        guard FileManager.default.createFile(atPath: temporary, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-            throw CocoaError(.fileWriteUnknown)
-        }
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: temporary))
-        do {
-            try handle.write(contentsOf: bytes)
-            try handle.synchronize()
-            try handle.close()
-        } catch {
-            try? handle.close()
-            try? FileManager.default.removeItem(atPath: temporary)
-            throw error
-        }
-        if FileManager.default.fileExists(atPath: target) { try FileManager.default.removeItem(atPath: target) }
-        try FileManager.default.moveItem(atPath: temporary, toPath: target)
-    }
+    private func write(_ bytes: Data, to target: String) throws { try DurableFile.write(bytes, to: target) }
 }

@@ -122,7 +122,7 @@ extension Workflow: UplinkObserver {
                 hub.publish(Events.sosChanged, SOSDesk.view(report, state: .acknowledged, acknowledgedAt: now()))
                 logger.notice("the backend acknowledged the SOS", metadata: ["sos": "\(report.sosId)"])
             }
-        case .status, .podOTP, .podPhoto, .route, .harsh, .configAck: break
+        case .status, .podOTP, .podPhoto, .route, .harsh, .configAck, .fleetAck, .diagChunk: break
         }
         guard var task = tasks[item.taskId] else { return }
         switch item.kind.category {
@@ -205,6 +205,8 @@ extension Workflow: UplinkObserver {
             }
         case .customerMessage: break
         case .configUpdate: fleetAsks.withLock { $0 }?()
+        case .fleetRequest:
+            if let request = push.request { fleetRequests.withLock { $0 }?(request) }
         }
     }
 
@@ -218,7 +220,7 @@ extension Workflow: UplinkObserver {
         switch item.kind {
         case .podPhoto: type = PODType.photo.rawValue
         case .podOTP: type = PODType.otp.rawValue
-        case .status, .route, .visit, .trip, .idle, .harsh, .sos, .configAck: return
+        case .status, .route, .visit, .trip, .idle, .harsh, .sos, .configAck, .fleetAck, .diagChunk: return
         }
         hub.publish(Events.podVerdict, PODVerdictEvent(taskId: task, type: type, accepted: accepted, message: message))
     }

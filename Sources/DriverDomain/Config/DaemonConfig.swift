@@ -94,6 +94,9 @@ public struct DaemonConfig: Sendable, Equatable {
     public var remotePublicKey = ""
     /// A remote document on trial becomes good after running this long (seconds).
     public var remoteHealthySeconds = 60.0
+    /// A requested diagnostic bundle goes up in chunks of this many bytes, and is never larger than the cap.
+    public var diagChunkBytes = 65536
+    public var diagMaxBundleBytes = 4 << 20
 
     public init() {}
 
@@ -248,6 +251,8 @@ public struct DaemonConfig: Sendable, Equatable {
             $0.isEmpty || isBase64Key($0)
         },
         "remote.healthy_seconds": number(\.remoteHealthySeconds, 5...3600, "seconds from 5 to 3600"),
+        "diag.chunk_bytes": integer(\.diagChunkBytes, 256...(1 << 20)),
+        "diag.max_bundle_bytes": integer(\.diagMaxBundleBytes, (64 << 10)...(64 << 20)),
     ]
 
     private typealias Field<T> = WritableKeyPath<DaemonConfig, T> & Sendable

@@ -177,6 +177,11 @@ final class StandInBackend: BackendAPI {
     /// The in-process tests push no configuration.
     func remoteConfig(token: String) async throws(BackendClientError) -> ConfigReply { ConfigReply(document: nil) }
 
+    /// The in-process tests request no bundle: a chunk would be a test's mistake.
+    func putDiagnosticChunk(requestId: String, index: Int, count: Int, sha256: String, bytes: Data, token: String) async throws(BackendClientError) -> ChunkAccepted {
+        throw BackendClientError(transportReason: "the stand-in backend takes no diagnostic chunks")
+    }
+
     private static func answer(_ outcome: PODOutcome) throws(BackendClientError) -> PODReceipt {
         switch outcome {
         case .accepted(let receipt): return receipt

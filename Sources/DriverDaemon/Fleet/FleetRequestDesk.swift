@@ -1,0 +1,207 @@
+import BackendContract
+import Crypto
+import DriverAPI
+import DriverDomain
+import DriverStore
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Makes the support bundle of `driverctl diag --bundle` (the same code: the multi-call binary hands it over):
+/// the report, the journal of the last `windowSeconds` (at most `maxJournalLines` lines), as .tar.gz bytes.
+typealias DiagBundleMaker = @Sendable (_ report: DiagReport, _ windowSeconds: Double, _ maxJournalLines: Int) throws -> Data
+
+/// A chunk of a bundle waiting in the outbox: where its bytes are in the spooled file.
+struct DiagChunkItem: Codable, Sendable, Equatable {
+    var requestId: String
+    var index: Int
+    var count: Int
+    var offset: Int
+    var length: Int
+    var sha256: String
+    var file: String
+}
+
+/// Answers what the fleet asks from afar (a `FLEET_REQUEST` push), each request once: a diagnostic bundle
+/// (built, spooled durably, uploaded in chunks at low priority that resume after a crash or a dropped link), a
+/// one-off position report, a log level until an expiry. The answer, and a bundle's chunks, are queued in the
+/// transaction that records the request.
+final class FleetRequestDesk: Sendable {
+    struct Settings: Sendable {
+        var chunkBytes: Int
+        var maxBundleBytes: Int
+        /// The level the configuration sets, which a temporary one returns to.
+        var configuredLevel: Logger.Level
+        var spoolDirectory: String
+    }
+
+    let book: FleetRequestBook
+    let outbox: Outbox
+    let uplink: Uplink?
+    let tracker: Tracker
+    let levelControl: LogLevelControl
+    let settings: Settings
+    let report: @Sendable () throws -> DiagReport
+    let bundleMaker: DiagBundleMaker?
+    let logger: Logger
+    let requests: AsyncStream<FleetRequest>
+    private let continuation: AsyncStream<FleetRequest>.Continuation
+    /// The pending return to the configured log level.
+    private let levelReturn = Mutex<Task<Void, Never>?>(nil)
+
+    init(
+        book: FleetRequestBook, outbox: Outbox, uplink: Uplink?, tracker: Tracker, levelControl: LogLevelControl, settings: Settings,
+        report: @escaping @Sendable () throws -> DiagReport, bundleMaker: DiagBundleMaker?, logger: Logger
+    ) {
+        self.book = book
+        self.outbox = outbox
+        self.uplink = uplink
+        self.tracker = tracker
+        self.levelControl = levelControl
+        self.settings = settings
+        self.report = report
+        self.bundleMaker = bundleMaker
+        self.logger = logger
+        (requests, continuation) = AsyncStream.makeStream(of: FleetRequest.self, bufferingPolicy: .bufferingNewest(32))
+    }
+
+    /// A push carried a request: answered in order by the service.
+    func received(_ request: FleetRequest) { continuation.yield(request) }
+
+    func finish() {
+        continuation.finish()
+        levelReturn.withLock { $0?.cancel() }
+    }
+
+    func handle(_ request: FleetRequest) {
+        guard BackendPaths.isValidTaskID(request.requestId) else {
+            logger.warning("a fleet request with an unusable id was ignored")
+            return
+        }
+        if (try? book.isKnown(request.requestId)) == true { return }
+        let now = tracker.clock.now().time
+        var ack = FleetRequestAck(requestId: request.requestId, kind: request.kind, status: .done, at: now)
+        var chunks: [OutboxItemRecord] = []
+        var afterwards: (@Sendable () -> Void)?
+        switch request.kind {
+        case .positionReport:
+            if let fix = tracker.currentPosition(maxAge: SOSDesk.maxFixAge).fix {
+                ack.position = Location(lat: fix.latitude, lng: fix.longitude, accuracy: fix.horizontalError)
+                ack.positionTime = fix.time
+            } else {
+                ack.status = .refused
+                ack.detail = "no fix in the last five minutes (GPS \(tracker.link.rawValue))"
+            }
+        case .logLevel:
+            switch temporaryLevel(request) {
+            case .success(let (level, seconds, apply)):
+                ack.detail = "\(level) for \(Int(seconds)) s, then \(settings.configuredLevel) again"
+                afterwards = apply
+            case .failure(let refusal):
+                ack.status = .refused
+                ack.detail = refusal.reason
+            }
+        case .diagnosticBundle:
+            switch bundle(request) {
+            case .success(let (items, bytes, sha256)):
+                chunks = items
+                ack.bundleBytes = bytes
+                ack.bundleSHA256 = sha256
+                ack.chunks = items.count
+            case .failure(let refusal):
+                ack.status = .refused
+                ack.detail = refusal.reason
+            }
+        }
+        do {
+            let answer = OutboxItemRecord(
+                kind: .fleetAck, taskId: TaskRecord.fleetLane, idempotencyKey: "request-\(request.requestId)", payload: try JSONEncoder().encode(ack),
+                createdAt: now)
+            guard try book.take(requestId: request.requestId, kind: request.kind.rawValue, at: now, items: [answer] + chunks) else { return }
+        } catch {
+            logger.error("cannot record fleet request \(request.requestId): \(Store.describeWriteFailure(error))")
+            return
+        }
+        afterwards?()
+        logger.notice("fleet request \(request.kind.rawValue) \(request.requestId): \(ack.status.rawValue)\(ack.detail.map { " (\($0))" } ?? "")")
+        uplink?.itemQueued()
+    }
+
+    // MARK: A log level until an expiry
+
+    private func temporaryLevel(_ request: FleetRequest) -> Result<(Logger.Level, Double, @Sendable () -> Void), RemoteConfigRefusal> {
+        guard let name = request.logLevel, let level = Logger.Level(rawValue: name) else {
+            return .failure(RemoteConfigRefusal("logLevel must be one of trace, debug, info, notice, warning, error, critical"))
+        }
+        let seconds = request.expiresInSeconds ?? 3600
+        guard (1...86400).contains(seconds) else { return .failure(RemoteConfigRefusal("expiresInSeconds must be from 1 to 86400")) }
+        let control = levelControl, configured = settings.configuredLevel, logger = logger
+        return .success((level, seconds, { [self] in
+            control.set(level)
+            let back = Task {
+                do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+                control.set(configured)
+                logger.notice("log level back to \(configured) after the fleet's \(Int(seconds)) s of \(level)")
+            }
+            self.levelReturn.withLock { previous in
+                previous?.cancel()
+                previous = back
+            }
+        }))
+    }
+
+    // MARK: A diagnostic bundle
+
+    /// Builds the bundle (fewer journal lines if it is over the cap), spools it, and cuts it into chunk items.
+    private func bundle(_ request: FleetRequest) -> Result<([OutboxItemRecord], Int, String), RemoteConfigRefusal> {
+        guard let bundleMaker else { return .failure(RemoteConfigRefusal("this build of driverd makes no diagnostic bundles")) }
+        let window = min(max(request.windowSeconds ?? 86400, 60), 7 * 86400)
+        var data: Data?
+        do {
+            let report = try report()
+            for lines in [5000, 1000, 200, 20] {
+                let made = try bundleMaker(report, window, lines)
+                if made.count <= settings.maxBundleBytes {
+                    data = made
+                    break
+                }
+            }
+        } catch {
+            return .failure(RemoteConfigRefusal("the bundle could not be made: \(error)"))
+        }
+        guard let data else { return .failure(RemoteConfigRefusal("the bundle is over diag.max_bundle_bytes (\(settings.maxBundleBytes)) even with 20 journal lines")) }
+        let file = settings.spoolDirectory + "/\(request.requestId).tar.gz"
+        do {
+            try DurableFile.write(data, to: file)
+        } catch {
+            return .failure(RemoteConfigRefusal("the bundle could not be stored: \(error)"))
+        }
+        let sha256 = SHA256.hash(data: data).map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
+        let count = max(1, (data.count + settings.chunkBytes - 1) / settings.chunkBytes)
+        var items: [OutboxItemRecord] = []
+        for index in 0..<count {
+            let offset = index * settings.chunkBytes
+            let chunk = DiagChunkItem(
+                requestId: request.requestId, index: index, count: count, offset: offset, length: min(settings.chunkBytes, data.count - offset),
+                sha256: sha256, file: file)
+            guard let payload = try? JSONEncoder().encode(chunk) else { continue }
+            items.append(OutboxItemRecord(
+                kind: .diagChunk, taskId: TaskRecord.diagnosticsLane, idempotencyKey: "diag-\(request.requestId)-\(index)", payload: payload,
+                createdAt: tracker.clock.now().time))
+        }
+        return .success((items, data.count, sha256))
+    }
+}
+
+/// Answers the fleet's requests one at a time, until shutdown.
+struct FleetRequestService: Service {
+    let desk: FleetRequestDesk
+
+    func run() async {
+        await cancelWhenGracefulShutdown {
+            for await request in desk.requests { desk.handle(request) }
+        }
+        desk.finish()
+    }
+}
