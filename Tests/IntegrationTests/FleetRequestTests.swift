@@ -39,16 +39,21 @@ struct FleetRequestTests {
         try waitUntil("the route synced", detail: daemon.log) {
             try daemon.client().call(Methods.routeGet, NoParams()).tasks.contains { $0.id == "task-1001" }
         }
-        // A slow, lossy link for the upload: 300 ms a chunk, a tenth of them lost before and a tenth after handling.
-        _ = try await http.request(
-            .PUT, "/sim/faults", json: FaultPlan(dropBeforeRate: 0.1, dropAfterRate: 0.1, latencyMs: 300, pathPrefix: "/api/v1/rider/diagnostics"))
+        // The upload is held (every chunk answered 503) until the test watches it without awaiting: a suspended
+        // test task may resume long after, behind the suite's other work, and find the upload over.
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(errorRate: 1, pathPrefix: "/api/v1/rider/diagnostics"))
         _ = try await http.request(.PUT, "/sim/requests", json: FleetRequest(requestId: "diag-1", kind: .diagnosticBundle, windowSeconds: 3600))
         let ack = try await Self.answer(http, "diag-1", detail: daemon.log)
         #expect(ack.status == .done, "\(ack)")
         let chunks = try #require(ack.chunks)
         #expect(chunks >= 6, "\(ack)")
-        // Two kills while chunks are on their way, seen in the unit's own queue (blocking calls only: a test task
-        // suspended behind the suite's other work could resume after the whole upload).
+        // From here blocking calls only. A slow, lossy link: 300 ms a chunk, a tenth lost before and a tenth after
+        // handling; the held chunks go at once (a flush overrides the backoff the 503s caused).
+        _ = try http.requestBlocking(
+            .PUT, "/sim/faults", json: FaultPlan(dropBeforeRate: 0.1, dropAfterRate: 0.1, latencyMs: 300, pathPrefix: "/api/v1/rider/diagnostics"))
+        let socket = daemon.socketPath
+        Thread { _ = try? RPCClient(socketPath: socket, timeout: .seconds(120)).call(Methods.outboxFlush, NoParams()) }.start()
+        // Two kills while chunks are on their way, seen in the unit's own queue.
         for threshold in [1, chunks / 2] {
             let deadline = ContinuousClock.now + .seconds(60)
             var remaining = chunks

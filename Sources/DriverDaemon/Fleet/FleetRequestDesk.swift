@@ -5,12 +5,19 @@ import DriverDomain
 import DriverStore
 import Foundation
 import Logging
+import NIOPosix
 import ServiceLifecycle
 import Synchronization
 
 /// Makes the support bundle of `driverctl diag --bundle` (the same code: the multi-call binary hands it over):
 /// the report, the journal of the last `windowSeconds` (at most `maxJournalLines` lines), as .tar.gz bytes.
 typealias DiagBundleMaker = @Sendable (_ report: DiagReport, _ windowSeconds: Double, _ maxJournalLines: Int) throws -> Data
+
+/// Why a request is not done, for its answer.
+private struct Refused: Error {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+}
 
 /// A chunk of a bundle waiting in the outbox: where its bytes are in the spooled file.
 struct DiagChunkItem: Codable, Sendable, Equatable {
@@ -74,7 +81,7 @@ final class FleetRequestDesk: Sendable {
         levelReturn.withLock { $0?.cancel() }
     }
 
-    func handle(_ request: FleetRequest) {
+    func handle(_ request: FleetRequest) async {
         guard BackendPaths.isValidTaskID(request.requestId) else {
             logger.warning("a fleet request with an unusable id was ignored")
             return
@@ -103,7 +110,7 @@ final class FleetRequestDesk: Sendable {
                 ack.detail = refusal.reason
             }
         case .diagnosticBundle:
-            switch bundle(request) {
+            switch await bundle(request) {
             case .success(let (items, bytes, sha256)):
                 chunks = items
                 ack.bundleBytes = bytes
@@ -130,12 +137,12 @@ final class FleetRequestDesk: Sendable {
 
     // MARK: A log level until an expiry
 
-    private func temporaryLevel(_ request: FleetRequest) -> Result<(Logger.Level, Double, @Sendable () -> Void), RemoteConfigRefusal> {
+    private func temporaryLevel(_ request: FleetRequest) -> Result<(Logger.Level, Double, @Sendable () -> Void), Refused> {
         guard let name = request.logLevel, let level = Logger.Level(rawValue: name) else {
-            return .failure(RemoteConfigRefusal("logLevel must be one of trace, debug, info, notice, warning, error, critical"))
+            return .failure(Refused("logLevel must be one of trace, debug, info, notice, warning, error, critical"))
         }
         let seconds = request.expiresInSeconds ?? 3600
-        guard (1...86400).contains(seconds) else { return .failure(RemoteConfigRefusal("expiresInSeconds must be from 1 to 86400")) }
+        guard (1...86400).contains(seconds) else { return .failure(Refused("expiresInSeconds must be from 1 to 86400")) }
         let control = levelControl, configured = settings.configuredLevel, logger = logger
         return .success((level, seconds, { [self] in
             control.set(level)
@@ -154,28 +161,30 @@ final class FleetRequestDesk: Sendable {
     // MARK: A diagnostic bundle
 
     /// Builds the bundle (fewer journal lines if it is over the cap), spools it, and cuts it into chunk items.
-    private func bundle(_ request: FleetRequest) -> Result<([OutboxItemRecord], Int, String), RemoteConfigRefusal> {
-        guard let bundleMaker else { return .failure(RemoteConfigRefusal("this build of driverd makes no diagnostic bundles")) }
+    /// Making it runs journalctl and tar: on the blocking pool, never on an event loop the daemon's tasks share.
+    private func bundle(_ request: FleetRequest) async -> Result<([OutboxItemRecord], Int, String), Refused> {
+        guard let bundleMaker else { return .failure(Refused("this build of driverd makes no diagnostic bundles")) }
         let window = min(max(request.windowSeconds ?? 86400, 60), 7 * 86400)
-        var data: Data?
+        let maxBytes = settings.maxBundleBytes
+        let data: Data?
         do {
             let report = try report()
-            for lines in [5000, 1000, 200, 20] {
-                let made = try bundleMaker(report, window, lines)
-                if made.count <= settings.maxBundleBytes {
-                    data = made
-                    break
+            data = try await NIOThreadPool.singleton.runIfActive {
+                for lines in [5000, 1000, 200, 20] {
+                    let made = try bundleMaker(report, window, lines)
+                    if made.count <= maxBytes { return made }
                 }
+                return nil
             }
         } catch {
-            return .failure(RemoteConfigRefusal("the bundle could not be made: \(error)"))
+            return .failure(Refused("the bundle could not be made: \(error)"))
         }
-        guard let data else { return .failure(RemoteConfigRefusal("the bundle is over diag.max_bundle_bytes (\(settings.maxBundleBytes)) even with 20 journal lines")) }
+        guard let data else { return .failure(Refused("the bundle is over diag.max_bundle_bytes (\(settings.maxBundleBytes)) even with 20 journal lines")) }
         let file = settings.spoolDirectory + "/\(request.requestId).tar.gz"
         do {
             try DurableFile.write(data, to: file)
         } catch {
-            return .failure(RemoteConfigRefusal("the bundle could not be stored: \(error)"))
+            return .failure(Refused("the bundle could not be stored: \(error)"))
         }
         let sha256 = SHA256.hash(data: data).map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
         let count = max(1, (data.count + settings.chunkBytes - 1) / settings.chunkBytes)
@@ -200,7 +209,7 @@ struct FleetRequestService: Service {
 
     func run() async {
         await cancelWhenGracefulShutdown {
-            for await request in desk.requests { desk.handle(request) }
+            for await request in desk.requests { await desk.handle(request) }
         }
         desk.finish()
     }

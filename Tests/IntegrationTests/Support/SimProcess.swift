@@ -83,6 +83,18 @@ struct SimHTTP {
         return Reply(status: Int(response.status.code), body: Data(body.readableBytesView))
     }
 
+    /// The same, blocking this thread until the answer (NIO's threads do the work): for timed sections of a test
+    /// that must not await, since a suspended test task may resume long after, behind the suite's other work.
+    func requestBlocking(_ method: HTTPMethod, _ path: String, json: (any Encodable)? = nil) throws -> Reply {
+        var request = try HTTPClient.Request(url: base + path, method: method)
+        if let json {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(try JSONEncoder().encode(json))
+        }
+        let response = try HTTPClient.shared.execute(request: request, deadline: .now() + .seconds(10)).wait()
+        return Reply(status: Int(response.status.code), body: response.body.map { Data($0.readableBytesView) } ?? Data())
+    }
+
     /// What a driver's unit sent: unique pings and heartbeats (`/sim/drivers/{id}/locations`).
     func locations(_ driverId: String = "drv-1") async throws -> DriverLocations {
         try await request(.GET, "/sim/drivers/\(driverId)/locations").decode(DriverLocations.self)
