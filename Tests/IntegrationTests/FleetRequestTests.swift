@@ -4,6 +4,7 @@ import DispatchSimCore
 import DriverAPI
 import Foundation
 import JSONRPC
+import NMEASynth
 import Testing
 
 /// What the fleet asks from afar, end to end: dispatch-sim pushes requests, the real driverd answers each once
@@ -109,9 +110,13 @@ struct FleetRequestTests {
         _ = try await http.request(.PUT, "/sim/requests", json: FleetRequest(requestId: "log-1", kind: .logLevel, logLevel: "debug", expiresInSeconds: 3))
         let level = try await Self.answer(http, "log-1", detail: daemon.log)
         #expect(level.status == .done && level.detail?.contains("debug for 3 s") == true, "\(level)")
-        // Setting the level it has reveals it: debug now, info again after the expiry.
-        #expect(try daemon.client().call(Methods.agentSetLogLevel, SetLogLevelParams(level: .debug)).previous == .debug)
-        try waitUntil("the level back to info", timeout: .seconds(20), detail: daemon.log) { daemon.log.contains("log level back to info") }
+        // Its return, after the set, in the daemon's own words (timing-free: this task may resume late); then the
+        // level it has is info again (setting the level reveals the previous one).
+        try waitUntil("the level back to info", timeout: .seconds(60), detail: daemon.log) { daemon.log.contains("log level back to info") }
+        let log = daemon.log
+        let set = try #require(log.range(of: "fleet request LOG_LEVEL log-1: DONE (debug for 3 s"), "\(log)")
+        let back = try #require(log.range(of: "log level back to info after the fleet's 3 s of debug"))
+        #expect(set.upperBound <= back.lowerBound)
         #expect(try daemon.client().call(Methods.agentSetLogLevel, SetLogLevelParams(level: .info)).previous == .info)
 
         _ = try await http.request(.PUT, "/sim/requests", json: FleetRequest(requestId: "log-2", kind: .logLevel, logLevel: "loud"))
@@ -122,6 +127,26 @@ struct FleetRequestTests {
         _ = try await http.request(.PUT, "/sim/requests", json: FleetRequest(requestId: "pos-2", kind: .positionReport))
         _ = try await Self.answer(http, "pos-2", detail: daemon.log)
         #expect(try await Self.overview(http).acks.filter { $0.ack.requestId == "pos-1" }.count == 1)
+        try daemon.stop()
+    }
+
+    @Test("a position report with a fix: DONE with the latest accepted fix")
+    func positionWithFix() async throws {
+        let sim = try SimProcess()
+        let http = SimHTTP(base: sim.base)
+        let directory = TemporaryDirectory()
+        let fake = try GPSFake(log: try Harness.synthesise(RoutePresets.parked(seconds: 600), directory), delay: 0.05)
+        let daemon = try DaemonProcess(
+            arguments: ["--gpsd", fake.endpoint], config: Harness.config(backend: sim) + "[shift]\nauto_start = true\n", directory: directory)
+        let (gps, _) = try Harness.waitFor(daemon) { $0.lastFix != nil && $0.link == .connected }
+        let fix = try #require(gps.lastFix)
+        try waitUntil("online", detail: daemon.log) { try Harness.outbox(daemon).link == .online }
+        _ = try await http.request(.PUT, "/sim/requests", json: FleetRequest(requestId: "pos-fix", kind: .positionReport))
+        let answer = try await Self.answer(http, "pos-fix", detail: daemon.log)
+        let position = try #require(answer.position, "\(answer)")
+        #expect(answer.status == .done && answer.positionTime != nil)
+        // The parked receiver scatters a few metres: the report is where the unit stands.
+        #expect(abs(position.lat - fix.latitude) < 0.001 && abs(position.lng - fix.longitude) < 0.001, "\(position) vs \(fix)")
         try daemon.stop()
     }
 }
