@@ -59,12 +59,14 @@ public enum Daemon {
         let remote = try RemoteConfigStart.resolve(book: RemoteConfigBook(store: store), layers: layers, clock: clock, logger: Logger(label: "config"))
         let config = remote.config
         levelControl.set(Logger.Level(config.logLevel))
+        #if DEBUG
+        // Fault injection for the rollback test (debug builds only): a document that kills the daemon at every start.
         if remote.onTrial, let version = remote.running,
            ProcessInfo.processInfo.environment["DRIVERD_TEST_FAULT_CRASH_WITH_REMOTE_VERSION"] == String(version) {
-            // Fault injection for the rollback test: a document that kills the daemon at every start.
             logger.critical("test fault: crashing at start with remote configuration v\(version)")
             abort()
         }
+        #endif
         let policy = PeerAccessPolicy.resolving(groupName: config.rpcGroup)
         let (listener, activated) = try makeListener(config, groupID: policy.groupID)
         let caFile = config.backendCAFile.isEmpty ? nil : config.backendCAFile

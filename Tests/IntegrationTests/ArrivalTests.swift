@@ -90,6 +90,11 @@ struct ArrivalTests {
         _ = try await rig.http.request(.PUT, "/sim/faults", json: FaultPlan(dropBeforeRate: 1))
         _ = try await rig.http.request(.POST, "/sim/websockets/close")
         try rig.waitForStatus("task-1001", .arrivedAtDestination)
+        // The drop-off's visit opens with the arrival; its event reaches the watch before the kill ends it (a
+        // loaded machine once killed the unit between the two).
+        try waitUntil("the watch to show the drop-off's visit", timeout: .seconds(20), detail: watch.output) {
+            watch.output.contains("at task-1001-dropoff since")
+        }
         try rig.daemon.stop(signal: SIGKILL)
         try rig.restart()
         _ = try await rig.http.request(.DELETE, "/sim/faults")
