@@ -1,5 +1,4 @@
 import BackendContract
-import Crypto
 import DriverAPI
 import DriverDomain
 import DriverStore
@@ -186,7 +185,7 @@ final class FleetRequestDesk: Sendable {
         } catch {
             return .failure(Refused("the bundle could not be stored: \(error)"))
         }
-        let sha256 = SHA256.hash(data: data).map { byte in (byte < 16 ? "0" : "") + String(byte, radix: 16) }.joined()
+        let sha256 = FleetSignature.sha256Hex(data)
         let count = max(1, (data.count + settings.chunkBytes - 1) / settings.chunkBytes)
         var items: [OutboxItemRecord] = []
         for index in 0..<count {

@@ -12,11 +12,10 @@ enum FleetSignature {
     }
 
     /// A short, stable name for a document's bytes (in idempotency keys and logs).
-    static func digest(_ payload: Data) -> String {
-        SHA256.hash(data: payload).prefix(6).map { String($0, radix: 16).leftPadded(2) }.joined()
-    }
-}
+    static func digest(_ payload: Data) -> String { String(sha256Hex(payload).prefix(12)) }
 
-extension String {
-    fileprivate func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+    /// SHA-256 in lower-case hex (a bundle's checksum; a document's name).
+    static func sha256Hex(_ bytes: Data) -> String {
+        SHA256.hash(data: bytes).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
 }
