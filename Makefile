@@ -2,7 +2,7 @@
 SWIFT ?= swift
 BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: all deps build test demo bench deb test-package clean
+.PHONY: all deps build test test-kiosk demo bench deb test-package clean
 
 all: build
 
@@ -21,7 +21,12 @@ test: deps
 	DRIVERD_BIN_DIR="$(BIN_DIR)" $(SWIFT) test --skip-build --skip IntegrationTests
 	rm -rf .build/test-logs
 	DRIVERD_BIN_DIR="$(BIN_DIR)" DRIVERD_TEST_LOG_DIR="$(CURDIR)/.build/test-logs" $(SWIFT) test --skip-build --filter IntegrationTests
+	DRIVERD_TEST_LOG_DIR="$(CURDIR)/.build/test-logs" scripts/test-kiosk.sh "$(BIN_DIR)"
 	scripts/check-log-privacy.sh .build/test-logs
+
+# The kiosk's tests alone: Debian's chromium driven by Playwright on the real stack (screenshots: .build/kiosk-screens).
+test-kiosk: build
+	scripts/test-kiosk.sh "$(BIN_DIR)"
 
 demo: build
 	scripts/demo.sh "$(BIN_DIR)"

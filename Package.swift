@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "driverd", targets: ["driverd"]),
         .executable(name: "driverctl", targets: ["driverctl"]),
         .executable(name: "dispatch-sim", targets: ["dispatch-sim"]),
+        .executable(name: "driverd-kiosk", targets: ["driverd-kiosk"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -145,6 +146,32 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "driverctl", dependencies: ["DriverctlCommands"]),
+        // The driver's screen and voice: a front end on the local API like driverctl (the contract and the
+        // transport only), serving the page in kiosk/www on loopback and bridging its WebSocket to driverd.
+        .target(
+            name: "DriverKiosk",
+            dependencies: [
+                "DriverAPI", "JSONRPC",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]
+        ),
+        .executableTarget(
+            name: "driverd-kiosk",
+            dependencies: [
+                "DriverKiosk",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "driverd-bench",
             dependencies: [
@@ -164,6 +191,7 @@ let package = Package(
         ),
         .testTarget(name: "DriverDomainTests", dependencies: ["DriverDomain", "DriverAPI"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
+        .testTarget(name: "DriverKioskTests", dependencies: ["DriverKiosk", "DriverAPI", "JSONRPC"]),
         // Unit tests of the daemon's parts, and the whole daemon built in-process (`DaemonAssembly`) against a
         // stand-in backend that answers by the reference backend's own rules.
         .testTarget(

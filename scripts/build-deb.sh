@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make deb: builds out/driverd_<version>_<arch>.deb from a release build with the Swift runtime linked in
+# make deb: builds out/driverd_<version>_<arch>.deb and out/driverd-kiosk_<version>_<arch>.deb (the driver's
+# screen and voice, a package of its own that depends on driverd) from a release build with the Swift runtime linked in
 # statically (so the package depends only on Debian's libraries), then checks it with lintian.
 #
 #   DRIVERD_DEB_VERSION  package version (default: DaemonVersion.current); the install test builds an older one
@@ -19,6 +20,7 @@ echo "== release build (static Swift runtime) in $SCRATCH"
 # One binary for both programs: driverctl is a link to driverd, which runs as driverctl when called by that name
 # (one copy of the static Swift runtime and of the libraries both use, instead of two).
 "$SWIFT" build "${release[@]}" --product driverd
+"$SWIFT" build "${release[@]}" --product driverd-kiosk
 # swift-argument-parser's man page writer, built as a product of its own: its GenerateManual plugin would
 # rebuild the whole package, and names the tool differently across SwiftPM versions.
 "$SWIFT" build "${release[@]}" --product generate-manual
@@ -100,9 +102,42 @@ dpkg-deb --root-owner-group -Zxz --build "$ROOT" "$DEB" >/dev/null
 echo "== built $DEB ($(du -h "$DEB" | cut -f1); $(stat -c %s "$DEB") bytes; installed $size KiB, of which /usr/bin/driverd $(( $(stat -c %s "$ROOT/usr/bin/driverd") / 1024 )) KiB)"
 dpkg-deb --info "$DEB" | sed -n 's/^ \(Depends\|Version\|Installed-Size\):/  \1:/p'
 
+# ---- driverd-kiosk: the driver's screen (the page, served on loopback, bridged to driverd) and voice --------
+KROOT="$SCRATCH/pkg/driverd-kiosk"
+rm -rf "$KROOT"
+install -d "$KROOT/DEBIAN" "$KROOT/usr/bin" "$KROOT/lib/systemd/system" "$KROOT/usr/lib/sysusers.d" "$KROOT/etc/driverd" \
+    "$KROOT/usr/share/driverd-kiosk/www" "$KROOT/usr/share/doc/driverd-kiosk/examples" "$KROOT/usr/share/man/man8" \
+    "$KROOT/usr/share/lintian/overrides"
+install -m 0755 "$BIN/driverd-kiosk" "$KROOT/usr/bin/driverd-kiosk"
+strip --remove-section=.comment --remove-section=.note --strip-unneeded "$KROOT/usr/bin/driverd-kiosk"
+# The page as it is: no build step, nothing fetched at run time.
+install -m 0644 kiosk/www/* "$KROOT/usr/share/driverd-kiosk/www/"
+install -m 0644 systemd/driverd-kiosk.service "$KROOT/lib/systemd/system/"
+install -m 0644 systemd/driverd-kiosk.sysusers "$KROOT/usr/lib/sysusers.d/driverd-kiosk.conf"
+install -m 0644 packaging/kiosk.toml "$KROOT/etc/driverd/kiosk.toml"
+install -m 0644 packaging/driverd-kiosk-browser.service "$KROOT/usr/share/doc/driverd-kiosk/examples/"
+install -m 0644 packaging/debian/copyright "$KROOT/usr/share/doc/driverd-kiosk/copyright"
+install -m 0644 packaging/debian/kiosk.lintian-overrides "$KROOT/usr/share/lintian/overrides/driverd-kiosk"
+"$generate_manual" "$KROOT/usr/bin/driverd-kiosk" --section 8 --date "$manual_date" -o "$KROOT/usr/share/man/man8"
+gzip -9n "$KROOT/usr/share/man/man8/driverd-kiosk.8"
+sed 's/^driverd (/driverd-kiosk (/' <(gzip -dc "$ROOT/usr/share/doc/driverd/changelog.gz") | gzip -9n >"$KROOT/usr/share/doc/driverd-kiosk/changelog.gz"
+install -m 0755 packaging/debian/kiosk.postinst "$KROOT/DEBIAN/postinst"
+install -m 0755 packaging/debian/kiosk.prerm "$KROOT/DEBIAN/prerm"
+install -m 0755 packaging/debian/kiosk.postrm "$KROOT/DEBIAN/postrm"
+printf '/etc/driverd/kiosk.toml\n' >"$KROOT/DEBIAN/conffiles"
+kshlibs=$(cd "$shlibs_dir" && dpkg-shlibdeps -O "-e$OLDPWD/$KROOT/usr/bin/driverd-kiosk" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+ksize=$(du -k -s --exclude=DEBIAN "$KROOT" | cut -f1)
+sed -e "s/@VERSION@/$VERSION/g" -e "s/@ARCH@/$ARCH/" -e "s/@SIZE@/$ksize/" -e "s/@DEPENDS@/$kshlibs, driverd (= $VERSION), systemd | systemd-sysusers/" \
+    packaging/debian/kiosk.control.in >"$KROOT/DEBIAN/control"
+(cd "$KROOT" && find . -type f ! -path './DEBIAN/*' ! -path './etc/*' -printf '%P\0' | sort -z | xargs -0 md5sum) >"$KROOT/DEBIAN/md5sums"
+chmod 0644 "$KROOT/DEBIAN/md5sums" "$KROOT/DEBIAN/conffiles" "$KROOT/DEBIAN/control"
+KDEB="$OUT/driverd-kiosk_${VERSION}_${ARCH}.deb"
+dpkg-deb --root-owner-group -Zxz --build "$KROOT" "$KDEB" >/dev/null
+echo "== built $KDEB ($(du -h "$KDEB" | cut -f1); $(stat -c %s "$KDEB") bytes; installed $ksize KiB, of which /usr/bin/driverd-kiosk $(( $(stat -c %s "$KROOT/usr/bin/driverd-kiosk") / 1024 )) KiB)"
+
 if [ "${DRIVERD_DEB_LINT:-1}" = 1 ]; then
     echo "== lintian"
     # Errors fail the build; warnings are printed for the reader.
-    lintian --fail-on error --info "$DEB"
+    lintian --fail-on error --info "$DEB" "$KDEB"
     echo "lintian: no errors"
 fi

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make demo: the whole stack on one machine, and a scripted driver doing one delivery while the screen shows
-# the driver's view (the next-stop card and the queue). gpsd is fed by gpsfake with a synthesised drive through
+# the driver's view (the next-stop card and the queue). driverd-kiosk serves the driver's screen too (its URL is
+# printed) and a headless chromium photographs it at the journey's key moments into .demo/screens/.
+# gpsd is fed by gpsfake with a synthesised drive through
 # Regensburg (depot, restaurant, customer) at twice real time; dispatch-sim serves the matching order; driverd
 # talks to both. Ends by itself after the delivery (DEMO_SECONDS bounds it, default 240) or on Ctrl-C, and
 # leaves no process behind.
@@ -23,6 +25,8 @@ cleanup() {
     wait 2>/dev/null || true
 }
 trap cleanup EXIT
+# The screenshot helper may end early: a write to it then fails, and the demo goes on.
+trap '' PIPE
 trap 'exit 130' INT TERM
 ctl() { "$bin/driverctl" "$@"; }
 say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
@@ -59,6 +63,21 @@ pids=("$daemon" "${pids[@]}")
 for _ in $(seq 100); do [[ -S "$socket" ]] && break; sleep 0.1; done
 for _ in $(seq 100); do ctl --json route 2>/dev/null | grep -q task-1001 && break; sleep 0.2; done
 
+say "== driverd-kiosk: the driver's screen and voice (log: .demo/kiosk.log)"
+"$bin/driverd-kiosk" --config "$root/kiosk.toml" --listen "127.0.0.1:${DEMO_KIOSK_PORT:-0}" --socket "$socket" \
+    --www "$here/../kiosk/www" --runtime-dir "$root/kiosk" --voice-wav-dir "$root" 2>"$root/kiosk.log" &
+pids+=($!)
+for _ in $(seq 100); do [[ -s "$root/kiosk/url" ]] && break; sleep 0.1; done
+kiosk_url=$(cat "$root/kiosk/url")
+echo "   open $kiosk_url"
+echo "   (the voice renders its prompts to .demo/prompt-*.wav; .demo/prompts.log has their text)"
+screens() { :; }
+if [[ -x "$here/../.build/tools/venv/bin/python" ]] && [[ -x /usr/bin/chromium ]]; then
+    exec 5> >("$here/../.build/tools/venv/bin/python" "$here/demo-screens.py" "$kiosk_url" "$root/screens" >"$root/screens.log" 2>&1)
+    screens() { echo "$1" >&5 2>/dev/null || true; }
+    for _ in $(seq 200); do grep -q '^ready' "$root/screens.log" 2>/dev/null && break; sleep 0.1; done
+fi
+
 # The scripted driver never taps "arrived": driverd notices the arrival by the stop's geofence
 # (arrival.mode = "auto") and performs it; the driver waits for that, then picks up or hands over.
 status_is() {
@@ -69,6 +88,8 @@ sys.exit(0 if any(t["id"] == "task-1001" and t["status"] == sys.argv[1] for t in
 }
 steps=("shift start" "accept" "wait ARRIVED_AT_STORE" "pickup" "wait ARRIVED_AT_DESTINATION" "otp 1111" "otp 4812" "deliver")
 step=0
+shot_step=0
+waits=0
 last="(the driver opens the app)"
 show() {
     [[ -t 1 ]] && printf '\033[H\033[2J' || echo "------------------------------------------------------------"
@@ -101,6 +122,24 @@ while ((SECONDS < deadline)) && ((step < ${#steps[@]})); do
         last="driverctl $action → $(ctl $action 2>&1)"
         step=$((step + 1)) ;;
     esac
+    # The screen at the journey's key moments: once per step, and once while driving to the customer.
+    if ((step != shot_step)); then
+        shot_step=$step
+        case $step in
+        1) screens "next:01-shift-started" ;;
+        2) screens "next:02-accepted"; screens "route:03-route-map" ;;
+        3) screens "next:04-arrived-at-store" ;;
+        4) screens "next:05-picked-up" ;;
+        5) screens "next:07-arrived-at-destination" ;;
+        6) screens "next:08-wrong-code" ;;
+        7) screens "next:09-code-accepted" ;;
+        8) screens "next:10-delivered"; screens "night:11-delivered-night" ;;
+        esac
+    fi
+    if ((step == 4)); then
+        waits=$((waits + 1))
+        ((waits == 3)) && screens "drive:06-driving"
+    fi
     show
     sleep 1
 done
@@ -123,5 +162,8 @@ for visit in json.load(urllib.request.urlopen(sys.argv[1] + "/sim/visits")):
         report["stopId"], report["arrivalSource"], report.get("arrivalDistance", -1), report["dwellSeconds"]))
 print("   proofs of delivery: %s" % ", ".join("%s %s" % (p["type"], "accepted" if p["accepted"] else "refused") for p in stats["pods"]))
 print("   pings: %d unique in %d batches" % (stats["uniquePings"], stats["batches"]))' "$backend"
+exec 5>&- 2>/dev/null || true
+sleep 2
+[[ -d "$root/screens" ]] && echo "   the driver's screen at each step: $(ls "$root/screens" | wc -l) screenshots in .demo/screens/"
 say "stopping (SIGTERM: driverd flushes and stops; nothing is left running)"
 kill -TERM "$daemon"; wait "$daemon" 2>/dev/null || true

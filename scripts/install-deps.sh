@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build, tests and demo need, only when some are missing. Idempotent, quiet.
 # faketime and openssl: the clock tests run the daemon under another wall clock against a TLS backend.
+# chromium, espeak-ng and sox: the kiosk's tests drive the screen in a real browser and measure the voice.
 set -euo pipefail
-packages=(pkg-config libsystemd-dev libsqlite3-dev libgps-dev zlib1g-dev gpsd gpsd-clients systemd python3 python3-venv faketime openssl)
+packages=(pkg-config libsystemd-dev libsqlite3-dev libgps-dev zlib1g-dev gpsd gpsd-clients systemd python3 python3-venv faketime openssl
+    chromium espeak-ng sox)
 # `make deb` and its install test also need Debian's packaging tools.
 if [[ "${1:-}" == "--packaging" ]]; then packages+=(dpkg-dev binutils lintian); fi
 missing=()
@@ -19,11 +21,15 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     run apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# schemathesis (from PyPI, in a venv under .build) checks dispatch-sim against docs/backend-openapi.yaml.
-SCHEMATHESIS_VERSION=4.32.5
+# From PyPI, in a venv under .build: schemathesis checks dispatch-sim against docs/backend-openapi.yaml;
+# Playwright (driving Debian's chromium, no browser download), axe-core's wrapper, pytest and websockets run
+# the kiosk's tests.
+python_tools=(schemathesis==4.32.5 playwright==1.65.2 axe-playwright-python==0.1.8 pytest==9.2.0 websockets==17.4)
 venv="$(cd "$(dirname "$0")/.." && pwd)/.build/tools/venv"
-if ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; then
-    echo "installing schemathesis $SCHEMATHESIS_VERSION into $venv" >&2
+stamp="$venv/.installed"
+if [[ "$(cat "$stamp" 2>/dev/null)" != "${python_tools[*]}" ]]; then
+    echo "installing ${python_tools[*]} into $venv" >&2
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+    "$venv/bin/pip" install -q --disable-pip-version-check "${python_tools[@]}"
+    echo "${python_tools[*]}" >"$stamp"
 fi

@@ -41,4 +41,6 @@ public enum Events {
     public static let tripRecorded = Event<TripView>(EventTopic.tripRecorded)
     /// An SOS was raised, and again when the backend acknowledged it.
     public static let sosChanged = Event<SOSView>(EventTopic.sosChanged)
+    /// The safety gate opened or closed, with the daemon's reason while it is closed (API 1.9).
+    public static let safetyChanged = Event<SafetyStatus>(EventTopic.safetyChanged)
 }

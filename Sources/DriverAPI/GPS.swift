@@ -164,9 +164,11 @@ public enum EventTopic {
     public static let tripRecorded = "trip.recorded"
     /// An SOS was raised, or the backend acknowledged it; params: an `SOSView` (API 1.8).
     public static let sosChanged = "sos.changed"
+    /// The safety gate opened (the vehicle stands) or closed (it moves); params: a `SafetyStatus` (API 1.9).
+    public static let safetyChanged = "safety.changed"
 
     public static let all = [
         gpsFix, authRequired, outboxRefused, taskChanged, taskConflict, routeChanged, podProgress, podVerdict, push, pushSummary,
-        arrivalSuggested, stopLeftUnfinished, visitChanged, tripRecorded, sosChanged,
+        arrivalSuggested, stopLeftUnfinished, visitChanged, tripRecorded, sosChanged, safetyChanged,
     ]
 }

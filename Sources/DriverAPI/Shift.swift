@@ -46,11 +46,18 @@ public struct SafetyStatus: Codable, Sendable, Equatable {
     public var limit: Double
     /// Interruptive pushes held until the vehicle stands.
     public var heldPushes: Int
-    public init(state: SafetyState, speed: Double?, limit: Double, heldPushes: Int) {
+    /// Whether attention-needing actions may go ahead now (API 1.9; absent from older daemons).
+    public var open: Bool?
+    /// Why they wait, in the daemon's words, while the gate is closed (API 1.9): what a front end shows on
+    /// its disabled buttons.
+    public var reason: String?
+    public init(state: SafetyState, speed: Double?, limit: Double, heldPushes: Int, open: Bool? = nil, reason: String? = nil) {
         self.state = state
         self.speed = speed
         self.limit = limit
         self.heldPushes = heldPushes
+        self.open = open
+        self.reason = reason
     }
 }
 

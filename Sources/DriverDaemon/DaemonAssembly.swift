@@ -87,7 +87,11 @@ struct DaemonAssembly: Sendable {
         let pushes = PushCenter(box: PushBox(store: store), hub: hub, safety: safety, shift: shift, logger: Logger(label: "pushes"))
         // What the push centre must react to arrives as a stream its service consumes (no task per callback).
         let (pushEvents, pushContinuation) = AsyncStream.makeStream(of: PushService.Event.self)
-        safety.whenOpened { pushContinuation.yield(.gateOpened) }
+        safety.whenChanged { [weak safety] change in
+            guard let safety else { return }
+            if change == .opened { pushContinuation.yield(.gateOpened) }
+            hub.publish(Events.safetyChanged, safety.status(heldPushes: pushes.heldCount.withLock { $0 }))
+        }
         hub.whenSubscribed { connection, topics in
             if topics.contains(Events.push.topic) || topics.contains(Events.stopLeftUnfinished.topic) {
                 pushContinuation.yield(.subscribed(connection, topics))

@@ -154,6 +154,14 @@ struct ContractGoldenTests {
         try Self.check(status, "outbox.status.sos.result")
     }
 
+    @Test("safety.changed, and the gate's reason in agent.status (API 1.9)")
+    func safetyChanged() throws {
+        try Self.check(
+            SafetyStatus(state: .moving, speed: 12.1, limit: 4.47, heldPushes: 1, open: false,
+                         reason: "pull over to complete: the vehicle is moving (12.1 m/s)"),
+            "safety.changed.event")
+    }
+
     @Test("config.show (API 1.8)")
     func configShow() throws {
         try Self.check(

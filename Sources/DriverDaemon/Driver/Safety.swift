@@ -7,7 +7,7 @@ import Synchronization
 /// handlers of attention-needing actions. Lock-guarded; the lock is never held across a call out.
 final class Safety: Sendable {
     private let gate: Mutex<SafetyGate>
-    private let onOpened = Mutex<(@Sendable () -> Void)?>(nil)
+    private let onChange = Mutex<(@Sendable (SafetyGate.Change) -> Void)?>(nil)
 
     init(limit: Double, staleAfter: Double) {
         gate = Mutex(SafetyGate(limit: limit, staleAfter: staleAfter))
@@ -16,17 +16,18 @@ final class Safety: Sendable {
     /// The gate measures durations (settle time, fix age): the monotonic clock, never the wall clock.
     static func now() -> Double { DaemonClock.monotonicNow() }
 
-    /// Called when the vehicle comes to a stand (held pushes go out then).
-    func whenOpened(_ action: @escaping @Sendable () -> Void) { onOpened.withLock { $0 = action } }
+    /// Called when the vehicle comes to a stand (held pushes go out then) or starts to move (front ends switch
+    /// to their driving view).
+    func whenChanged(_ action: @escaping @Sendable (SafetyGate.Change) -> Void) { onChange.withLock { $0 = action } }
 
     func observe(speed: Double?, nextFixWithin: Double) {
         let change = gate.withLock { $0.observe(speed: speed, now: Self.now(), nextFixWithin: nextFixWithin) }
-        if change == .opened { onOpened.withLock { $0 }?() }
+        if let change { onChange.withLock { $0 }?(change) }
     }
 
     func setIgnition(_ ignition: Bool?) {
         let change = gate.withLock { $0.setIgnition(ignition, now: Self.now()) }
-        if change == .opened { onOpened.withLock { $0 }?() }
+        if let change { onChange.withLock { $0 }?(change) }
     }
 
     var isOpen: Bool { gate.withLock { $0.isOpen(now: Self.now()) } }
@@ -35,17 +36,25 @@ final class Safety: Sendable {
     func require(_ action: String) throws {
         let (open, state, speed) = gate.withLock { gate in (gate.isOpen(now: Self.now()), gate.state(now: Self.now()), gate.speed) }
         guard !open else { return }
-        let why = switch state {
+        throw APIError(.drivingGate, "pull over to complete: \(action) waits until the vehicle stands; \(Self.why(state, speed: speed))")
+    }
+
+    private static func why(_ state: SafetyState, speed: Double?) -> String {
+        switch state {
         case .moving: "the vehicle is moving (\(TextFormat.fixed(speed ?? 0, decimals: 1)) m/s)"
         case .stopping: "the vehicle has only just stopped"
         default: "the vehicle's speed is unknown"
         }
-        throw APIError(.drivingGate, "pull over to complete: \(action) waits until the vehicle stands; \(why)")
     }
 
     func status(heldPushes: Int) -> SafetyStatus {
         gate.withLock { gate in
-            SafetyStatus(state: gate.state(now: Self.now()), speed: gate.speed, limit: gate.limit, heldPushes: heldPushes)
+            let now = Self.now()
+            let state = gate.state(now: now)
+            let open = gate.isOpen(now: now)
+            return SafetyStatus(
+                state: state, speed: gate.speed, limit: gate.limit, heldPushes: heldPushes, open: open,
+                reason: open ? nil : "pull over to complete: \(Self.why(state, speed: gate.speed))")
         }
     }
 }

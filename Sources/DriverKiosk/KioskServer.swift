@@ -1,0 +1,68 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+
+/// The kiosk's HTTP side: the page's files, and `/rpc`, the WebSocket bridged to driverd for pages that hold
+/// the token and come from the kiosk's own origin.
+public enum KioskServer {
+    public static func makeApplication(
+        _ configuration: KioskConfiguration, access: @escaping @Sendable () -> KioskAccess?, bridge: KioskBridge, logger: Logger,
+        onRunning: @escaping @Sendable (Int) async -> Void
+    ) -> some ApplicationProtocol {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        router.middlewares.add(SecurityHeaders(tiles: configuration.tiles))
+        router.ws("/rpc") { request, _ in
+            guard let access = access() else { throw HTTPError(.serviceUnavailable, message: "starting") }
+            let token = request.uri.queryParameters["token"].map(String.init)
+            if let refusal = access.check(token: token, origin: request.headers[.origin]) {
+                logger.notice("refused a WebSocket: \(refusal)")
+                throw HTTPError(.forbidden, message: "\(refusal)")
+            }
+            return .upgrade([:])
+        } onUpgrade: { inbound, outbound, _ in
+            await bridge.run(inbound: inbound, outbound: outbound)
+        }
+        router.middlewares.add(FileMiddleware(configuration.www, searchForIndexHtml: true, logger: logger))
+        return Application(
+            router: router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: BridgePolicy.maxFrameBytes))),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "driverd-kiosk"),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? configuration.port) },
+            logger: logger)
+    }
+}
+
+/// The page loads nothing from elsewhere but map tiles, never sends the token in a `Referer`, and cannot be
+/// framed by another page.
+struct SecurityHeaders<Context: RequestContext>: RouterMiddleware {
+    let policy: String
+
+    init(tiles: String) {
+        let tileOrigin = Self.origin(of: tiles)
+        policy = "default-src 'self'; img-src 'self' data: blob:\(tileOrigin.map { " \($0)" } ?? ""); connect-src 'self'; "
+            + "style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+    }
+
+    /// `https://tiles.example` of `https://tiles.example/{z}/{x}/{y}.png`.
+    static func origin(of template: String) -> String? {
+        guard let scheme = template.range(of: "://") else { return nil }
+        let rest = template[scheme.upperBound...]
+        let host = rest.prefix { $0 != "/" }
+        return host.isEmpty ? nil : String(template[..<scheme.upperBound]) + host
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[.contentSecurityPolicy] = policy
+        response.headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        response.headers[.xContentTypeOptions] = "nosniff"
+        // The page is small and changes with the package: always revalidated.
+        response.headers[.cacheControl] = "no-cache"
+        response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        return response
+    }
+}

@@ -1,0 +1,84 @@
+import DriverAPI
+import JSONRPC
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// The voice as a front end of its own on the local API: one connection to driverd, the route for stop names,
+/// and the notifications a driver should hear. Reconnects by itself when driverd restarts.
+public struct VoiceService: Service {
+    let configuration: KioskConfiguration
+    let speaker: Speaker
+    let logger: Logger
+    static let topics = [
+        EventTopic.push, EventTopic.pushSummary, EventTopic.arrivalSuggested, EventTopic.stopLeftUnfinished, EventTopic.routeChanged,
+    ]
+
+    public init(configuration: KioskConfiguration, logger: Logger) {
+        self.configuration = configuration
+        speaker = Speaker(configuration: configuration, logger: logger)
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        guard configuration.voiceEnabled else { return }
+        await cancelWhenGracefulShutdown {
+            var prompter = VoicePrompter()
+            var backoff = 1.0
+            while !Task.isCancelled {
+                do {
+                    try await listen(&prompter)
+                    backoff = 1
+                } catch {
+                    logger.debug("voice: driverd connection ended: \(error)")
+                }
+                try? await Task.sleep(for: .seconds(backoff))
+                backoff = min(backoff * 2, 10)
+            }
+        }
+    }
+
+    private func listen(_ prompter: inout VoicePrompter) async throws {
+        let daemon = try await DaemonLink.connect(configuration.socket)
+        try await daemon.executeThenClose { inbound, outbound in
+            var nextId = 1
+            func send(_ method: String, _ params: [UInt8]? = nil) async throws {
+                nextId += 1
+                try await outbound.write(DaemonLink.line(Envelope.request(method: method, params: params, id: .number(String(nextId)))))
+            }
+            try await send(Methods.routeGet.name)
+            try await send(Methods.eventsSubscribe.name, try Codec.encode(SubscribeParams(topics: Self.topics)))
+            for try await frame in inbound {
+                guard case .line(let line) = frame, let message = try? JSONParser.parse(line.readableBytesView) else { continue }
+                for action in Self.actions(for: message, &prompter) {
+                    switch action {
+                    case .say(let text): await speaker.say(text)
+                    case .fetchRoute: try await send(Methods.routeGet.name)
+                    }
+                }
+            }
+        }
+    }
+
+    /// A line from driverd: an answer of `route.get` (the only call with a result the voice reads) or a notification.
+    static func actions(for message: JSONValue, _ prompter: inout VoicePrompter) -> [VoicePrompter.Action] {
+        if let result = message["result"], let route = try? Codec.decode(RouteView.self, from: result) {
+            return prompter.route(route).map(VoicePrompter.Action.say)
+        }
+        guard case .string(let topic)? = message["method"], let params = message["params"] else { return [] }
+        let action: VoicePrompter.Action?
+        switch topic {
+        case EventTopic.routeChanged:
+            return ((try? Events.routeChanged.decode(params)).map { prompter.route($0) } ?? []).map(VoicePrompter.Action.say)
+        case EventTopic.push, EventTopic.stopLeftUnfinished:
+            action = (try? Events.push.decode(params)).flatMap { prompter.push($0) }
+        case EventTopic.pushSummary:
+            action = (try? Events.pushSummary.decode(params)).flatMap { prompter.summary($0) }.map(VoicePrompter.Action.say)
+        case EventTopic.arrivalSuggested:
+            action = (try? Events.arrivalSuggested.decode(params)).flatMap { prompter.arrival($0) }.map(VoicePrompter.Action.say)
+        default:
+            action = nil
+        }
+        return action.map { [$0] } ?? []
+    }
+}

@@ -1,0 +1,80 @@
+import DriverAPI
+import Testing
+
+@testable import DriverKiosk
+
+@Suite("What the voice says")
+struct VoicePrompterTests {
+    static let route = RouteView(
+        stops: [
+            StopView(id: "task-1003-pickup", taskId: "task-1003", kind: .pickup, status: .enRoute, address: "Haidplatz 8",
+                     name: "Pizzeria Da Marco", phone: "+49 941 000001", lat: 49, lng: 12),
+            StopView(id: "task-1003-dropoff", taskId: "task-1003", kind: .dropoff, status: .pending, address: "Am Singrün 12",
+                     name: "Anna Becker", phone: "+49 170 1234567", lat: 49, lng: 12),
+        ], tasks: [], syncedAt: nil)
+
+    func push(_ id: Int, _ kind: String, message: String? = nil) -> PushEvent {
+        PushEvent(id: id, kind: kind, taskId: "task-1003", message: message, title: "New order task-1003", interruptive: true, receivedAt: 0)
+    }
+
+    @Test("a new order names its pickup, once, however often driverd sends it again")
+    func newOrder() {
+        var prompter = VoicePrompter()
+        prompter.route(Self.route)
+        #expect(prompter.push(push(5, "TASK_ASSIGNED")) == .say("New order. Pick up at Pizzeria Da Marco."))
+        #expect(prompter.push(push(5, "TASK_ASSIGNED")) == nil)
+        #expect(prompter.push(push(6, "ROUTE_CHANGED")) == .say("Your route has changed. Next stop: Pizzeria Da Marco."))
+    }
+
+    @Test("a new order the route does not hold yet waits for the route, fetched once")
+    func newOrderBeforeItsRoute() {
+        var prompter = VoicePrompter()
+        #expect(prompter.push(push(5, "TASK_ASSIGNED")) == .fetchRoute)
+        var second = push(8, "TASK_ASSIGNED")
+        second.taskId = "task-1003"
+        #expect(prompter.push(second) == nil)
+        #expect(prompter.route(Self.route) == ["New order. Pick up at Pizzeria Da Marco.", "New order. Pick up at Pizzeria Da Marco."])
+        #expect(prompter.route(Self.route) == [])
+    }
+
+    @Test("an order missing from two routes in a row is announced without its pickup")
+    func newOrderNeverInTheRoute() {
+        var prompter = VoicePrompter()
+        var unknown = push(9, "TASK_ASSIGNED")
+        unknown.taskId = "task-4711"
+        #expect(prompter.push(unknown) == .fetchRoute)
+        #expect(prompter.route(Self.route) == [])
+        #expect(prompter.route(Self.route) == ["New order."])
+    }
+
+    @Test("while driving: the count of what waits, each time it grows, and never the text")
+    func held() {
+        var prompter = VoicePrompter()
+        #expect(prompter.summary(PushSummary(pending: 1, held: 1, summary: "1 message")) == "One message is waiting. Pull over to read.")
+        #expect(prompter.summary(PushSummary(pending: 1, held: 1, summary: "1 message")) == nil)
+        #expect(prompter.summary(PushSummary(pending: 2, held: 2, summary: "2 messages")) == "Two messages are waiting. Pull over to read.")
+        #expect(prompter.push(push(7, "CUSTOMER_MESSAGE", message: "Call me on +49 170 1234567, code 4812"))
+            == .say("New message from dispatch. It is on the screen."))
+    }
+
+    @Test("an arrival names the stop")
+    func arrival() {
+        var prompter = VoicePrompter()
+        prompter.route(Self.route)
+        let detected = ArrivalDetected(taskId: "task-1003", stopId: "task-1003-dropoff", distanceMeters: 12, dwellSeconds: 20, detectedAt: 0, mode: .suggest)
+        #expect(prompter.arrival(detected) == "You have reached Anna Becker. Tap Arrived to confirm.")
+    }
+
+    @Test("no run of three digits or more survives: phones, codes, order numbers", arguments: [
+        ("Call +49 941 000001 now.", "Call now."),
+        ("Code 4812.", "Code."),
+        ("Pick up at Bar 2000 Grill.", "Pick up at Bar Grill."),
+        ("Gate 12, (0941) 55-66-77 ask", "Gate 12, ask"),
+        ("Order task-1003 ready", "Order task ready"),
+    ])
+    func clean(text: String, expected: String) {
+        let cleaned = VoicePrompter.clean(text)
+        #expect(cleaned == expected)
+        #expect(!cleaned.contains { $0.isNumber } || cleaned.filter(\.isNumber).count < 3)
+    }
+}

@@ -1,0 +1,96 @@
+// The route's map: the stops in order, the line through them from the van, and a scale bar, drawn in SVG
+// in Web Mercator. Tiles come from `kiosk.tiles` when one is configured; without one (the default) the
+// background is plain, never a blank or broken map.
+"use strict";
+const RouteMap = (() => {
+  const TILE = 256;
+  const svgNS = "http://www.w3.org/2000/svg";
+  const worldX = (lng, z) => ((lng + 180) / 360) * TILE * 2 ** z;
+  const worldY = (lat, z) => {
+    const s = Math.sin((Math.max(-85, Math.min(85, lat)) * Math.PI) / 180);
+    return (0.5 - Math.log((1 + s) / (1 - s)) / (4 * Math.PI)) * TILE * 2 ** z;
+  };
+  function el(name, attributes, text) {
+    const node = document.createElementNS(svgNS, name);
+    for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+  function niceDistance(meters) {
+    const steps = [10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000];
+    let best = steps[0];
+    for (const step of steps) if (step <= meters) best = step;
+    return best;
+  }
+  // points: [{lat, lng, label, kind, status}], vehicle: {lat, lng} or null.
+  function render(container, points, vehicle, tiles, attribution) {
+    const width = container.clientWidth || 600;
+    const height = container.clientHeight || 240;
+    const all = points.concat(vehicle ? [vehicle] : []);
+    container.textContent = "";
+    const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, "aria-hidden": "true" });
+    container.appendChild(svg);
+    if (all.length === 0) {
+      svg.appendChild(el("text", { x: width / 2, y: height / 2, "text-anchor": "middle", class: "map-text" }, "No stops to show"));
+      return;
+    }
+    // The largest zoom (fractional: the plain map scales freely) at which everything fits with a margin;
+    // tiles are drawn from the whole zoom level below, scaled.
+    const pad = 36;
+    const spanX = Math.max(...all.map((p) => worldX(p.lng, 0))) - Math.min(...all.map((p) => worldX(p.lng, 0)));
+    const spanY = Math.max(...all.map((p) => worldY(p.lat, 0))) - Math.min(...all.map((p) => worldY(p.lat, 0)));
+    const fit = Math.min(Math.log2((width - 2 * pad) / Math.max(spanX, 1e-9)), Math.log2((height - 2 * pad) / Math.max(spanY, 1e-9)));
+    const zoom = Math.max(1, Math.min(18, fit));
+    const xs = all.map((p) => worldX(p.lng, zoom));
+    const ys = all.map((p) => worldY(p.lat, zoom));
+    const originX = (Math.max(...xs) + Math.min(...xs)) / 2 - width / 2;
+    const originY = (Math.max(...ys) + Math.min(...ys)) / 2 - height / 2;
+    const px = (p) => [worldX(p.lng, zoom) - originX, worldY(p.lat, zoom) - originY];
+    if (tiles) {
+      const level = Math.floor(zoom);
+      const size = TILE * 2 ** (zoom - level);
+      const n = 2 ** level;
+      for (let tx = Math.floor(originX / size); tx <= Math.floor((originX + width) / size); tx++) {
+        for (let ty = Math.floor(originY / size); ty <= Math.floor((originY + height) / size); ty++) {
+          if (ty < 0 || ty >= n) continue;
+          const x = ((tx % n) + n) % n;
+          const href = tiles.replace("{z}", level).replace("{x}", x).replace("{y}", ty);
+          const image = el("image", { href, x: tx * size - originX, y: ty * size - originY, width: size, height: size });
+          // A tile that cannot load leaves the plain background, never a broken-image icon.
+          image.addEventListener("error", () => image.remove());
+          svg.appendChild(image);
+        }
+      }
+    }
+    const line = (vehicle ? [vehicle] : []).concat(points).map(px);
+    if (line.length > 1) {
+      svg.appendChild(el("polyline", { points: line.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(" "),
+        fill: "none", stroke: "var(--map-line)", "stroke-width": 5, "stroke-linejoin": "round" }));
+    }
+    points.forEach((point, index) => {
+      const [x, y] = px(point);
+      svg.appendChild(el("circle", { cx: x, cy: y, r: 16, fill: point.kind === "pickup" ? "var(--primary-bg)" : "var(--bg)",
+        stroke: "var(--fg)", "stroke-width": 3 }));
+      svg.appendChild(el("text", { x, y: y + 7, "text-anchor": "middle", "font-size": 20, "font-weight": 700,
+        fill: point.kind === "pickup" ? "var(--primary-fg)" : "var(--fg)" }, String(index + 1)));
+    });
+    if (vehicle) {
+      const [x, y] = px(vehicle);
+      svg.appendChild(el("rect", { x: x - 10, y: y - 10, width: 20, height: 20, fill: "var(--danger-bg)", stroke: "var(--fg)", "stroke-width": 3 }));
+    }
+    if (tiles && attribution) {
+      svg.appendChild(el("rect", { x: width - 12 - attribution.length * 8.5, y: height - 28, width: attribution.length * 8.5 + 8, height: 24, fill: "var(--bg)" }));
+      svg.appendChild(el("text", { x: width - 8, y: height - 10, "text-anchor": "end", "font-size": 14, fill: "var(--fg)" }, attribution));
+    }
+    // Scale bar: about a quarter of the width, at the map's centre latitude.
+    const centreLat = all.reduce((sum, p) => sum + p.lat, 0) / all.length;
+    const metersPerPixel = (156543.03392 * Math.cos((centreLat * Math.PI) / 180)) / 2 ** zoom;
+    const meters = niceDistance((width / 4) * metersPerPixel);
+    const barPixels = meters / metersPerPixel;
+    const label = meters >= 1000 ? `${meters / 1000} km` : `${meters} m`;
+    svg.appendChild(el("rect", { x: 10, y: height - 34, width: barPixels + 16 + label.length * 11, height: 28, fill: "var(--bg)", stroke: "var(--fg)" }));
+    svg.appendChild(el("line", { x1: 16, y1: height - 14, x2: 16 + barPixels, y2: height - 14, stroke: "var(--fg)", "stroke-width": 4 }));
+    svg.appendChild(el("text", { x: 22 + barPixels, y: height - 12, "font-size": 18, fill: "var(--fg)" }, label));
+  }
+  return { render };
+})();
