@@ -33,3 +33,8 @@ echo "== Urgent items behind a ping backlog"
 echo
 echo "== Driver actions online"
 "$bin/driverd-bench" workflow --bin "$bin" --tasks "${BENCH_WORKFLOW_TASKS:-30}"
+echo
+echo "== The driver's screen: a push to the screen beside a raw events.subscribe client; the kiosk's RSS"
+echo "(BENCH_KIOSK_SOAK_MINUTES=60 adds the page's memory after an hour of the journey loop)"
+"$(dirname "$0")/../.build/tools/venv/bin/python" "$(dirname "$0")/kiosk-bench.py" "$bin" \
+    --pushes "${BENCH_KIOSK_PUSHES:-50}" --soak-minutes "${BENCH_KIOSK_SOAK_MINUTES:-0}"

@@ -27,11 +27,13 @@ mkdir -p "$work"
 version=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/DriverDaemon/DaemonVersion.swift)
 arch=$(dpkg --print-architecture)
 new_deb="out/driverd_${version}_${arch}.deb"
+kiosk_deb="out/driverd-kiosk_${version}_${arch}.deb"
 old_deb="$repo/.build-deb/older/driverd_${version}~older_${arch}.deb"
 # What commands inside the namespace read or write: /tmp, /run and /var/tmp are private tmpfs there, and the
 # checkout may well be under /tmp.
 visible=/var/cache/driverd-test-package
 visible_deb="$visible/$(basename "$new_deb")"
+visible_kiosk_deb="$visible/$(basename "$kiosk_deb")"
 sim_port=$((20000 + RANDOM % 10000))
 gps_port=$((30000 + RANDOM % 10000))
 failures=0
@@ -55,6 +57,7 @@ cleanup() {
     for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null; done
     pkill -KILL -f "gpsd .*-S $gps_port" 2>/dev/null
     wait 2>/dev/null
+    if dpkg-query -W -f='${Status}' driverd-kiosk 2>/dev/null | grep -q "ok"; then dpkg -P driverd-kiosk >/dev/null 2>&1; fi
     if dpkg-query -W -f='${Status}' driverd 2>/dev/null | grep -q "ok"; then dpkg -P driverd >/dev/null 2>&1; fi
     rm -rf "$visible"
 }
@@ -64,6 +67,8 @@ trap cleanup EXIT
 rm -rf "$visible"
 mkdir -p "$visible"
 cp "$new_deb" "$visible_deb"
+cp "$kiosk_deb" "$visible_kiosk_deb"
+cp scripts/kiosk-probe.py "$visible/kiosk-probe.py"
 if dpkg-query -W -f='${Status}' driverd 2>/dev/null | grep -q installed; then
     echo "test-package: driverd is already installed on this machine; refusing to touch it" >&2
     exit 1
@@ -97,7 +102,7 @@ printf 'confdir /etc/chrony/conf.d\n' >"$work/chrony-test.conf"
 check "chronyd parses the drop-in: SHM 0 from gpsd" sh -c "'$work/chrony-root/usr/sbin/chronyd' -p -f '$work/chrony-test.conf' | grep -qx 'refclock SHM 0 refid GPS poll 3 precision 1e-1 offset 0.0 delay 0.2'"
 check "config is root:driverd 0640" sh -c '[ "$(stat -c "%U:%G %a" /etc/driverd/driverd.toml)" = "root:driverd 640" ]'
 check "user driverd exists, no login shell" sh -c 'getent passwd driverd | grep -q ":/usr/sbin/nologin$"'
-check "group driver holds driverd" sh -c 'getent group driver | grep -q "[:,]driverd$"'
+check "group driver holds driverd" sh -c 'getent group driver | grep -Eq "[:,]driverd(,|$)"'
 check "state directory /var/lib/driverd is driverd's" sh -c '[ "$(stat -c %U /var/lib/driverd)" = driverd ]'
 check "driverd --version prints $version" sh -c "/usr/bin/driverd --version | grep -qx '$version'"
 check "driverctl --help lists diag" sh -c '/usr/bin/driverctl --help | grep -q "diag"'
@@ -231,6 +236,45 @@ import json, sys, urllib.request
 stats = json.load(urllib.request.urlopen('http://127.0.0.1:$sim_port/sim/stats'))
 accepted = [u for u in stats['statusUpdates'] if u['taskId'] == 'task-1001' and u['status'] == 'ACCEPTED']
 sys.exit(0 if len(accepted) == 1 else 1)"
+
+say "driverd-kiosk: the driver's screen, installed beside driverd, under systemd"
+ns dpkg -i "$visible_kiosk_deb" >"$work/kiosk-install.log" 2>&1 || { cat "$work/kiosk-install.log"; fail "dpkg -i $kiosk_deb"; }
+check "driverd-kiosk.service is active" wait_for 30 ns systemctl is-active --quiet driverd-kiosk.service
+check "user driverd-kiosk is in the driver and audio groups" sh -c 'id -nG driverd-kiosk | grep -qw driver && id -nG driverd-kiosk | grep -qw audio'
+check "the URL with its token is driverd-kiosk's, 0600" wait_for 20 sh -c \
+    "[ \"\$(nsenter -t $sdpid -m -p -- stat -c '%U %a' /run/driverd-kiosk/url)\" = 'driverd-kiosk 600' ]"
+kiosk_url=$(ns cat /run/driverd-kiosk/url)
+check "it listens on loopback only (127.0.0.1:8080)" sh -c "[ \"$kiosk_url\" != \"\${kiosk_url#http://127.0.0.1:8080/?token=}\" ]"
+check "the page is served from the package" sh -c "nsenter -t $sdpid -m -p -- python3 -c \"import urllib.request; assert b'kiosk.js' in urllib.request.urlopen('http://127.0.0.1:8080/').read()\""
+check "a wrong token is refused" sh -c "[ \"\$(nsenter -t $sdpid -m -p -- python3 $visible/kiosk-probe.py 'http://127.0.0.1:8080/?token=wrong' --status)\" = 400 ]"
+check "a foreign origin is refused" sh -c "[ \"\$(nsenter -t $sdpid -m -p -- env ORIGIN=http://evil.example python3 $visible/kiosk-probe.py '$kiosk_url' --status)\" = 400 ]"
+check "the bridge reaches the hardened driverd" sh -c "nsenter -t $sdpid -m -p -- python3 $visible/kiosk-probe.py '$kiosk_url' agent.describe | grep -q daemonVersion"
+check "a method outside the screen's list is refused" sh -c "nsenter -t $sdpid -m -p -- python3 $visible/kiosk-probe.py '$kiosk_url' diag.report | grep -q -- -32601"
+# A photo proof through the kiosk: it writes the file to its runtime directory, the hardened driverd reads it.
+python3 -c "
+import json, urllib.request
+task = {'id': 'task-3001', 'driverId': 'drv-1', 'podType': 'PHOTO',
+        'pickup': {'address': 'Haidplatz 8', 'lat': 49.021, 'lng': 12.097, 'name': 'Shop', 'phone': '+49 941 000001'},
+        'dropoff': {'address': 'Dachauplatz 4', 'lat': 49.016, 'lng': 12.1005, 'name': 'Customer', 'phone': '+49 151 0000001'}}
+urllib.request.urlopen(urllib.request.Request('http://127.0.0.1:$sim_port/sim/tasks', json.dumps(task).encode(), {'Content-Type': 'application/json'}))"
+wait_for 30 sh -c "nsenter -t $sdpid -m -p -- driverctl --json route | grep -q task-3001" || true
+for action in accept arrive pickup; do ns driverctl "$action" --task task-3001 >/dev/null 2>&1 || true; done
+png=iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGNgYGAAAAAEAAH2FzhVAAAAAElFTkSuQmCC
+# The demo drive goes on meanwhile: a proof waits until the van stands (1006), as on the street.
+photo() { ns python3 "$visible/kiosk-probe.py" "$kiosk_url" kiosk.photo "{\"taskId\": \"task-3001\", \"image\": \"$png\"}" >"$work/kiosk-photo.txt" 2>&1 || true
+    ! grep -q '"code": 1006' "$work/kiosk-photo.txt"; }
+wait_for 120 photo || true
+check "a signature (PNG) through the kiosk becomes driverd's photo proof" grep -q sha256 "$work/kiosk-photo.txt"
+grep -q sha256 "$work/kiosk-photo.txt" || { cat "$work/kiosk-photo.txt"; ns driverctl route || true; }
+nsenter -t "$sdpid" -m -p -- systemd-analyze security --no-pager driverd-kiosk.service >"$work/security-kiosk.txt" 2>&1 || true
+kiosk_score=$(sed -n 's/.*Overall exposure level for driverd-kiosk.service: \([0-9.]*\).*/\1/p' "$work/security-kiosk.txt")
+check "exposure of the running kiosk $kiosk_score <= 2.0" python3 -c "import sys; sys.exit(0 if float('$kiosk_score' or 99) <= 2.0 else 1)"
+check "no complaint from a blocked system call in the kiosk's journal" sh -c \
+    "! nsenter -t $sdpid -m -p -- journalctl --no-pager -u driverd-kiosk.service | grep -v 'Failed to set thread priority' | grep -E -i 'errno=|operation not permitted|permission denied|bad system call|read-only file system'"
+echo "   installed size: $(dpkg-query -W -f='${Installed-Size}' driverd-kiosk) KiB"
+ns dpkg -P driverd-kiosk >"$work/kiosk-purge.log" 2>&1 || { cat "$work/kiosk-purge.log"; fail "dpkg -P driverd-kiosk"; }
+check "driverd-kiosk purged; driverd still active" sh -c "! dpkg-query -W -f='\${Status}' driverd-kiosk 2>/dev/null | grep -q ok && nsenter -t $sdpid -m -p -- systemctl is-active --quiet driverd.service"
+check "the kiosk's config gone, driverd's kept" sh -c "test ! -e /etc/driverd/kiosk.toml && test -e /etc/driverd/driverd.toml"
 
 say "purge: state and config go"
 ns dpkg -P driverd >"$work/purge.log" 2>&1 || { cat "$work/purge.log"; fail "dpkg -P"; }

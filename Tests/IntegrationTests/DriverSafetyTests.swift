@@ -39,9 +39,14 @@ struct DriverSafetyTests {
         let directory = TemporaryDirectory()
         let driving = try GPSFake(log: try Self.writeLog(RoutePresets.driving(laps: 20, speed: 12), directory.file("drive.nmea")), delay: 0.1, loop: true)
         let rig = try WorkflowTests.Rig(gpsd: driving.endpoint, ignition: nil, directory: directory)
-        let events = try SubscribedConnection(rig.daemon, topics: [EventTopic.push, EventTopic.pushSummary], timeout: 120)
+        let events = try SubscribedConnection(
+            rig.daemon, topics: [EventTopic.push, EventTopic.pushSummary, EventTopic.safetyChanged], timeout: 120)
         for action in ["accept", "arrive", "pickup", "arrive"] { try rig.ctl(action, "--task", "task-1001") }
         try rig.waitFor("driving", timeout: .seconds(60)) { try Self.safety(rig.daemon).state == .moving }
+        // A screen reads the closed gate with the daemon's reason for its disabled buttons (API 1.9); it learns
+        // of the gate opening from safety.changed below.
+        let closed = try Self.safety(rig.daemon)
+        #expect(closed.open == false && closed.reason?.hasPrefix("pull over to complete") == true, "\(closed)")
 
         let sent = try await rig.http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "taskId": "task-1001", "text": "leave it at the door"])
         let push = try sent.decode(Push.self)
@@ -63,7 +68,10 @@ struct DriverSafetyTests {
         let parked = try GPSFake(
             log: try Self.writeLog(RoutePresets.parked(seconds: 900), directory.file("parked.nmea")), delay: 0.1, port: driving.port)
 
-        // The vehicle stops: the message comes, and the same actions go through.
+        // The vehicle stops: the gate opens, the message comes, and the same actions go through.
+        var opened = try events.waitFor(EventTopic.safetyChanged)
+        while opened["open"] != .bool(true) { opened = try events.waitFor(EventTopic.safetyChanged) }
+        #expect(opened["state"] == .string("stationary") && opened["reason"] == nil, "\(opened)")
         let delivered = try events.waitFor(EventTopic.push)
         #expect(delivered["id"]?.number == push.id && delivered["message"] == .string("leave it at the door"))
         #expect(try Self.safety(rig.daemon).state == .stationary)

@@ -12,6 +12,8 @@ import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("DRIVERD_BIN_DIR") or os.path.join(ROOT, ".build", "debug")
+# dispatch-sim and nmea-synth (the test's tools) may come from another build than driverd and the kiosk.
+TOOLS = os.environ.get("DRIVERD_TOOLS_BIN_DIR") or BIN
 LOG_DIR = os.environ.get("DRIVERD_TEST_LOG_DIR")
 
 # Where the van stands in the journey: on Dachauplatz, within a few metres of every drop-off.
@@ -86,7 +88,7 @@ class Stack:
     def start(self):
         sim_out = os.path.join(self.dir, "sim.out")
         with open(sim_out, "wb") as out:
-            self._spawn("dispatch-sim", [f"{BIN}/dispatch-sim", "--port", "0", "--scenario", os.path.join(ROOT, "Tests/kiosk/scenario.json")], stdout=out)
+            self._spawn("dispatch-sim", [f"{TOOLS}/dispatch-sim", "--port", "0", "--scenario", os.path.join(ROOT, "Tests/kiosk/scenario.json")], stdout=out)
         line = wait_for(lambda: open(sim_out).read().strip(), what="dispatch-sim to listen")
         self.backend = line.split("listening on ")[-1].strip()
 
@@ -95,7 +97,7 @@ class Stack:
             # Dated from now: the unit's clock is unsynchronised here, so driverd stamps from GPS time.
             json.dump(dict(self.route, startTime=int(time.time())), f)
         nmea = os.path.join(self.dir, "drive.nmea")
-        subprocess.run([f"{BIN}/nmea-synth", "--route", route_file, "-o", nmea], check=True)
+        subprocess.run([f"{TOOLS}/nmea-synth", "--route", route_file, "-o", nmea], check=True)
         self.gpsd_port = free_port()
         env = dict(os.environ, TMPDIR=self.dir)
         # -c 0.2: about real time for the synthesised log's sentences per epoch.

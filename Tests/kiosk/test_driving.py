@@ -1,10 +1,13 @@
 """Driving: the screen shows the driving view above the safety limit, holds a message with its summary, and
 gives everything back when the van stands, without a reload. The voice says what waits."""
+import os
+
+from audit import audit
 from conftest import open_page
 from stack import Stack, driving_route, wait_for
 
 
-def test_driving_view_holds_messages_until_the_van_stands(browser):
+def test_driving_view_holds_messages_until_the_van_stands(browser, screens_dir):
     stack = Stack("driving", driving_route()).start()
     try:
         stack.wait_standing()
@@ -27,7 +30,8 @@ def test_driving_view_holds_messages_until_the_van_stands(browser):
         wait_for(lambda: held.is_visible() and "1 message" in held.inner_text(), timeout=20, what="the held message's summary")
         assert "pull over to read" in held.inner_text()
         assert "back door" not in page.locator("body").inner_text()
-        page.screenshot(path=stack.dir + "/driving.png")
+        page.screenshot(path=os.path.join(screens_dir, "driving-800x480-day.png"))
+        audit(page, "driving view")
 
         # The van stands: the message appears, without a reload.
         wait_for(lambda: page.locator("#stand-view").is_visible(), timeout=120, interval=0.25, what="the stand view after the drive")
@@ -45,7 +49,6 @@ def test_driving_view_holds_messages_until_the_van_stands(browser):
 
 
 def _prompts(stack):
-    import os
     path = os.path.join(stack.wav_dir, "prompts.log")
     if not os.path.exists(path):
         return None

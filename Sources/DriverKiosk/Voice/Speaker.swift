@@ -11,6 +11,7 @@ public actor Speaker {
     private var speaking = false
     private var rendered = 0
     static let maxWaiting = 4
+    public static let espeak = "/usr/bin/espeak-ng"
 
     public init(configuration: KioskConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -46,7 +47,7 @@ public actor Speaker {
         }
         arguments += ["--", text]
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/espeak-ng")
+        process.executableURL = URL(fileURLWithPath: Self.espeak)
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

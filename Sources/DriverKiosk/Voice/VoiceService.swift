@@ -1,4 +1,5 @@
 import DriverAPI
+import Foundation
 import JSONRPC
 import Logging
 import NIOCore
@@ -22,6 +23,10 @@ public struct VoiceService: Service {
 
     public func run() async throws {
         guard configuration.voiceEnabled else { return }
+        guard FileManager.default.isExecutableFile(atPath: Speaker.espeak) else {
+            logger.notice("the voice is off: \(Speaker.espeak) is not installed (apt-get install espeak-ng)")
+            return
+        }
         await cancelWhenGracefulShutdown {
             var prompter = VoicePrompter()
             var backoff = 1.0

@@ -1,0 +1,44 @@
+"""Checks every screen of the kiosk must pass: axe-core finds no serious or critical violation, every tappable
+element is at least 48x48 CSS px, every visible text has at least 7:1 contrast against what it sits on."""
+from axe_playwright_python.sync_playwright import Axe
+
+# Contrast of every visible text against the background it sits on (WCAG 2 relative luminance).
+CONTRAST = """() => {
+  const parse = (c) => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
+    const p = m[1].split(",").map(Number); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; };
+  const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b); };
+  const background = (el) => { for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
+    if (c && c.a > 0.5) return c; } return {r: 255, g: 255, b: 255, a: 1}; };
+  const low = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.textContent.trim()) continue;
+    const el = node.parentElement;
+    if (el.closest("svg")) continue;
+    const box = el.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0 || !el.checkVisibility()) continue;
+    const fg = parse(getComputedStyle(el).color), bg = background(el);
+    const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+    const ratio = (a + 0.05) / (b + 0.05);
+    if (ratio < 7) low.push(`${el.tagName}#${el.id} "${node.textContent.trim().slice(0, 30)}" ${ratio.toFixed(2)}`);
+  }
+  return low;
+}"""
+
+TAPPABLE = """() => [...document.querySelectorAll("button, a[href], input:not([type=hidden]), select, summary, [role=button]")]
+  .filter((el) => el.checkVisibility())
+  .map((el) => { const b = el.getBoundingClientRect(); return {what: `${el.tagName}#${el.id} ${el.textContent.trim().slice(0, 20)}`, w: b.width, h: b.height}; })
+  .filter((b) => b.w < 48 || b.h < 48)"""
+
+
+_axe = Axe()
+
+
+def audit(page, name):
+    violations = [v for v in _axe.run(page).response["violations"] if v["impact"] in ("serious", "critical")]
+    assert not violations, f"{name}: " + "; ".join(f"{v['id']}: {v['help']} ({len(v['nodes'])})" for v in violations)
+    small = page.evaluate(TAPPABLE)
+    assert not small, f"{name}: tappable elements under 48x48: {small}"
+    low = page.evaluate(CONTRAST)
+    assert not low, f"{name}: text under 7:1: {low}"
