@@ -20,11 +20,5 @@ public enum DaemonLink {
     }
 
     /// A line with its newline, ready to write.
-    public static func line(_ bytes: [UInt8]) -> ByteBuffer {
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(bytes.count + 1)
-        buffer.writeBytes(bytes)
-        buffer.writeInteger(UInt8(ascii: "\n"))
-        return buffer
-    }
+    public static func line(_ bytes: [UInt8]) -> ByteBuffer { ByteBuffer(line: bytes) }
 }

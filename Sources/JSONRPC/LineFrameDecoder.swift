@@ -1,5 +1,15 @@
 import NIOCore
 
+extension ByteBuffer {
+    /// One line of the wire: the bytes and their newline.
+    public init(line bytes: [UInt8]) {
+        self.init()
+        reserveCapacity(bytes.count + 1)
+        writeBytes(bytes)
+        writeInteger(UInt8(ascii: "\n"))
+    }
+}
+
 /// What the line decoder hands on: a complete line, or the news that a line grew past the limit.
 public enum LineFrame: Sendable, Equatable {
     case line(ByteBuffer)

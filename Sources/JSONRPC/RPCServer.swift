@@ -171,13 +171,7 @@ public final class RPCServer: Sendable {
 
     private static func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D }
 
-    private static func line(_ bytes: [UInt8]) -> ByteBuffer {
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(bytes.count + 1)
-        buffer.writeBytes(bytes)
-        buffer.writeInteger(UInt8(ascii: "\n"))
-        return buffer
-    }
+    private static func line(_ bytes: [UInt8]) -> ByteBuffer { ByteBuffer(line: bytes) }
 }
 
 /// `struct ucred` from <sys/socket.h> (Glibc hides it behind _GNU_SOURCE), laid out the same.

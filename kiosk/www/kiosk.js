@@ -37,6 +37,8 @@ function connect() {
   socket.onopen = async () => {
     backoff = 500;
     try {
+      // driverd sends every unacknowledged push again to a new subscriber: start from none.
+      state.pushes.clear();
       state.kiosk = await call("kiosk.describe");
       await call("events.subscribe", { topics: TOPICS });
       await refreshAll();

@@ -22,10 +22,18 @@ const RouteMap = (() => {
     for (const step of steps) if (step <= meters) best = step;
     return best;
   }
-  // points: [{lat, lng, label, kind, status}], vehicle: {lat, lng} or null.
+  // Tiles that failed once are not asked for again (a tile server with holes, or none reachable).
+  const failed = new Set();
+  let drawn = "";
+  // points: [{lat, lng, label, kind, status}], vehicle: {lat, lng} or null. Drawn again only when something
+  // it shows changed.
   function render(container, points, vehicle, tiles, attribution) {
     const width = container.clientWidth || 600;
     const height = container.clientHeight || 240;
+    const key = JSON.stringify([points.map((p) => [p.lat, p.lng, p.kind]), vehicle && [vehicle.lat.toFixed(5), vehicle.lng.toFixed(5)],
+      width, height, tiles, attribution]);
+    if (key === drawn && container.firstChild) return;
+    drawn = key;
     const all = points.concat(vehicle ? [vehicle] : []);
     container.textContent = "";
     const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, "aria-hidden": "true" });
@@ -55,9 +63,10 @@ const RouteMap = (() => {
           if (ty < 0 || ty >= n) continue;
           const x = ((tx % n) + n) % n;
           const href = tiles.replace("{z}", level).replace("{x}", x).replace("{y}", ty);
+          if (failed.has(href)) continue;
           const image = el("image", { href, x: tx * size - originX, y: ty * size - originY, width: size, height: size });
           // A tile that cannot load leaves the plain background, never a broken-image icon.
-          image.addEventListener("error", () => image.remove());
+          image.addEventListener("error", () => { failed.add(href); image.remove(); });
           svg.appendChild(image);
         }
       }
