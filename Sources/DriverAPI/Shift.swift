@@ -86,16 +86,20 @@ public struct PushEvent: Codable, Sendable, Equatable {
 }
 
 /// Params of the `push.summary` event and result of `events.pending`: what waits, said without interrupting.
+/// `push.summary` also goes out after every acknowledgement (API 1.9), so every front end knows what is left.
 public struct PushSummary: Codable, Sendable, Equatable {
     /// Unacknowledged pushes, and how many of them are held because the vehicle moves.
     public var pending: Int
     public var held: Int
     /// "1 new order, 2 messages" (empty when nothing waits).
     public var summary: String
-    public init(pending: Int, held: Int, summary: String) {
+    /// The ids of the unacknowledged pushes (API 1.9): a screen drops what another front end acknowledged.
+    public var ids: [Int]?
+    public init(pending: Int, held: Int, summary: String, ids: [Int]? = nil) {
         self.pending = pending
         self.held = held
         self.summary = summary
+        self.ids = ids
     }
 }
 

@@ -162,6 +162,11 @@ struct ContractGoldenTests {
             "safety.changed.event")
     }
 
+    @Test("events.pending and push.summary carry the ids of what waits (API 1.9)")
+    func pushSummary() throws {
+        try Self.check(PushSummary(pending: 2, held: 1, summary: "1 new order, 1 message", ids: [17, 18]), "events.pending.result")
+    }
+
     @Test("config.show (API 1.8)")
     func configShow() throws {
         try Self.check(

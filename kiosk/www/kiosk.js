@@ -124,6 +124,11 @@ function notified(topic, params) {
       break;
     case "push.summary":
       state.held = params;
+      // What another front end acknowledged (driverctl, the voice, a second screen) leaves this one too.
+      if (Array.isArray(params.ids)) {
+        const left = new Set(params.ids);
+        for (const id of [...state.pushes.keys()]) if (!left.has(id)) state.pushes.delete(id);
+      }
       render();
       break;
     case "pod.verdict":

@@ -115,7 +115,10 @@ actor PushCenter {
         try box.acknowledge(id: Int64(id))
         let pending = (try? box.pending()) ?? []
         heldCount.withLock { $0 = pending.filter { !$0.delivered }.count }
-        return Self.summary(pending, gateOpen: safety.isOpen && shift.isOn)
+        let summary = Self.summary(pending, gateOpen: safety.isOpen && shift.isOn)
+        // Every front end learns what is left: a screen drops the push another front end acknowledged.
+        hub.publish(Events.pushSummary, summary)
+        return summary
     }
 
     func summary() -> PushSummary { Self.summary((try? box.pending()) ?? [], gateOpen: safety.isOpen && shift.isOn) }
@@ -151,6 +154,8 @@ actor PushCenter {
             return count == 0 ? nil : "\(count) \(count == 1 ? one : many)"
         }
         // While the gate is closed nothing waiting is shown; once open, nothing is held back.
-        return PushSummary(pending: pending.count, held: gateOpen ? 0 : pending.filter { !$0.delivered }.count, summary: parts.joined(separator: ", "))
+        return PushSummary(
+            pending: pending.count, held: gateOpen ? 0 : pending.filter { !$0.delivered }.count, summary: parts.joined(separator: ", "),
+            ids: pending.map { Int($0.id) })
     }
 }
