@@ -1,4 +1,5 @@
 import DriverAPI
+import Foundation
 import JSONRPC
 
 /// What the bridge does with one WebSocket frame from the page, decided without I/O.
@@ -103,34 +104,11 @@ public struct BridgePolicy: Sendable {
     }
 }
 
-/// Standard base64 (RFC 4648), padding optional, as a data URL's payload or `canvas.toDataURL` gives it.
+/// Standard base64 (RFC 4648), as a data URL's payload or `canvas.toDataURL` gives it; Foundation decodes it,
+/// the padding it insists on is added when a sender left it out.
 enum Base64 {
-    private static let table: [UInt8] = {
-        var table = [UInt8](repeating: 0xFF, count: 256)
-        for (index, character) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
-            table[Int(character)] = UInt8(index)
-        }
-        return table
-    }()
-
     static func decode(_ text: String) -> [UInt8]? {
-        var output: [UInt8] = []
-        output.reserveCapacity(text.utf8.count / 4 * 3)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        var padding = 0
-        for character in text.utf8 {
-            if character == UInt8(ascii: "=") { padding += 1; continue }
-            guard padding == 0 else { return nil }
-            let value = table[Int(character)]
-            guard value != 0xFF else { return nil }
-            accumulator = accumulator << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
-            }
-        }
-        return padding <= 2 && bits < 6 ? output : nil
+        let padded = text.utf8.count % 4 == 0 ? text : text + String(repeating: "=", count: 4 - text.utf8.count % 4)
+        return Data(base64Encoded: padded).map { [UInt8]($0) }
     }
 }
