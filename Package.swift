@@ -16,7 +16,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
@@ -58,11 +57,16 @@ let package = Package(
         .systemLibrary(name: "CTimex"),
         // The only Swift target that imports CGPS: a gpsd reader on its own thread, publishing fixes and link states.
         .target(name: "GPSKit", dependencies: ["CGPS", "DriverDomain"]),
-        // The SQLite store (GRDB): frozen SQL migrations, one record per table, the ping recorder.
-        .target(
-            name: "DriverStore",
-            dependencies: ["DriverDomain", .product(name: "GRDB", package: "GRDB.swift")]
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
         ),
+        // The only Swift target that imports CSQLite: connections, a WAL pool (one writer, few readers), Codable
+        // records, migrations. In place of GRDB, whose Foundation use links ICU's 30 MB into the daemon (docs/LEAN.md).
+        .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
+        // The SQLite store: frozen SQL migrations, one record per table, the ping recorder.
+        .target(name: "DriverStore", dependencies: ["DriverDomain", "SQLiteKit"]),
         // The backend contract (docs/backend-openapi.yaml) as Codable types, paths and the polyline codec. No I/O.
         // dispatch-sim serves it; driverd's uplink speaks it.
         .target(name: "BackendContract", dependencies: ["DriverAPI", "DriverDomain"]),
@@ -176,7 +180,7 @@ let package = Package(
             name: "driverd-bench",
             dependencies: [
                 "DriverAPI", "JSONRPC", "NMEASynth", "DriverDomain", "DriverStore", "BackendContract", "DispatchSimCore",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "SQLiteKit",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -204,7 +208,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "GPSKitTests", dependencies: ["GPSKit", "NMEASynth"]),
-        .testTarget(name: "DriverStoreTests", dependencies: ["DriverStore", "DriverDomain"]),
+        .testTarget(name: "DriverStoreTests", dependencies: ["DriverStore", "DriverDomain", "SQLiteKit"]),
+        .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit"]),
         .testTarget(name: "NMEASynthTests", dependencies: ["NMEASynth", "DriverDomain"]),
         .testTarget(name: "BackendContractTests", dependencies: ["BackendContract"]),
         .testTarget(name: "DispatchSimCoreTests", dependencies: ["DispatchSimCore", "BackendContract", "DriverDomain", "DriverAPI"]),
@@ -228,7 +233,7 @@ let package = Package(
                 "DriverAPI", "JSONRPC", "NMEASynth", "DriverDomain", "BackendContract", "DriverStore", "DispatchSimCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "SQLiteKit",
             ],
             exclude: ["Support/tls_proxy.py"]
         ),

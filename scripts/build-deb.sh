@@ -35,6 +35,8 @@ install -d "$ROOT/DEBIAN" "$ROOT/usr/bin" "$ROOT/lib/systemd/system" "$ROOT/usr/
     "$ROOT/usr/share/fish/vendor_completions.d"
 
 # The version the binary reports is the one in the source; a test build for the upgrade test may differ.
+# ICU (30+ MB) must stay out of the daemon: fail here, on the unstripped binary, when something links it again.
+scripts/check-no-icu.sh "$BIN/driverd"
 install -m 0755 "$BIN/driverd" "$ROOT/usr/bin/driverd"
 # As dh_strip does.
 strip --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/usr/bin/driverd"
@@ -134,6 +136,22 @@ chmod 0644 "$KROOT/DEBIAN/md5sums" "$KROOT/DEBIAN/conffiles" "$KROOT/DEBIAN/cont
 KDEB="$OUT/driverd-kiosk_${VERSION}_${ARCH}.deb"
 dpkg-deb --root-owner-group -Zxz --build "$KROOT" "$KDEB" >/dev/null
 echo "== built $KDEB ($(du -h "$KDEB" | cut -f1); $(stat -c %s "$KDEB") bytes; installed $ksize KiB, of which /usr/bin/driverd-kiosk $(( $(stat -c %s "$KROOT/usr/bin/driverd-kiosk") / 1024 )) KiB)"
+
+# The size figures of docs/LEAN.md beside their baseline, measured now: the smallest a static Swift program that
+# uses FoundationEssentials can be, built by the same toolchain and stripped the same way.
+floor_dir=$(mktemp -d)
+printf 'import FoundationEssentials\nprint(Date.now.timeIntervalSince1970 > 0, try JSONEncoder().encode([1]).count)\n' >"$floor_dir/hello.swift"
+if "$SWIFT"c -O -static-stdlib "$floor_dir/hello.swift" -o "$floor_dir/hello" >/dev/null 2>&1; then
+    strip --remove-section=.comment --remove-section=.note --strip-unneeded "$floor_dir/hello"
+    floor_kib=$(( $(stat -c %s "$floor_dir/hello") / 1024 ))
+else
+    floor_kib=unknown
+fi
+rm -rf "$floor_dir"
+deb_mb=$(awk -v b="$(stat -c %s "$DEB")" 'BEGIN { printf "%.1f", b / 1e6 }')
+installed_mb=$(awk -v k="$size" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')
+echo "== figures: driverd + driverctl .deb $deb_mb MB (target <= 15), installed $installed_mb MB (target <= 45);" \
+    "baseline: a static FoundationEssentials hello world strips to $floor_kib KiB, driverd to $(( $(stat -c %s "$ROOT/usr/bin/driverd") / 1024 )) KiB"
 
 if [ "${DRIVERD_DEB_LINT:-1}" = 1 ]; then
     echo "== lintian"

@@ -180,6 +180,16 @@ check "a user outside the driver group cannot connect" sh -c \
     "! nsenter -t $sdpid -m -p -- setpriv --reuid 65534 --regid $nogroup --clear-groups driverctl status"
 check "a member of the driver group can act" sh -c \
     "nsenter -t $sdpid -m -p -- setpriv --reuid 65534 --regid $nogroup --groups $driver_gid driverctl shift status"
+# The static binary has no ICU, so Foundation's TimeZone cannot name a zone: times must still print right (UTC,
+# from libc) whatever the unit's zone, here +12:45 with daylight saving.
+check "times print in UTC under TZ=Pacific/Chatham (no ICU in the binary)" sh -c "
+    json=\$(nsenter -t $sdpid -m -p -- driverctl --json shift status)
+    text=\$(nsenter -t $sdpid -m -p -- env TZ=Pacific/Chatham driverctl shift status)
+    expected=\$(printf '%s' \"\$json\" | python3 -c '
+import datetime, json, sys
+s = json.load(sys.stdin); t = s.get(\"startedAt\") if s.get(\"onShift\") else s.get(\"endedAt\")
+print(datetime.datetime.fromtimestamp(int(t), datetime.timezone.utc).strftime(\"%Y-%m-%dT%H:%M:%SZ\") if t else \"none\")')
+    [ \"\$expected\" != none ] && printf '%s' \"\$text\" | grep -qF \"\$expected\""
 ctl diag >"$work/diag.txt" 2>&1 || true
 check "driverctl diag (as root) prints the screen" grep -q "^disk      /var/lib/driverd" "$work/diag.txt"
 check "driverctl diag --bundle includes the journal" sh -c "nsenter -t $sdpid -m -p -- driverctl diag --bundle $visible/bundle.tar.gz >/dev/null &&

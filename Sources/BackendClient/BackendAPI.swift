@@ -1,5 +1,5 @@
 import BackendContract
-import Foundation
+import FoundationEssentials
 
 /// The backend contract as the daemon calls it: `BackendClient` over HTTPS, or a test's stand-in. Every
 /// failure is a `BackendClientError`, sorted into transient, unauthorized and refused.

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import BackendContract
 import CompressNIO
-import Foundation
+import FoundationEssentials
 import NIOCore
 import NIOHTTP1
 import NIOSSL

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOCore
 
 /// A multipart/form-data body (RFC 7578): text fields, then one file.

@@ -1,5 +1,5 @@
 import BackendContract
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 import Logging
 import NIOCore

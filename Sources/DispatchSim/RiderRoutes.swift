@@ -163,5 +163,5 @@ extension RiderRoutes {
 }
 
 extension Digest {
-    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+    var hexString: String { TextFormat.hex(self) }
 }

@@ -15,6 +15,17 @@ public enum TextFormat {
         return (value < 0 && scaled != 0 ? "-" : "") + "\(scaled / scale)" + (decimals > 0 ? "." + fraction : "")
     }
 
+    /// Bytes in lower-case hex, two digits each (digests, tokens).
+    public static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// A sampling rate: `1 Hz`, `0.2 Hz`, `0.1 Hz`, and below that a whole period as `1/60 Hz`.
     public static func rate(_ hz: Double) -> String {
         if hz >= 1 || hz == 0 { return fixed(hz, decimals: hz == hz.rounded() ? 0 : 1) + " Hz" }

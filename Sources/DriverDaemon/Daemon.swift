@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import BackendClient
-import Foundation
+import FoundationEssentials
 import DriverAPI
 import DriverDomain
 import DriverStore

@@ -1,3 +1,4 @@
+import DriverAPI
 /// Who may open the bridge: a page that knows the token (written 0600 for the kiosk's browser, passed in its
 /// URL) and comes from the kiosk's own origin, so that neither another local user nor a web page in some
 /// browser on the unit can drive the driver's screen.
@@ -41,7 +42,7 @@ public struct KioskAccess: Sendable {
     public static func randomToken() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        return TextFormat.hex(bytes)
     }
 
     /// The query parameter `token` of a request URI.

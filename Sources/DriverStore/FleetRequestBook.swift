@@ -1,4 +1,4 @@
-import GRDB
+import SQLiteKit
 
 /// The fleet's requests this unit took: each is answered once (its answer and any bundle chunks are queued in the
 /// same durable transaction that records it).
@@ -9,7 +9,7 @@ public final class FleetRequestBook: Sendable {
 
     public func isKnown(_ requestId: String) throws -> Bool {
         try store.pool.read { db in
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM fleet_request WHERE request_id = ?)", arguments: [requestId]) ?? false
+            try db.value(Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM fleet_request WHERE request_id = ?)", arguments: [requestId]) ?? false
         }
     }
 
@@ -20,7 +20,7 @@ public final class FleetRequestBook: Sendable {
             try db.execute(
                 sql: "INSERT OR IGNORE INTO fleet_request (request_id, kind, received_at) VALUES (?, ?, ?)", arguments: [requestId, kind, now])
             guard db.changesCount == 1 else { return false }
-            for var item in items { try item.insert(db) }
+            for item in items { try item.insert(db) }
             return true
         }
     }

@@ -1,9 +1,9 @@
-import GRDB
+import SQLiteKit
 
 /// Frozen SQL: a migration, once shipped, never changes and never refers to app types.
 enum Migrations {
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
+    static var migrator: Migrator {
+        var migrator = Migrator()
         migrator.registerMigration("v1_pings") { db in
             try db.execute(sql: """
                 CREATE TABLE ping (

@@ -1,5 +1,5 @@
-import Foundation
-import GRDB
+import SQLiteKit
+import FoundationEssentials
 import Synchronization
 
 /// The durable outbox: transitions and proofs of delivery (`outbox_item`, in order per task) and pings
@@ -46,7 +46,7 @@ public final class Outbox: Sendable {
     public func enqueue(_ item: OutboxItemRecord) throws -> OutboxItemRecord {
         try store.writeDurably { db in
             var item = item
-            try item.insert(db)
+            item.id = try item.insert(db)
             return item
         }
     }
@@ -67,7 +67,7 @@ public final class Outbox: Sendable {
 
     /// The backend took it: the item leaves the queue.
     public func complete(itemId: Int64) throws {
-        _ = try store.pool.write { db in try OutboxItemRecord.deleteOne(db, key: itemId) }
+        try store.pool.write { db in try OutboxItemRecord.deleteOne(db, key: itemId) }
     }
 
     /// The backend refused it (409/422/4xx): kept as dead with its answer, never retried.
@@ -85,16 +85,15 @@ public final class Outbox: Sendable {
     /// The pending items of one task, oldest first.
     public func pendingItems(taskId: String) throws -> [OutboxItemRecord] {
         try store.pool.read { db in
-            try OutboxItemRecord.filter(OutboxItemRecord.Columns.taskId == taskId && OutboxItemRecord.Columns.state == OutboxItemRecord.State.pending.rawValue)
-                .order(OutboxItemRecord.Columns.id).fetchAll(db)
+            try OutboxItemRecord.fetchAll(
+                db, "WHERE task_id = ? AND state = ? ORDER BY id", arguments: [taskId, OutboxItemRecord.State.pending.rawValue])
         }
     }
 
     /// Every pending item, by task, oldest first: one read for a whole sync merge.
     public func pendingItemsByTask() throws -> [String: [OutboxItemRecord]] {
         let items = try store.pool.read { db in
-            try OutboxItemRecord.filter(OutboxItemRecord.Columns.state == OutboxItemRecord.State.pending.rawValue)
-                .order(OutboxItemRecord.Columns.id).fetchAll(db)
+            try OutboxItemRecord.fetchAll(db, "WHERE state = ? ORDER BY id", arguments: [OutboxItemRecord.State.pending.rawValue])
         }
         return Dictionary(grouping: items, by: \.taskId)
     }
@@ -102,15 +101,15 @@ public final class Outbox: Sendable {
     /// Spool files that pending photo items still need (their payload's `file`).
     public func pendingPhotoFiles() throws -> [String] {
         try store.pool.read { db in
-            try String.fetchAll(db, sql: """
+            try db.values(String.self, sql: """
                 SELECT json_extract(CAST(payload AS TEXT), '$.file') FROM outbox_item WHERE kind = ? AND state = ?
-                """, arguments: [OutboxItemRecord.Kind.podPhoto.rawValue, OutboxItemRecord.State.pending.rawValue]).compactMap { $0 }
+                """, arguments: [OutboxItemRecord.Kind.podPhoto.rawValue, OutboxItemRecord.State.pending.rawValue])
         }
     }
 
     public func deadItems() throws -> [OutboxItemRecord] {
         try store.pool.read { db in
-            try OutboxItemRecord.filter(OutboxItemRecord.Columns.state == OutboxItemRecord.State.dead.rawValue).order(OutboxItemRecord.Columns.id).fetchAll(db)
+            try OutboxItemRecord.fetchAll(db, "WHERE state = ? ORDER BY id", arguments: [OutboxItemRecord.State.dead.rawValue])
         }
     }
 
@@ -123,25 +122,25 @@ public final class Outbox: Sendable {
     /// nil when nothing is waiting.
     public func claimPingBatch(maxPings: Int, newBatchId: @Sendable () -> String) throws -> PingBatch? {
         try store.pool.write { db in
-            let newest = try PingRecord.filter(PingRecord.Columns.batchId == nil).order(PingRecord.Columns.id.desc).fetchOne(db)
-            let open = try Row.fetchAll(db, sql: """
+            let newest = try PingRecord.fetchOne(db, "WHERE batch_id IS NULL ORDER BY id DESC")
+            let open = try db.rows(sql: """
                 SELECT batch_id, MAX(id) AS newest, MIN(id) AS oldest, COUNT(*) AS n FROM ping
                 WHERE batch_id IS NOT NULL GROUP BY batch_id
                 """)
-            let newestOpen = open.max { ($0["newest"] as Int64) < ($1["newest"] as Int64) }
+            let newestOpen = open.max { ($0.value("newest") ?? 0 as Int64) < ($1.value("newest") ?? 0) }
             // The newest ping ever put in a batch (acked batches are gone, so it is kept aside).
             var state = try UnitStateRecord.fetchOne(db) ?? UnitStateRecord()
             let lastClaimed = state.lastClaimedPing
-            if let newest, let newestId = newest.id, newestId > max(lastClaimed, (newestOpen?["newest"] as Int64?) ?? 0) || open.isEmpty {
+            if let newest, let newestId = newest.id, newestId > max(lastClaimed, newestOpen?.value("newest") ?? 0) || open.isEmpty {
                 let backlog = open.isEmpty
-                    ? try PingRecord.filter(PingRecord.Columns.batchId == nil && PingRecord.Columns.id < newestId)
-                        .order(PingRecord.Columns.id).limit(max(0, maxPings - 1)).fetchAll(db)
+                    ? try PingRecord.fetchAll(
+                        db, "WHERE batch_id IS NULL AND id < ? ORDER BY id LIMIT ?", arguments: [newestId, max(0, maxPings - 1)])
                     : []
                 let batchId = newBatchId()
                 let ids = backlog.compactMap(\.id) + [newestId]
                 try db.execute(
                     sql: "UPDATE ping SET batch_id = ? WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ",")))",
-                    arguments: StatementArguments([batchId] + ids.map { DatabaseValue(value: $0) }))
+                    arguments: [batchId] + ids.map { $0 as any DatabaseValueConvertible })
                 state.lastClaimedPing = max(lastClaimed, newestId)
                 try state.save(db)
                 var pings = backlog + [newest]
@@ -150,9 +149,9 @@ public final class Outbox: Sendable {
             }
             guard let newestOpen else { return nil }
             // A live batch (one ping) that failed goes again first; then the claimed backlog, oldest first.
-            let oldestOpen = open.min { ($0["oldest"] as Int64) < ($1["oldest"] as Int64) }!
-            let next: String = (newestOpen["n"] as Int) == 1 ? newestOpen["batch_id"] : oldestOpen["batch_id"]
-            let pings = try PingRecord.filter(PingRecord.Columns.batchId == next).order(PingRecord.Columns.id).fetchAll(db)
+            let oldestOpen = open.min { ($0.value("oldest") ?? 0 as Int64) < ($1.value("oldest") ?? 0) }!
+            let next: String = (newestOpen.value("n") ?? 0 as Int) == 1 ? newestOpen.value("batch_id") ?? "" : oldestOpen.value("batch_id") ?? ""
+            let pings = try PingRecord.fetchAll(db, "WHERE batch_id = ? ORDER BY id", arguments: [next])
             return PingBatch(batchId: next, pings: pings)
         }
     }
@@ -182,25 +181,25 @@ public final class Outbox: Sendable {
     private func readDepth() throws -> Depth {
         try store.pool.read { db in
             var depth = Depth()
-            for row in try Row.fetchAll(db, sql: "SELECT kind, state, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox_item GROUP BY kind, state") {
-                let count: Int = row["n"]
-                if row["state"] as String == OutboxItemRecord.State.dead.rawValue {
+            for row in try db.rows(sql: "SELECT kind, state, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox_item GROUP BY kind, state") {
+                let count = row.value("n") ?? 0
+                if row.value("state") == OutboxItemRecord.State.dead.rawValue {
                     depth.dead += count
                     continue
                 }
                 // A kind this release does not know (a newer one's row) still counts: as a transition, never dropped.
-                switch OutboxItemRecord.Kind(rawValue: row["kind"])?.category ?? .transition {
+                switch OutboxItemRecord.Kind(rawValue: row.value("kind") ?? "")?.category ?? .transition {
                 case .transition: depth.transitions += count
                 case .proof: depth.proofs += count
                 case .routeChange: depth.routeChanges += count
                 case .activity: depth.activity += count
                 case .alert: depth.sos += count
                 }
-                depth.oldestPending = [depth.oldestPending, row["oldest"]].compactMap { $0 }.min()
+                depth.oldestPending = [depth.oldestPending, row.value("oldest")].compactMap { $0 }.min()
             }
-            let pings = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS n, MIN(recorded_at) AS oldest FROM ping")!
-            depth.pings = pings["n"]
-            depth.oldestPending = [depth.oldestPending, pings["oldest"]].compactMap { $0 }.min()
+            let pings = try db.row(sql: "SELECT COUNT(*) AS n, MIN(recorded_at) AS oldest FROM ping")
+            depth.pings = pings?.value("n") ?? 0
+            depth.oldestPending = [depth.oldestPending, pings?.value("oldest")].compactMap { $0 }.min()
             return depth
         }
     }

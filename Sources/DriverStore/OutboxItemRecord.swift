@@ -1,12 +1,12 @@
 import DriverAPI
-import Foundation
-import GRDB
+import SQLiteKit
+import FoundationEssentials
 
 /// A row of `outbox_item`: a status transition or proof of delivery waiting for the backend, sent in order
 /// per task under its idempotency key. Never dropped: it leaves the queue acked (deleted) or refused (kept
 /// as `dead` with the backend's answer).
-public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
-    public static let databaseTableName = "outbox_item"
+public struct OutboxItemRecord: Sendable, Equatable, TableRecord {
+    public static let tableName = "outbox_item"
 
     public enum Kind: String, Codable, Sendable, CaseIterable {
         case status, podOTP = "pod_otp", podPhoto = "pod_photo"
@@ -97,14 +97,6 @@ public struct OutboxItemRecord: Codable, Sendable, Equatable, FetchableRecord, M
         state = .pending
         attempts = 0
         self.createdAt = createdAt
-    }
-
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
-
-    public enum Columns {
-        public static let id = Column(CodingKeys.id)
-        public static let taskId = Column(CodingKeys.taskId)
-        public static let state = Column(CodingKeys.state)
     }
 
     /// The status a queued transition moves its task to (nil for other kinds, or an unreadable body): read

@@ -1,10 +1,10 @@
 import DriverAPI
 import DriverDomain
-import GRDB
+import SQLiteKit
 
 /// A row of `ping`: one sampled fix waiting to be sent.
-public struct PingRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
-    public static let databaseTableName = "ping"
+public struct PingRecord: Sendable, Equatable, TableRecord {
+    public static let tableName = "ping"
 
     public var id: Int64?
     public var fixTime: Double
@@ -49,12 +49,5 @@ public struct PingRecord: Codable, Sendable, Equatable, FetchableRecord, Mutable
         self.motion = motion.rawValue
         self.reason = reason.rawValue
         self.recordedAt = recordedAt
-    }
-
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
-
-    public enum Columns {
-        public static let id = Column(CodingKeys.id)
-        public static let batchId = Column(CodingKeys.batchId)
     }
 }

@@ -1,5 +1,5 @@
 import DriverDomain
-import GRDB
+import SQLiteKit
 import Synchronization
 
 /// Group commit of pings: buffered in memory, written in one transaction at least every `maxDelay` seconds.
@@ -97,7 +97,7 @@ public final class PingRecorder: Sendable {
         guard !batch.isEmpty || travel != nil else { return }
         do {
             try store.pool.write { db in
-                for var ping in batch { try ping.insert(db) }
+                for ping in batch { try ping.insert(db) }
                 try travel?.save(db)
             }
             let checkRetention = state.withLock { state -> Bool in

@@ -1,9 +1,9 @@
-import GRDB
+import SQLiteKit
 
 /// A row of `push`: a push from the backend that no front end has acknowledged yet (acknowledged ones are
 /// deleted: a customer's message is personal data).
-public struct PushRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "push"
+public struct PushRecord: Sendable, Equatable, TableRecord {
+    public static let tableName = "push"
 
     public var id: Int64
     public var kind: String
@@ -49,7 +49,7 @@ public final class PushBox: Sendable {
     }
 
     public func pending() throws -> [PushRecord] {
-        try store.pool.read { db in try PushRecord.order(Column("id")).fetchAll(db) }
+        try store.pool.read { db in try PushRecord.fetchAll(db, "ORDER BY id") }
     }
 
     public func push(id: Int64) throws -> PushRecord? {
@@ -61,7 +61,7 @@ public final class PushBox: Sendable {
         try store.pool.write { db in
             try db.execute(
                 sql: "UPDATE push SET delivered = 1 WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ",")))",
-                arguments: StatementArguments(ids))
+                arguments: ids)
         }
     }
 

@@ -1,9 +1,10 @@
-import Foundation
-import GRDB
+import SQLiteKit
+import FoundationEssentials
 
 /// A row of `remote_config`: a configuration document the fleet sent, as signed, and where it stands.
-public struct RemoteConfigRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "remote_config"
+public struct RemoteConfigRecord: Sendable, Equatable, TableRecord {
+    public static let tableName = "remote_config"
+    public static let primaryKey = ["version"]
 
     public enum State: String, Codable, Sendable {
         /// Accepted and being tried: it runs until a healthy run makes it good, or restarts give it up.
@@ -65,9 +66,9 @@ public final class RemoteConfigBook: Sendable {
     public func snapshot() throws -> Snapshot {
         try store.pool.read { db in
             Snapshot(
-                good: try RemoteConfigRecord.filter(Column("state") == RemoteConfigRecord.State.good.rawValue).fetchOne(db),
-                trial: try RemoteConfigRecord.filter(Column("state") == RemoteConfigRecord.State.trial.rawValue).fetchOne(db),
-                newest: try Int.fetchOne(db, sql: "SELECT MAX(version) FROM remote_config"))
+                good: try RemoteConfigRecord.fetchOne(db, "WHERE state = ?", arguments: [RemoteConfigRecord.State.good.rawValue]),
+                trial: try RemoteConfigRecord.fetchOne(db, "WHERE state = ?", arguments: [RemoteConfigRecord.State.trial.rawValue]),
+                newest: try db.value(Int.self, sql: "SELECT MAX(version) FROM remote_config"))
         }
     }
 
@@ -103,7 +104,6 @@ public final class RemoteConfigBook: Sendable {
         try store.writeDurably { db in
             try db.execute(sql: "UPDATE remote_config SET state = ? WHERE state = ?", arguments: [RemoteConfigRecord.State.superseded.rawValue, RemoteConfigRecord.State.good.rawValue])
             try db.execute(sql: "UPDATE remote_config SET state = ? WHERE version = ?", arguments: [RemoteConfigRecord.State.good.rawValue, version])
-            var ack = ack
             try ack.insert(db)
         }
     }
@@ -112,7 +112,6 @@ public final class RemoteConfigBook: Sendable {
     public func giveUp(version: Int, ack: OutboxItemRecord) throws {
         try store.writeDurably { db in
             try db.execute(sql: "UPDATE remote_config SET state = ? WHERE version = ?", arguments: [RemoteConfigRecord.State.failed.rawValue, version])
-            var ack = ack
             try ack.insert(db)
         }
     }

@@ -1,4 +1,4 @@
-import GRDB
+import SQLiteKit
 
 /// How much ping backlog the unit keeps while the backend is away. Transitions and proofs are never touched.
 public struct RetentionPolicy: Sendable, Equatable {
@@ -28,11 +28,11 @@ extension Outbox {
     public func applyRetention(_ policy: RetentionPolicy) throws -> RetentionResult {
         try store.pool.write { db in
             var result = RetentionResult()
-            if let newest = try Double.fetchOne(db, sql: "SELECT MAX(fix_time) FROM ping") {
+            if let newest = try db.value(Double.self, sql: "SELECT MAX(fix_time) FROM ping") {
                 try db.execute(sql: "DELETE FROM ping WHERE batch_id IS NULL AND fix_time < ?", arguments: [newest - policy.maxAge])
                 result.dropped += db.changesCount
             }
-            var excess = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ping")! - policy.maxPings
+            var excess = (try db.value(Int.self, sql: "SELECT COUNT(*) FROM ping") ?? 0) - policy.maxPings
             guard excess > 0 else { return result }
             try db.execute(sql: """
                 DELETE FROM ping WHERE id IN (

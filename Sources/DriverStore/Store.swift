@@ -1,6 +1,6 @@
-import GRDB
+import SQLiteKit
 
-/// The daemon's SQLite database, opened once (GRDB `DatabasePool`, WAL), migrated with frozen SQL.
+/// The daemon's SQLite database, opened once (a WAL `DatabasePool`: one writer, two readers), migrated with frozen SQL.
 public final class Store: Sendable {
     /// The one writer, private to this module: every table has its owner here (`PingRecorder` and `Outbox` for
     /// pings, `Outbox` and `TaskBook` for queued items, `TaskBook` for tasks, `PushBox` for pushes, `UnitState`
@@ -12,12 +12,15 @@ public final class Store: Sendable {
     /// An older database is upgraded in place; nothing is ever erased on a schema change.
     public init(directory: String) throws {
         path = directory + "/driverd.sqlite"
-        var configuration = Configuration()
-        configuration.label = "driverd"
+        var configuration = DatabasePool.Configuration()
         // Another process may hold the write lock for a moment (a maintenance tool, a test, a daemon still
         // stopping): wait for it rather than fail the write.
-        configuration.busyMode = .timeout(5)
-        configuration.prepareDatabase { db in
+        configuration.busyTimeoutMilliseconds = 5000
+        // The unit's working set is small (a few hundred unsent pings, a route's tasks): 512 KiB of page cache
+        // per connection instead of SQLite's 2 MB, three connections.
+        configuration.cacheKiB = 512
+        configuration.readers = 2
+        configuration.prepare = { db in
             // Pings tolerate NORMAL: in WAL mode a crash of the process loses nothing committed; transitions
             // and proof of delivery raise it to FULL for their own transactions.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -33,35 +36,28 @@ public final class Store: Sendable {
     /// cannot lose it. For what a driver did (transitions, proofs of delivery), never for pings.
     public func writeDurably<T>(_ body: (Database) throws -> T) throws -> T {
         try pool.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-            defer { try? db.execute(sql: "PRAGMA synchronous = NORMAL") }
-            var result: T?
-            try db.inTransaction {
-                result = try body(db)
-                return .commit
-            }
-            return result!
+            try db.execute(sql: "PRAGMA synchronous = FULL", arguments: [])
+            defer { try? db.execute(sql: "PRAGMA synchronous = NORMAL", arguments: []) }
+            return try db.inTransaction { try body(db) }
         }
     }
 
     /// Folds the write-ahead log into the database and empties it, so deleted data is gone from both files.
     public func checkpoint() throws {
-        try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 
     /// A failed write, said so an operator knows what to do: a full disk (or file-size limit) and an I/O error
     /// look alike to SQLite, and both keep everything already committed.
     public static func describeWriteFailure(_ error: any Error) -> String {
-        guard let error = error as? DatabaseError,
-              [ResultCode.SQLITE_FULL, .SQLITE_IOERR].contains(error.resultCode)
-        else { return "\(error)" }
+        guard let error = error as? SQLiteError, error.isWriteFailure else { return "\(error)" }
         return "cannot write the store (disk full, a file-size limit or a failing disk?); pending rows are kept and "
-            + "retried: \(error.message ?? error.resultCode.description)"
+            + "retried: \(error.message)"
     }
 
     /// The SQLite library in use, e.g. "3.40.1".
     public func sqliteVersion() throws -> String {
-        try pool.read { db in try String.fetchOne(db, sql: "SELECT sqlite_version()") ?? "unknown" }
+        try pool.read { db in try db.value(String.self, sql: "SELECT sqlite_version()") ?? "unknown" }
     }
 
     /// Schema version names applied so far, oldest first.

@@ -1,5 +1,4 @@
-import Foundation
-import GRDB
+import SQLiteKit
 
 /// The driver's tasks and stop order in the store. A driver action writes the task's new state and its
 /// outbox item in one durable transaction, so neither exists without the other after a power cut.
@@ -9,7 +8,7 @@ public final class TaskBook: Sendable {
     public init(store: Store) { self.store = store }
 
     public func tasks() throws -> [TaskRecord] {
-        try store.pool.read { db in try TaskRecord.order(Column("id")).fetchAll(db) }
+        try store.pool.read { db in try TaskRecord.fetchAll(db, "ORDER BY id") }
     }
 
     public func task(id: String) throws -> TaskRecord? {
@@ -18,7 +17,7 @@ public final class TaskBook: Sendable {
 
     /// Stop ids in visiting order.
     public func sequence() throws -> [String] {
-        try store.pool.read { db in try String.fetchAll(db, sql: "SELECT stop_id FROM route_stop ORDER BY position") }
+        try store.pool.read { db in try db.values(String.self, sql: "SELECT stop_id FROM route_stop ORDER BY position") }
     }
 
     /// A driver action: the task's new state and, when there is one, the item that tells the backend,
@@ -35,7 +34,7 @@ public final class TaskBook: Sendable {
         }
         return try store.writeDurably { db in
             try task.save(db)
-            try item.insert(db)
+            item.id = try item.insert(db)
             try visit?.insert(db)
             try distance?.write(taskId: task.id, db)
             return item
@@ -46,7 +45,7 @@ public final class TaskBook: Sendable {
     public func setSequence(_ sequence: [String], item: OutboxItemRecord?) throws {
         try store.writeDurably { db in
             try Self.writeSequence(sequence, db)
-            if var item { try item.insert(db) }
+            if let item { try item.insert(db) }
         }
     }
 
@@ -57,7 +56,7 @@ public final class TaskBook: Sendable {
     ) throws {
         try store.writeDurably { db in
             for task in upserts { try task.save(db) }
-            for id in removals { _ = try TaskRecord.deleteOne(db, key: id) }
+            for id in removals { try TaskRecord.deleteOne(db, key: id) }
             if let sequence { try Self.writeSequence(sequence, db) }
             for (itemId, answer) in deadLetters { try OutboxItemRecord.deadLetter(itemId, answer: answer, now: now, in: db) }
         }

@@ -1,11 +1,11 @@
-import Foundation
-import GRDB
+import FoundationEssentials
+import SQLiteKit
 
 /// A row of `task`: one active (or just finished) task with its local, optimistic status and what the
 /// backend last confirmed. `detail` is the backend's task as JSON (stops, names, phones, polyline): personal
 /// data, kept only while the task is on the route.
-public struct TaskRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "task"
+public struct TaskRecord: Sendable, Equatable, TableRecord {
+    public static let tableName = "task"
     /// The outbox lane of route changes (they are not a task's, and go in order among themselves).
     public static let routeLane = "~route"
     /// The outbox lane of trips and idle periods.

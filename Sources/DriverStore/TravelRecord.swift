@@ -1,11 +1,11 @@
-import Foundation
-import GRDB
+import SQLiteKit
+import FoundationEssentials
 
 /// The row of `travel_state` (`id` 1): the odometer with the fix it last counted, the trip rules' state (JSON of
 /// `TripDetector`), and the shift's starting reading and counts. Written with the pings' group commit, and at
 /// once when a trip starts or ends.
-public struct TravelRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "travel_state"
+public struct TravelRecord: Sendable, Equatable, TableRecord {
+    public static let tableName = "travel_state"
 
     var id = 1
     public var metres = 0.0
@@ -37,8 +37,8 @@ public struct TravelRecord: Codable, Sendable, Equatable, FetchableRecord, Persi
 }
 
 /// A row of `trip`: a finished trip or idle period, kept for `driverctl trips` and sent once through the outbox.
-public struct TripRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "trip"
+public struct TripRecord: Sendable, Equatable, TableRecord {
+    public static let tableName = "trip"
 
     public enum Kind: String, Codable, Sendable { case trip, idle }
     public enum State: String, Codable, Sendable { case queued, sent }
@@ -97,7 +97,6 @@ public final class TravelBook: Sendable {
 
     /// A finished trip or idle period, its report queued and the state that follows, in one durable transaction.
     public func finish(_ trip: TripRecord, report: OutboxItemRecord, state: TravelRecord) throws {
-        var report = report
         try store.writeDurably { db in
             try trip.insert(db)
             try report.insert(db)
@@ -110,7 +109,6 @@ public final class TravelBook: Sendable {
 
     /// A report with no row of its own (a harsh driving event) queued with the state that counts it, durably.
     public func queue(_ report: OutboxItemRecord, state: TravelRecord) throws {
-        var report = report
         try store.writeDurably { db in
             try report.insert(db)
             try state.save(db)
@@ -125,15 +123,16 @@ public final class TravelBook: Sendable {
 
     /// The newest first.
     public func recent(limit: Int) throws -> [TripRecord] {
-        try store.pool.read { db in try TripRecord.order(Column("started_at").desc).limit(limit).fetchAll(db) }
+        try store.pool.read { db in try TripRecord.fetchAll(db, "ORDER BY started_at DESC LIMIT ?", arguments: [limit]) }
     }
 
     /// Each task's readings: start, and end once it ended.
     public func taskReadings() throws -> [String: (start: Double, end: Double?)] {
         try store.pool.read { db in
             var readings: [String: (Double, Double?)] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT task_id, start_metres, end_metres FROM task_distance") {
-                readings[row["task_id"]] = (row["start_metres"], row["end_metres"])
+            for row in try db.rows(sql: "SELECT task_id, start_metres, end_metres FROM task_distance") {
+                guard let taskId: String = row.value("task_id"), let start: Double = row.value("start_metres") else { continue }
+                readings[taskId] = (start, row.value("end_metres"))
             }
             return readings
         }

@@ -1,8 +1,8 @@
-import GRDB
+import SQLiteKit
 
 /// The row of `unit_state`: the unit's own small durable values, typed, in one row (`id` 1).
-public struct UnitStateRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "unit_state"
+public struct UnitStateRecord: Sendable, Equatable, TableRecord {
+    public static let tableName = "unit_state"
 
     var id = 1
     /// The newest ping ever put in a batch (acked batches are gone, so it is kept here).

@@ -1,10 +1,9 @@
-import Foundation
-import GRDB
+import SQLiteKit
 
 /// A row of `visit`: one visit to a stop, from the arrival to leaving through the exit border after the stop's
 /// action. The stop's place and geofence are kept with it, so a visit still closes after its task left the route.
-public struct VisitRecord: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "visit"
+public struct VisitRecord: Sendable, Equatable, TableRecord {
+    public static let tableName = "visit"
 
     public enum State: String, Codable, Sendable {
         /// At the stop (or left it unfinished and may come back).
@@ -56,12 +55,6 @@ public struct VisitRecord: Codable, Sendable, Equatable, FetchableRecord, Persis
         leftUnfinished = false
         state = .open
     }
-
-    public enum Columns {
-        public static let state = Column(CodingKeys.state)
-        public static let arrivedAt = Column(CodingKeys.arrivedAt)
-        public static let departedAt = Column(CodingKeys.departedAt)
-    }
 }
 
 /// Visits in the store. A visit opens in the transaction of the arrival that starts it (`TaskBook.commit`);
@@ -74,12 +67,12 @@ public final class VisitBook: Sendable {
     public init(store: Store) { self.store = store }
 
     public func open() throws -> [VisitRecord] {
-        try store.pool.read { db in try VisitRecord.filter(VisitRecord.Columns.state == VisitRecord.State.open.rawValue).fetchAll(db) }
+        try store.pool.read { db in try VisitRecord.fetchAll(db, "WHERE state = ?", arguments: [VisitRecord.State.open.rawValue]) }
     }
 
     /// The newest first.
     public func recent(limit: Int) throws -> [VisitRecord] {
-        try store.pool.read { db in try VisitRecord.order(VisitRecord.Columns.arrivedAt.desc).limit(limit).fetchAll(db) }
+        try store.pool.read { db in try VisitRecord.fetchAll(db, "ORDER BY arrived_at DESC LIMIT ?", arguments: [limit]) }
     }
 
     public func markLeftUnfinished(id: String) throws {
@@ -90,7 +83,6 @@ public final class VisitBook: Sendable {
 
     /// The visit ends and its report is queued, together.
     public func close(id: String, departedAt: Double, dwellSeconds: Double, report: OutboxItemRecord) throws {
-        var report = report
         try store.writeDurably { db in
             try db.execute(
                 sql: "UPDATE visit SET state = ?, departed_at = ?, dwell_seconds = ? WHERE id = ? AND state = ?",

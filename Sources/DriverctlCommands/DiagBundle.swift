@@ -1,5 +1,8 @@
 import DriverAPI
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import JSONRPC
 
 /// The support bundle: a .tar.gz of one directory, made with the system's tar (Debian's is essential). One maker
@@ -40,7 +43,7 @@ public enum DiagBundle {
             try Data(text.utf8).write(to: root.appendingPathComponent(file))
         }
         let archive = scratch.appendingPathComponent(name + ".tar.gz").path
-        let tar = try run("/bin/tar", ["-czf", archive, "-C", scratch.path, name])
+        let tar = try ChildProcess.run("/bin/tar", ["-czf", archive, "-C", scratch.path, name])
         guard tar.status == 0 else { throw Failure(description: "tar failed (\(tar.status)): \(tar.output)") }
         return (try Data(contentsOf: URL(fileURLWithPath: archive)), "report, configuration (secrets redacted), \(journal.summary)")
     }
@@ -69,7 +72,7 @@ public enum DiagBundle {
             "_SYSTEMD_UNIT=driverd.service", "+", "UNIT=driverd.service", "+", "UNIT=driverd.socket", "+", "SYSLOG_IDENTIFIER=driverd",
         ]
         do {
-            let outcome = try run("/usr/bin/journalctl", arguments)
+            let outcome = try ChildProcess.run("/usr/bin/journalctl", arguments)
             let lines = outcome.output.split(separator: "\n").count
             if outcome.status != 0 {
                 return ("# journalctl exited with \(outcome.status):\n" + outcome.output, "no journal (journalctl exited \(outcome.status))")
@@ -78,20 +81,5 @@ public enum DiagBundle {
         } catch {
             return ("# journalctl could not be run: \(error)\n", "no journal (\(error))")
         }
-    }
-
-    /// Runs a program to its end; stdout and stderr together.
-    static func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import DriverAPI
-import Foundation
+import FoundationEssentials
 import JSONRPC
 
 struct Diag: ParsableCommand {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import DriverAPI
-import Foundation
+import FoundationEssentials
 
 /// Options of the commands that act on a task: which one (default: the one the next stop belongs to).
 struct TaskOption: ParsableArguments {
@@ -25,10 +25,10 @@ extension TaskActionCommand {
 extension OutsideReason: ExpressibleByArgument {
     /// On the command line: customer-met-elsewhere, address-wrong, gps-poor, other.
     public init?(argument: String) {
-        self.init(rawValue: argument.uppercased().replacingOccurrences(of: "-", with: "_"))
+        self.init(rawValue: argument.uppercased().replacing("-", with: "_"))
     }
 
-    public static var allValueStrings: [String] { allCases.map { $0.rawValue.lowercased().replacingOccurrences(of: "_", with: "-") } }
+    public static var allValueStrings: [String] { allCases.map { $0.rawValue.lowercased().replacing("_", with: "-") } }
 }
 
 /// Why a delivery or failure happens beyond the stop's geofence (the daemon asks for it there).
@@ -80,10 +80,10 @@ struct Return: TaskActionCommand {
 extension FailureReason: ExpressibleByArgument {
     /// On the command line: customer-unavailable, address-not-found, refused, unsafe, other.
     public init?(argument: String) {
-        self.init(rawValue: argument.uppercased().replacingOccurrences(of: "-", with: "_"))
+        self.init(rawValue: argument.uppercased().replacing("-", with: "_"))
     }
 
-    public static var allValueStrings: [String] { allCases.map { $0.rawValue.lowercased().replacingOccurrences(of: "_", with: "-") } }
+    public static var allValueStrings: [String] { allCases.map { $0.rawValue.lowercased().replacing("_", with: "-") } }
 }
 
 struct Fail: ParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import DriverAPI
 import Foundation
-import GRDB
+import SQLiteKit
 import JSONRPC
 import NMEASynth
 
@@ -137,20 +137,17 @@ struct GPSBench: ParsableCommand {
 
     /// When the daemon called the vehicle stationary after parking (its pings say, in receiver time).
     private func reportParking(state: String, parkedAt: Double) throws {
-        var configuration = Configuration()
-        configuration.readonly = true
-        let rows = try DatabaseQueue(path: state, configuration: configuration).read { db in
-            try Row.fetchAll(db, sql: "SELECT fix_time, motion FROM ping WHERE fix_time >= ? ORDER BY fix_time", arguments: [parkedAt])
-        }
-        guard let stationary = rows.first(where: { $0["motion"] as String == "stationary" }) else {
+        let rows = try Database(path: state, readOnly: true)
+            .rows(sql: "SELECT fix_time, motion FROM ping WHERE fix_time >= ? ORDER BY fix_time", arguments: [parkedAt])
+        guard let stationary = rows.first(where: { $0.value("motion") == "stationary" }) else {
             say("  parked: never stationary (target: within 75 s)")
             return
         }
-        let at: Double = stationary["fix_time"]
-        let after = rows.filter { ($0["fix_time"] as Double) > at }
-        let last: Double = after.last?["fix_time"] ?? at
+        let at: Double = stationary.value("fix_time") ?? parkedAt
+        let after = rows.filter { ($0.value("fix_time") ?? 0) > at }
+        let last: Double = after.last?.value("fix_time") ?? at
         let perMinute = last > at ? Double(after.count) / ((last - at) / 60) : 0
-        let moving = after.filter { $0["motion"] as String != "stationary" }.count
+        let moving = after.filter { $0.value("motion") != "stationary" }.count
         say("  parked: stationary \(String(format: "%.0f", at - parkedAt)) s after parking (target ≤ 75); then "
             + "\(String(format: "%.2f", perMinute)) pings/min (target ≤ 6.5), \(moving) pings moving")
     }

@@ -6,7 +6,7 @@ import DriverAPI
 import DriverDomain
 import DriverStore
 import Foundation
-import GRDB
+import SQLiteKit
 import JSONRPC
 import NIOCore
 import NMEASynth
@@ -39,10 +39,10 @@ struct UplinkBench: AsyncParsableCommand {
 
     private func commitLatency(directory: String) throws {
         let outbox = Outbox(store: try Store(directory: try subdirectory(directory, "commit-outbox")))
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        let bare = try DatabasePool(path: try subdirectory(directory, "commit-bare") + "/bare.sqlite", configuration: configuration)
-        try bare.write { try $0.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, k TEXT UNIQUE, payload BLOB)") }
+        // The baseline: one connection, WAL, synchronous FULL, a prepared INSERT in its own transaction.
+        let bare = try Database(path: try subdirectory(directory, "commit-bare") + "/bare.sqlite", readOnly: false)
+        try bare.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")
+        try bare.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, k TEXT UNIQUE, payload BLOB)")
         let payload = try JSONEncoder().encode(StatusUpdateRequest(status: .accepted, location: Location(lat: 49.02, lng: 12.09, accuracy: 4), timestamp: 1_795_000_000))
         var outboxTimes: [Double] = [], bareTimes: [Double] = []
         for index in 0..<commits {
@@ -51,7 +51,7 @@ struct UplinkBench: AsyncParsableCommand {
             try outbox.enqueue(OutboxItemRecord(kind: .status, taskId: "task-\(index % 5)", idempotencyKey: key, payload: payload, createdAt: Double(index)))
             outboxTimes.append((ContinuousClock.now - start).microseconds)
             let bareStart = ContinuousClock.now
-            try bare.write { try $0.execute(sql: "INSERT INTO t (k, payload) VALUES (?, ?)", arguments: [key, payload]) }
+            try bare.inTransaction { try bare.execute(sql: "INSERT INTO t (k, payload) VALUES (?, ?)", arguments: [key, payload]) }
             bareTimes.append((ContinuousClock.now - bareStart).microseconds)
         }
         let (o50, o99, b50, b99) = (percentile(outboxTimes, 0.5), percentile(outboxTimes, 0.99), percentile(bareTimes, 0.5), percentile(bareTimes, 0.99))

@@ -2,7 +2,7 @@ import DriverAPI
 import DriverDomain
 @testable import DriverStore
 import Foundation
-import GRDB
+import SQLiteKit
 import Testing
 
 @Suite("Outbox")
@@ -29,7 +29,7 @@ struct OutboxTests {
         }
         let store = try Store(directory: directory)
         #expect(try store.appliedMigrations() == ["v1_pings", "v2_outbox", "v3_tasks", "v4_pushes", "v5_time_source", "v6_unit_state", "v7_visits", "v8_travel", "v9_harsh_events", "v10_remote_config", "v11_fleet_requests"])
-        let pings = try store.pool.read { try PingRecord.order(Column("id")).fetchAll($0) }
+        let pings = try store.pool.read { try PingRecord.fetchAll($0, "ORDER BY id") }
         #expect(pings.count == 25 && pings.allSatisfy { $0.batchId == nil } && pings.last?.fixTime == 24)
         #expect(try Outbox(store: store).depth().pings == 25)
     }
@@ -194,7 +194,7 @@ struct RetentionTests {
         let drop = try outbox.applyRetention(RetentionPolicy(maxPings: 15))
         #expect(drop.thinned > 0 && drop.dropped > 0 && drop.thinned + drop.dropped == 85, "\(drop)")
         let minutes = try store.pool.read {
-            try Int.fetchOne($0, sql: "SELECT COUNT(DISTINCT CAST(fix_time / 60 AS INTEGER)) FROM ping WHERE batch_id IS NULL")
+            try $0.value(Int.self, sql: "SELECT COUNT(DISTINCT CAST(fix_time / 60 AS INTEGER)) FROM ping WHERE batch_id IS NULL")
         }
         #expect(minutes == 5)
         #expect(try outbox.depth().pings == 15)

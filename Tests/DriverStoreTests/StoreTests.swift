@@ -2,7 +2,7 @@ import DriverAPI
 import DriverDomain
 @testable import DriverStore
 import Foundation
-import GRDB
+import SQLiteKit
 import Testing
 
 @Suite("Store and ping recorder")
@@ -30,7 +30,7 @@ struct StoreTests {
         }
         let reopened = try Store(directory: directory)
         #expect(try reopened.pool.read { try PingRecord.fetchCount($0) } == 10)
-        let journalMode = try reopened.pool.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
+        let journalMode = try reopened.pool.read { try $0.value(String.self, sql: "PRAGMA journal_mode") }
         #expect(journalMode == "wal")
     }
 

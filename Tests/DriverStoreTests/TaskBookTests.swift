@@ -1,6 +1,6 @@
 @testable import DriverStore
 import Foundation
-import GRDB
+import SQLiteKit
 import Testing
 
 @Suite("Task book")
@@ -25,7 +25,7 @@ struct TaskBookTests {
         #expect(try book.task(id: "t1")?.status == "ACCEPTED")
         #expect(try Outbox(store: store).pendingItems(taskId: "t1").map(\.idempotencyKey) == ["k1"])
         // The same key again violates the key's uniqueness: the task's new status must not be stored either.
-        #expect(throws: DatabaseError.self) { try book.commit(Self.task("t1", "ARRIVED_AT_STORE", sync: "pending"), item: Self.item("t1", "k1")) }
+        #expect(throws: SQLiteError.self) { try book.commit(Self.task("t1", "ARRIVED_AT_STORE", sync: "pending"), item: Self.item("t1", "k1")) }
         #expect(try book.task(id: "t1")?.status == "ACCEPTED")
         #expect(try Outbox(store: store).pendingItems(taskId: "t1").count == 1)
     }

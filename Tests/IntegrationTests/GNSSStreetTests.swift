@@ -3,7 +3,6 @@ import DispatchSimCore
 import DriverAPI
 import DriverDomain
 import Foundation
-import GRDB
 import JSONRPC
 import NMEASynth
 import Testing

@@ -6,7 +6,7 @@ import DriverStore
 import Foundation
 import JSONRPC
 import NMEASynth
-import GRDB
+import SQLiteKit
 import Testing
 
 /// driverd's outbox and uplink against the real reference backend over loopback.
@@ -167,7 +167,7 @@ struct UplinkTests {
         try Self.checkJourney(stats, state: directory.file("state"), "(seed \(seed))")
         // AUTOINCREMENT ids are never reused: the sequence is the number of pings ever committed.
         let committed = try readStateDatabase(directory.file("state")) {
-            try Int.fetchOne($0, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ping'") ?? 0
+            try $0.value(Int.self, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'ping'") ?? 0
         }
         #expect(committed > 100, "seed \(seed)")
         #expect(stats.uniquePings == committed, "committed \(committed), backend has \(stats.uniquePings) (seed \(seed))")

@@ -1,7 +1,7 @@
 import BackendContract
 import DriverAPI
 import DriverStore
-import Foundation
+import FoundationEssentials
 import JSONRPC
 import Logging
 import Synchronization

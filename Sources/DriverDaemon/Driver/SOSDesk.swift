@@ -1,7 +1,7 @@
 import BackendContract
 import DriverAPI
 import DriverStore
-import Foundation
+import FoundationEssentials
 import JSONRPC
 import Logging
 
@@ -20,7 +20,7 @@ struct SOSDesk: Sendable {
     static let maxFixAge: Double = 300
 
     func raise(_ params: SOSParams) throws -> SOSView {
-        let note = params.note?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let note = params.note?.trimmingWhitespace()
         if let note, note.count > SOSParams.maxNoteLength {
             throw APIError(.invalidParams, "note: at most \(SOSParams.maxNoteLength) characters (\(note.count) given)")
         }

@@ -1,6 +1,6 @@
 import DriverAPI
 import DriverDomain
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Owns the pure `SafetyGate`: fed by every fix (on the GPS thread) and the ignition input, asked by the

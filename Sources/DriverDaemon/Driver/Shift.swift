@@ -1,6 +1,6 @@
 import DriverAPI
 import DriverStore
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The driver's shift: off shift no location is recorded or sent and no push reaches a front end. Kept in

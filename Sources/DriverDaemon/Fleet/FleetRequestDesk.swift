@@ -2,7 +2,7 @@ import BackendContract
 import DriverAPI
 import DriverDomain
 import DriverStore
-import Foundation
+import FoundationEssentials
 import Logging
 import NIOPosix
 import ServiceLifecycle

@@ -1,5 +1,6 @@
 import Crypto
-import Foundation
+import DriverAPI
+import FoundationEssentials
 
 /// The fleet's Ed25519 signature over a configuration document's bytes.
 enum FleetSignature {
@@ -16,6 +17,6 @@ enum FleetSignature {
 
     /// SHA-256 in lower-case hex (a bundle's checksum; a document's name).
     static func sha256Hex(_ bytes: Data) -> String {
-        SHA256.hash(data: bytes).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        TextFormat.hex(SHA256.hash(data: bytes))
     }
 }

@@ -1,7 +1,7 @@
 import BackendContract
 import DriverDomain
 import DriverStore
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// The configuration a start runs with: the file and the command line, with the fleet's document on top (the
@@ -70,6 +70,6 @@ struct RemoteConfigStart: Sendable {
 
     /// This boot's id: starts counted in another boot are not a restart loop.
     static func bootID() -> String {
-        (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "unknown"
+        (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?.trimmingWhitespace() ?? "unknown"
     }
 }

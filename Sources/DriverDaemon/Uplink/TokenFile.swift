@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import BackendContract
-import Foundation
+import FoundationEssentials
 
 /// The backend tokens, kept in the state directory with mode 0600 (they are the driver's credentials).
 struct StoredTokens: Codable, Sendable, Equatable {

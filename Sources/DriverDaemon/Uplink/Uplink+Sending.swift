@@ -2,7 +2,7 @@ import BackendClient
 import BackendContract
 import DriverAPI
 import DriverStore
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// What one attempt sends: items in order per task and by priority, ping batches, the heartbeat.
@@ -81,10 +81,7 @@ extension Uplink {
         let bytes: Data
         do {
             chunk = try JSONDecoder().decode(DiagChunkItem.self, from: item.payload)
-            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: chunk.file))
-            defer { try? handle.close() }
-            try handle.seek(toOffset: UInt64(chunk.offset))
-            bytes = try handle.read(upToCount: chunk.length) ?? Data()
+            bytes = try DurableFile.read(chunk.file, offset: chunk.offset, count: chunk.length)
         } catch {
             throw BackendClientError(refusedLocally: "the spooled diagnostic bundle cannot be read: \(error)")
         }

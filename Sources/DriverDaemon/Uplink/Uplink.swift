@@ -3,7 +3,7 @@ import BackendContract
 import DriverAPI
 import DriverDomain
 import DriverStore
-import Foundation
+import FoundationEssentials
 import JSONRPC
 import Logging
 import Synchronization
@@ -237,7 +237,10 @@ final class Uplink: Sendable {
     /// look not yet valid (or expired) until the clock is set. Say so, since that is what the operator must fix.
     private func explained(_ reason: String) -> String {
         let lowered = reason.lowercased()
-        guard lowered.contains("certificate") || lowered.contains("handshake") || lowered.contains("tls") || lowered.contains("ssl") else { return reason }
+        // firstRange(of:) is the standard library's: `contains("…")` here resolves to Foundation's StringProtocol
+        // extension (visible through a dependency), which links ICU into the daemon (docs/LEAN.md).
+        let tlsWords = ["certificate", "handshake", "tls", "ssl"]
+        guard tlsWords.contains(where: { lowered.firstRange(of: $0) != nil }) else { return reason }
         let clock = clock.status()
         guard clock.source != .ntp, abs(clock.systemClockOffset) > 3600 else { return reason }
         return reason + " (the system clock is not synchronised and is " + TextFormat.clockOffset(clock.systemClockOffset)

@@ -2,7 +2,7 @@ import BackendContract
 import DriverAPI
 import DriverDomain
 import DriverStore
-import Foundation
+import FoundationEssentials
 
 /// A task as the daemon holds it: the `task` row decoded, with the backend's task (stops, polyline) inside.
 struct LocalTask: Sendable, Equatable {

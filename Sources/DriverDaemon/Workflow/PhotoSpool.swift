@@ -2,7 +2,7 @@ import BackendContract
 import Crypto
 import DriverAPI
 import DriverDomain
-import Foundation
+import FoundationEssentials
 
 /// A photo proof in the daemon's spool, as its outbox item holds it: where the copy is, its hash, and where
 /// and when it was taken.
@@ -51,21 +51,25 @@ struct PhotoSpool: Sendable {
     /// Copies `path` into the spool; throws an `APIError` that says what is wrong with the file.
     func take(_ path: String, taskId: String, lat: Double?, lng: Double?, stamp: Stamp) throws -> SpooledPhoto {
         guard path.hasPrefix("/") else { throw APIError.invalidParams("path must be absolute: \(path)") }
-        let attributes: [FileAttributeKey: Any]
+        // stat(2), not FileManager's attributes: without Foundation's bridging (the daemon links only
+        // FoundationEssentials) their value types differ from a test process's, and a size read as 0 refused every
+        // photo in the package while every test passed.
+        let size: Int
         do {
-            attributes = try FileManager.default.attributesOfItem(atPath: path)
+            guard let regular = try DurableFile.regularFileSize(path) else { throw APIError.invalidParams("\(path) is not a regular file") }
+            size = regular
+        } catch let error as APIError {
+            throw error
         } catch {
             throw APIError.invalidParams("cannot read \(path): no such file, or the daemon may not read it")
         }
-        guard attributes[.type] as? FileAttributeType == .typeRegular else { throw APIError.invalidParams("\(path) is not a regular file") }
-        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
         guard size <= maxBytes else { throw APIError.invalidParams("\(path) is \(size) bytes; a photo may have at most \(maxBytes)") }
         guard size > 0 else { throw APIError.invalidParams("\(path) is empty") }
         guard let bytes = FileManager.default.contents(atPath: path) else {
             throw APIError.invalidParams("cannot read \(path): the daemon may not read it")
         }
         guard let kind = Self.sniff(bytes) else { throw APIError.invalidParams("\(path) is not a JPEG or PNG image") }
-        let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let hash = TextFormat.hex(SHA256.hash(data: bytes))
         let target = "\(directory)/\(taskId)-\(hash.prefix(16)).\(kind.fileExtension)"
         do {
             try write(bytes, to: target)

@@ -2,7 +2,7 @@ import BackendContract
 import DriverAPI
 import DriverDomain
 import DriverStore
-import Foundation
+import FoundationEssentials
 
 /// Stops that notice themselves: the geofences to watch, arrivals the daemon performs or suggests, visits from
 /// arrival to departure (sent once through the outbox), and completions far from the stop.

@@ -1,6 +1,6 @@
 import DriverAPI
 import DriverStore
-import Foundation
+import FoundationEssentials
 
 extension Workflow {
     /// Logout (design brief §3.6): personal data goes (tasks with names, phones and addresses, the stop

@@ -3,7 +3,7 @@ import BackendContract
 import DriverAPI
 import DriverDomain
 import DriverStore
-import Foundation
+import FoundationEssentials
 
 extension Workflow {
     /// A task can be proved delivered once its goods are on board (the backend's rule too).

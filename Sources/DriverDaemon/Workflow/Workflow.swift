@@ -3,7 +3,7 @@ import BackendContract
 import DriverAPI
 import DriverDomain
 import DriverStore
-import Foundation
+import FoundationEssentials
 import JSONRPC
 import Logging
 import Synchronization

@@ -1,7 +1,7 @@
 import BackendContract
 import DriverAPI
 import Foundation
-import GRDB
+import SQLiteKit
 import JSONRPC
 import NMEASynth
 import Testing
@@ -71,7 +71,7 @@ enum Harness {
     }
 
     /// A ping as the store keeps it.
-    struct StoredPing: Decodable, FetchableRecord {
+    struct StoredPing: Decodable {
         var fix_time: Double
         var motion: String
         var recorded_at: Double
@@ -88,6 +88,6 @@ enum Harness {
 
     /// Every ping in a stopped daemon's store, oldest first.
     static func storedPings(_ daemon: DaemonProcess) throws -> [StoredPing] {
-        try readStateDatabase(daemon.directory.file("state")) { try StoredPing.fetchAll($0, sql: "SELECT * FROM ping ORDER BY fix_time") }
+        try readStateDatabase(daemon.directory.file("state")) { try $0.records(StoredPing.self, sql: "SELECT * FROM ping ORDER BY fix_time") }
     }
 }

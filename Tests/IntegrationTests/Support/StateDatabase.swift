@@ -1,8 +1,7 @@
-import GRDB
+import SQLiteKit
 
 /// Reads a stopped (or running: WAL allows it) daemon's database, read-only, as an operator's tool would.
 func readStateDatabase<T>(_ stateDirectory: String, _ body: (Database) throws -> T) throws -> T {
-    var configuration = Configuration()
-    configuration.readonly = true
-    return try DatabaseQueue(path: stateDirectory + "/driverd.sqlite", configuration: configuration).read(body)
+    let db = try Database(path: stateDirectory + "/driverd.sqlite", readOnly: true)
+    return try db.inTransaction(immediate: false) { try body(db) }
 }

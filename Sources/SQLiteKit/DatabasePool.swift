@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// A database file in WAL mode with one writer connection and a few reader connections: reads never wait for a
+/// write, writes go one at a time. Opened once per process (one per file).
+public final class DatabasePool: Sendable {
+    public struct Configuration: Sendable {
+        /// How many reads may run at once (each its own connection and page cache).
+        public var readers = 2
+        /// Each connection's page cache, KiB (SQLite's default is 2,000 KiB).
+        public var cacheKiB = 512
+        /// How long a write waits for another process's lock before it fails.
+        public var busyTimeoutMilliseconds: Int32 = 5000
+        /// Statements run on every new connection, the writer's first (pragmas).
+        public var prepare: @Sendable (Database) throws -> Void = { _ in }
+
+        public init() {}
+    }
+
+    public let path: String
+    private let writer: Guarded
+    private let readers: [Guarded]
+    private let nextReader = Atomic<Int>(0)
+
+    public init(path: String, configuration: Configuration = Configuration()) throws {
+        self.path = path
+        let writer = try Database(path: path, readOnly: false)
+        try Self.setUp(writer, configuration)
+        // WAL: readers see the last commit while a write is under way, and a commit appends instead of rewriting.
+        let mode = try writer.value(String.self, sql: "PRAGMA journal_mode = WAL")
+        guard mode?.lowercased() == "wal" else {
+            throw SQLiteError(resultCode: 1, message: "cannot switch \(path) to WAL (journal mode \(mode ?? "unknown"))")
+        }
+        self.writer = Guarded(writer)
+        readers = try (0..<max(1, configuration.readers)).map { _ in
+            let reader = try Database(path: path, readOnly: false)
+            try Self.setUp(reader, configuration)
+            try reader.execute(sql: "PRAGMA query_only = ON")
+            return Guarded(reader)
+        }
+    }
+
+    private static func setUp(_ db: Database, _ configuration: Configuration) throws {
+        db.setBusyTimeout(milliseconds: configuration.busyTimeoutMilliseconds)
+        try db.execute(sql: "PRAGMA cache_size = -\(configuration.cacheKiB)")
+        try configuration.prepare(db)
+    }
+
+    /// Runs `body` in a transaction on the writer: committed when it returns, rolled back when it throws.
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try writer.with { db in try db.inTransaction { try body(db) } }
+    }
+
+    /// Runs `body` on the writer outside a transaction (pragmas, a checkpoint, transactions of its own).
+    public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        try writer.with(body)
+    }
+
+    /// Runs `body` on a reader, in one read transaction: every statement sees the same committed state.
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        // A free reader if there is one, else wait in turn on the next.
+        for reader in readers {
+            if let result = try reader.withIfFree({ db in try db.inTransaction(immediate: false) { try body(db) } }) {
+                return result
+            }
+        }
+        let reader = readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
+        return try reader.with { db in try db.inTransaction(immediate: false) { try body(db) } }
+    }
+}
+
+/// A connection with the lock that gives it to one thread at a time.
+private final class Guarded: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let db: Database
+
+    init(_ db: Database) {
+        self.db = db
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func with<T>(_ body: (Database) throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(db)
+    }
+
+    /// nil (without running `body`) when another thread holds the connection.
+    func withIfFree<T>(_ body: (Database) throws -> T) rethrows -> T? {
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        defer { pthread_mutex_unlock(mutex) }
+        return .some(try body(db))
+    }
+}
