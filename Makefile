@@ -31,9 +31,12 @@ test-kiosk: build
 demo: build
 	scripts/demo.sh "$(BIN_DIR)"
 
+# Measures the binaries the package ships: the static release build of `make deb` (same scratch folder, so one
+# serves both).
+RELEASE = $(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-deb
 bench: deps
-	$(SWIFT) build -c release
-	scripts/bench.sh "$$($(SWIFT) build -c release --show-bin-path)"
+	$(RELEASE)
+	scripts/bench.sh "$$($(RELEASE) --show-bin-path)"
 
 # The Debian package: a release build with the Swift runtime linked in, man pages and completions from
 # swift-argument-parser, checked by lintian (errors fail). Output: out/driverd_<version>_<arch>.deb

@@ -5,6 +5,8 @@
 #
 #   DRIVERD_DEB_VERSION  package version (default: DaemonVersion.current); the install test builds an older one
 #   DRIVERD_DEB_OUT      output directory (default: out)
+#
+# With --build-only it stops after the build (CI runs that at low priority beside the tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +27,7 @@ echo "== release build (static Swift runtime) in $SCRATCH"
 # rebuild the whole package, and names the tool differently across SwiftPM versions.
 "$SWIFT" build "${release[@]}" --product generate-manual
 BIN=$("$SWIFT" build "${release[@]}" --show-bin-path)
+[[ "${1:-}" == "--build-only" ]] && exit 0
 
 ROOT="$SCRATCH/pkg/driverd"
 rm -rf "$ROOT"

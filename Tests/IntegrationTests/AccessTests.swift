@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Peer credentials decide who may call mutating methods: root, and members of the configured group.
-@Suite("Access control by peer credentials")
+@Suite("Access control by peer credentials", .ownThread)
 struct AccessTests {
     static let group = "drvtest"
 

@@ -8,7 +8,7 @@ import Testing
 
 /// Stops that notice themselves, end to end: gpsd fed by gpsfake with a synthesised drive through the built-in
 /// world of dispatch-sim, the real driverd and driverctl.
-@Suite("Arrivals and visits by geofence", .serialized)
+@Suite("Arrivals and visits by geofence", .ownThread)
 struct ArrivalTests {
     /// The built-in world's places.
     static let pizzeria = SyntheticRoute.Point(lat: 49.02100, lon: 12.09700)  // task-1001 pickup

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `driverctl diag` against a real daemon whose backend is unreachable and whose config has a typo and a password.
-@Suite("driverctl diag")
+@Suite("driverctl diag", .ownThread)
 struct DiagTests {
     let ctl = Binaries.path("driverctl")
     static let secret = "s3cret-pass-7781"

@@ -4,7 +4,7 @@ import Testing
 
 /// The dispatch-sim binary as users run it: alone, with a scenario file, with a state file through kill -9,
 /// and against its own OpenAPI document.
-@Suite("dispatch-sim process")
+@Suite("dispatch-sim process", .ownThread)
 struct DispatchSimProcessTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let openAPI = repository.appendingPathComponent("docs/backend-openapi.yaml").path

@@ -3,7 +3,7 @@ import DriverDomain
 import Testing
 
 /// driverctl against a real daemon, and without one.
-@Suite("driverctl")
+@Suite("driverctl", .ownThread)
 struct DriverctlTests {
     let ctl = Binaries.path("driverctl")
 
@@ -86,7 +86,7 @@ struct DriverctlTests {
 }
 
 /// driverd's own command line: version, config checking, flags over the file.
-@Suite("driverd command line")
+@Suite("driverd command line", .ownThread)
 struct DriverdCommandLineTests {
     let driverd = Binaries.path("driverd")
 

@@ -9,7 +9,7 @@ import Testing
 
 /// GNSS as the street delivers it, through a real gpsd (gpsfake) into the real daemon: parked scatter, spikes,
 /// a receiver that repeats one stale fix, a 10 Hz receiver. Synthesised with nmea-synth's conditions.
-@Suite("GNSS on the street", .serialized)
+@Suite("GNSS on the street", .ownThread)
 struct GNSSStreetTests {
     struct Parked: CustomTestStringConvertible, Sendable {
         var sigma: Double

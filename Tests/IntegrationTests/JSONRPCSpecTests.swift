@@ -3,7 +3,7 @@ import Testing
 
 /// Every example of the JSON-RPC 2.0 specification that does not depend on the specification's own sample
 /// methods, against the real daemon over its real socket (samples renamed to methods driverd has or lacks).
-@Suite("JSON-RPC 2.0 specification over the socket")
+@Suite("JSON-RPC 2.0 specification over the socket", .ownThread)
 struct JSONRPCSpecTests {
     let daemon: DaemonProcess
 

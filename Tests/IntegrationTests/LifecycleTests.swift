@@ -4,7 +4,7 @@ import JSONRPC
 import Testing
 
 /// The daemon's life: its socket file, signals, and systemd's notify and activation protocols.
-@Suite("Daemon lifecycle")
+@Suite("Daemon lifecycle", .ownThread)
 struct LifecycleTests {
     @Test("SIGTERM stops the daemon gracefully and removes its socket file")
     func gracefulStop() throws {

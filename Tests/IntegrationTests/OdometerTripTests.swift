@@ -9,7 +9,7 @@ import Testing
 
 /// The odometer, trips and idling end to end: gpsd fed by gpsfake with synthesised drives of known length, the
 /// real driverd, dispatch-sim receiving the trips and idle periods.
-@Suite("Odometer, trips and idling", .serialized)
+@Suite("Odometer, trips and idling", .ownThread)
 struct OdometerTripTests {
     /// A loop through Regensburg of about 6.4 km: straight legs at town speeds with two stops.
     static func loop(spikes: SyntheticRoute.Spikes?) -> SyntheticRoute {

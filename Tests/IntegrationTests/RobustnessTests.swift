@@ -4,7 +4,7 @@ import DriverAPI
 import Testing
 
 /// Bad input and bad clients never take the daemon down or hold up anyone else.
-@Suite("Socket robustness")
+@Suite("Socket robustness", .ownThread)
 struct RobustnessTests {
     let daemon: DaemonProcess
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The unit files pass systemd's own checker.
-@Suite("systemd units")
+@Suite("systemd units", .ownThread)
 struct SystemdUnitTests {
     static let systemdDirectory: URL = {
         // Tests/IntegrationTests/SystemdUnitTests.swift -> repository root

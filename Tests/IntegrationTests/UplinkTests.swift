@@ -10,7 +10,7 @@ import SQLiteKit
 import Testing
 
 /// driverd's outbox and uplink against the real reference backend over loopback.
-@Suite("Uplink to dispatch-sim", .serialized)
+@Suite("Uplink to dispatch-sim", .serialized, .ownThread)
 struct UplinkTests {
     @Test("every recorded ping reaches the backend exactly once through dropped requests, lost answers, 5xx and closed WebSockets")
     func pingsExactlyOnce() async throws {
