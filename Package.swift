@@ -77,6 +77,7 @@ let package = Package(
                 "BackendContract",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "WSClient", package: "swift-websocket"),
@@ -132,10 +133,13 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
+        // The Swift runtime's global-executor hook by link-time reference: `dlsym` cannot see it in a static binary.
+        // Only driverd imports it.
+        .target(name: "CConcurrencyHook"),
         .executableTarget(
             name: "driverd",
             dependencies: [
-                "DriverDaemon", "DriverctlCommands",
+                "DriverDaemon", "DriverctlCommands", "CConcurrencyHook",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -190,6 +190,18 @@ import datetime, json, sys
 s = json.load(sys.stdin); t = s.get(\"startedAt\") if s.get(\"onShift\") else s.get(\"endedAt\")
 print(datetime.datetime.fromtimestamp(int(t), datetime.timezone.utc).strftime(\"%Y-%m-%dT%H:%M:%SZ\") if t else \"none\")')
     [ \"\$expected\" != none ] && printf '%s' \"\$text\" | grep -qF \"\$expected\""
+# Swift Concurrency must run on NIO's event loops: once a task runs on libdispatch's worker pool, the pool's monitor
+# wakes the process every second for the rest of its life (SwiftNIO's own takeover silently fails in a static binary;
+# see ConcurrencyOnNIO). libdispatch threads that come and go are fine (NIO resolves host names on one); one that
+# stays and wakes about once a second is that monitor.
+cat >"$visible/dispatch-monitor.sh" <<'PROBE'
+pid=$(systemctl show -p MainPID --value driverd.service)
+[ "$pid" -gt 0 ] || exit 2
+snapshot() { for t in /proc/$pid/task/*; do printf '%s %s %s\n' "${t##*/}" "$(tr ' ' _ <"$t/comm")" "$(awk '/ctxt_switches/ { n += $2 } END { print n }' "$t/status")"; done | sort; }
+snapshot >/tmp/dispatch-a; sleep 10; snapshot >/tmp/dispatch-b
+join /tmp/dispatch-a /tmp/dispatch-b | awk '$2 ~ /qos/ && $5 - $3 >= 8 { print; bad = 1 } END { exit bad }'
+PROBE
+check "no libdispatch monitor waking the daemon every second" nsenter -t "$sdpid" -m -p -- sh "$visible/dispatch-monitor.sh"
 ctl diag >"$work/diag.txt" 2>&1 || true
 check "driverctl diag (as root) prints the screen" grep -q "^disk      /var/lib/driverd" "$work/diag.txt"
 check "driverctl diag --bundle includes the journal" sh -c "nsenter -t $sdpid -m -p -- driverctl diag --bundle $visible/bundle.tar.gz >/dev/null &&

@@ -81,7 +81,7 @@ public final class WebSocketLink: Sendable {
                 }
             }
             Task {
-                try? await Task.sleep(for: connectTimeout)
+                try? await EventLoopSleep.sleep(for: connectTimeout)
                 if !self.isConnected { finish(.failure(BackendClientError(transportReason: "the WebSocket did not open within \(connectTimeout)"))) }
             }
         }
@@ -138,7 +138,7 @@ public final class WebSocketLink: Sendable {
                 }
                 group.addTask {
                     // The waiter is resumed here, so the first task always ends.
-                    try? await Task.sleep(for: timeout)
+                    try? await EventLoopSleep.sleep(for: timeout)
                     self.fail(id, BackendClientError(transportReason: "no ack within \(timeout)"))
                     return nil
                 }

@@ -1,3 +1,4 @@
+import BackendClient
 import Logging
 import ServiceLifecycle
 import SystemdKit

@@ -229,7 +229,16 @@ public final class GPSDReader: Sendable {
                 publish(.link(.connected))
             }
             if noFixReports > 0 { publish(.noFixReports(noFixReports)) }
-            for fix in fixes { apply(publish(.fix(fix))) }
+            for fix in fixes {
+                var pace = publish(.fix(fix))
+                // A pause asked for at an epoch that waited in the socket (read late, in a batch) counts from that
+                // epoch: the newer ones read with it arrived since. Counted from now, each sample would lag the
+                // next by what the batch held, and slow samples would drift behind the receiver.
+                if case .pause(let seconds, false) = pace, let newest = fixes.last?.time, newest > fix.time {
+                    pace = .pause(seconds: max(0, seconds - (newest - fix.time)), release: false)
+                }
+                apply(pace)
+            }
             if sawNoFix, lastLink != .noFix {
                 lastLink = .noFix
                 publish(.link(.noFix))

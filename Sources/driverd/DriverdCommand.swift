@@ -21,9 +21,10 @@ enum DriverdEntry {
         // Over a file-size limit a write must fail with EFBIG (SQLite reports "disk full" and keeps what it had),
         // not kill the daemon.
         signal(SIGXFSZ, SIG_IGN)
-        // Run Swift Concurrency on NIO's event loops instead of libdispatch's worker pool: that pool's monitor
-        // wakes the process every second, forever, which a battery-powered unit standing still cannot afford.
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        // Run Swift Concurrency on NIO's event loops instead of libdispatch's worker pool (see ConcurrencyOnNIO).
+        if !ConcurrencyOnNIO.install() {
+            printError("driverd: warning: Swift Concurrency runs on libdispatch's pool (another global-executor hook was set)")
+        }
         let done = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
         done.completeWithTask { await DriverdCommand.main() }
         try? done.futureResult.wait()

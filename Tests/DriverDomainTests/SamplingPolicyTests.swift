@@ -27,6 +27,20 @@ struct SamplingPolicyTests {
         #expect(policy.watchPlan == .periodic(interval: 10, release: false))
     }
 
+    @Test("secondsUntilDue: how long a reader may sleep after a skipped fix and still find the due one")
+    func secondsUntilDue() {
+        var policy = SamplingPolicy()
+        policy.motionChanged(to: .stationary)
+        #expect(policy.secondsUntilDue(after: Self.fix(0)) == nil)
+        #expect(policy.decide(Self.fix(100)) == .record(.first))
+        // Epochs read after a pause that fell 1.6 s short (a receiver clock slow against the unit's).
+        #expect(policy.decide(Self.fix(108.4)) == .skip)
+        let wait = policy.secondsUntilDue(after: Self.fix(108.4)) ?? -1
+        #expect(abs(wait - 1.55) < 1e-9)
+        #expect(policy.decide(Self.fix(108.4 + wait)) == .record(.interval))
+        #expect(policy.secondsUntilDue(after: Self.fix(130)) == 0)
+    }
+
     @Test("a mode change records the next fix at once")
     func modeChange() {
         var policy = SamplingPolicy()

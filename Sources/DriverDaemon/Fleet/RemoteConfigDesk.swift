@@ -1,3 +1,4 @@
+import BackendClient
 import BackendContract
 import DriverAPI
 import DriverDomain
@@ -153,7 +154,7 @@ struct RemoteConfigService: Service {
 
     func run() async {
         let promoter = desk.start.onTrial ? Task { [desk] in
-            try await Task.sleep(for: .seconds(desk.healthySeconds))
+            try await EventLoopSleep.sleep(for: .seconds(desk.healthySeconds))
             desk.promote()
         } : nil
         defer { promoter?.cancel() }

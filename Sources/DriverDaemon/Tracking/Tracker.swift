@@ -28,6 +28,8 @@ final class Tracker: Sendable {
         /// The ignition input as last read (nil: none), and what the fixes alone say of motion.
         var ignition: Bool? = nil
         var gpsMotion: Motion = .unknown
+        /// Receiver seconds until the next fix is due for the interval (see `SamplingPolicy.secondsUntilDue`).
+        var dueIn: Double? = nil
     }
 
     /// A spell of `noFix` that began: the receiver stays connected but nothing usable arrives.
@@ -102,7 +104,7 @@ final class Tracker: Sendable {
             verdict: verdict, decision: decision, motion: state.detector.motion, motionChanged: changed != nil, gapBefore: gap,
             plan: state.policy.watchPlan, effectiveHz: state.policy.effectiveHz,
             confirmingMovement: state.detector.isConfirmingMovement, fixesResumed: resumed, ignition: state.ignition,
-            gpsMotion: state.detector.gpsMotion)
+            gpsMotion: state.detector.gpsMotion, dueIn: state.policy.secondsUntilDue(after: fix))
     }
 
     /// gpsd reported `count` times that the receiver has no fix.

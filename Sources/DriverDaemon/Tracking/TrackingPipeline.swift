@@ -136,7 +136,16 @@ final class TrackingPipeline: GPSEventHandler {
         // Suspected movement: stay awake to confirm it within seconds, not at the next slow sample (even when an
         // earlier fix of the same batch asked for a pause).
         let plan = outcome.confirmingMovement ? .continuous : outcome.plan
-        guard case .record(let reason) = outcome.decision else { return plan == .continuous && watchMode == .adaptive ? .stream : .continue }
+        guard case .record(let reason) = outcome.decision else {
+            guard watchMode == .adaptive else { return .continue }
+            if plan == .continuous { return .stream }
+            // A slow sample not due yet (the epochs read after a pause fell short of it, as when the receiver's
+            // clock runs slow against the unit's): sleep until it is due instead of waking for every epoch.
+            if case .periodic(_, false) = plan, let dueIn = outcome.dueIn, dueIn > 1 {
+                return .pause(seconds: dueIn + Self.dueEpochMargin, release: false)
+            }
+            return .continue
+        }
         if let recorder, shift?.isOn ?? true {
             let stamp = tracker.clock.now()
             recorder.append(
@@ -151,11 +160,17 @@ final class TrackingPipeline: GPSEventHandler {
     private func pace(after plan: SamplingPolicy.WatchPlan) -> GPSPace {
         guard watchMode == .adaptive else { return .continue }
         guard case .periodic(let interval, let release) = plan else { return .stream }
-        // Streaming on, the epochs of the pause are waiting when it ends. A released receiver needs waking early
-        // enough that a fresh epoch is in hand when the sample is due.
-        let lead = release ? 3.5 : 0
-        return .pause(seconds: max(0, interval - lead), release: release)
+        // A released receiver needs waking early enough that a fresh epoch is in hand when the sample is due.
+        if release { return .pause(seconds: max(0, interval - 3.5), release: true) }
+        // Streaming on, the epochs of the pause wait in the socket: wake just after the epoch that is due has
+        // arrived, so that one wake-up finds it (ending the pause at the due time itself found the epoch before it
+        // and cost two more wake-ups a sample). The reader counts the pause from this epoch's arrival, not from now.
+        return .pause(seconds: interval + Self.dueEpochMargin, release: false)
     }
+
+    /// How long after the due epoch's time the pause ends: gpsd's report of an epoch comes some milliseconds
+    /// after it (more on a loaded unit).
+    static let dueEpochMargin = 0.3
 
     /// The rate went up (a request, a motion or power change): stream again at once.
     func planChanged() {

@@ -1,3 +1,4 @@
+import BackendClient
 #if canImport(Glibc)
 import Glibc
 #endif

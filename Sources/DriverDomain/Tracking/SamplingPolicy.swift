@@ -76,6 +76,12 @@ public struct SamplingPolicy: Sendable {
 
     public mutating func setRequestedHz(_ hz: Double) { requestedHz = max(0, hz) }
 
+    /// Receiver seconds from `fix` until a fix is due for the interval (0 when one is due now; nil before the
+    /// first). A reader that sleeps this long after `fix` arrived reads the due epoch with one wake-up.
+    public func secondsUntilDue(after fix: Fix) -> Double? {
+        lastRecorded.map { max(0, $0.time + 1 / effectiveHz - 0.05 - fix.time) }
+    }
+
     public mutating func decide(_ fix: Fix) -> Decision {
         guard let last = lastRecorded else { return record(fix, .first) }
         if fix.time == last.time { return .skip }  // a duplicate epoch
