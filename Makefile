@@ -1,6 +1,9 @@
 # driverd: `make test` and `make demo` work on a fresh Debian 12 machine with Swift; both install what they need.
 SWIFT ?= swift
-BIN_DIR = $(shell $(SWIFT) build --show-bin-path)
+# lld links the debug build's programs and test bundle (docs/LEAN.md, "CI time"); every target passes the same
+# flags, so none rebuilds what another built.
+SWIFT_BUILD = $(SWIFT) build -Xswiftc -use-ld=lld
+BIN_DIR = $(shell $(SWIFT_BUILD) --show-bin-path)
 
 .PHONY: all deps build test test-kiosk demo bench deb test-package clean
 
@@ -10,7 +13,7 @@ deps:
 	@scripts/install-deps.sh
 
 build: deps
-	$(SWIFT) build
+	$(SWIFT_BUILD)
 
 # Builds everything (the integration tests run the real binaries), then runs every test: the unit and
 # in-process server tests first, then the integration tests in a process of their own (their blocking waits
@@ -18,7 +21,7 @@ build: deps
 # the kiosk's browser tests (beside the integration suite, a tap was once lost under the load: kept apart).
 # Every daemon the integration tests start leaves its log in .build/test-logs; none may hold customer data.
 test: deps
-	$(SWIFT) build --build-tests
+	$(SWIFT_BUILD) --build-tests
 	DRIVERD_BIN_DIR="$(BIN_DIR)" $(SWIFT) test --skip-build --skip IntegrationTests
 	rm -rf .build/test-logs
 	DRIVERD_BIN_DIR="$(BIN_DIR)" DRIVERD_TEST_LOG_DIR="$(CURDIR)/.build/test-logs" $(SWIFT) test --skip-build --filter IntegrationTests
@@ -34,10 +37,9 @@ demo: build
 
 # Measures the binaries the package ships: the static release build of `make deb` (same scratch folder, so one
 # serves both).
-RELEASE = $(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-deb
 bench: deps
-	$(RELEASE)
-	scripts/bench.sh "$$($(RELEASE) --show-bin-path)"
+	scripts/release-build.sh
+	scripts/bench.sh "$$(scripts/release-build.sh --show-bin-path)"
 
 # The Debian package: a release build with the Swift runtime linked in, man pages and completions from
 # swift-argument-parser, checked by lintian (errors fail). Output: out/driverd_<version>_<arch>.deb
@@ -48,7 +50,7 @@ deb:
 # Installs the package on this machine (root), boots systemd in a PID namespace to run the hardened unit
 # against gpsd and dispatch-sim, upgrades over an older build, removes and purges. See the script.
 test-package: deb
-	$(SWIFT) build
+	$(SWIFT_BUILD)
 	scripts/test-package.sh "$(BIN_DIR)"
 
 clean:

@@ -16,17 +16,17 @@ ARCH=$(dpkg --print-architecture)
 OUT=${DRIVERD_DEB_OUT:-out}
 SCRATCH=.build-deb
 SWIFT=${SWIFT:-swift}
-release=(-c release --static-swift-stdlib --scratch-path "$SCRATCH")
+release() { scripts/release-build.sh "$@"; }
 
 echo "== release build (static Swift runtime) in $SCRATCH"
 # One binary for both programs: driverctl is a link to driverd, which runs as driverctl when called by that name
 # (one copy of the static Swift runtime and of the libraries both use, instead of two).
-"$SWIFT" build "${release[@]}" --product driverd
-"$SWIFT" build "${release[@]}" --product driverd-kiosk
+release --product driverd
+release --product driverd-kiosk
 # swift-argument-parser's man page writer, built as a product of its own: its GenerateManual plugin would
 # rebuild the whole package, and names the tool differently across SwiftPM versions.
-"$SWIFT" build "${release[@]}" --product generate-manual
-BIN=$("$SWIFT" build "${release[@]}" --show-bin-path)
+release --product generate-manual
+BIN=$(release --show-bin-path)
 [[ "${1:-}" == "--build-only" ]] && exit 0
 
 ROOT="$SCRATCH/pkg/driverd"

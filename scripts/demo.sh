@@ -56,11 +56,13 @@ password = "demo-password"
 # The daemon performs the arrival itself when the vehicle stops inside a stop's geofence.
 mode = "auto"
 TOML
-"$bin/driverd" --socket "$socket" --state-dir "$root/state" --config "$root/driverd.toml" \
+# DEMO_DRIVERD_WRAPPER runs driverd under a tool (scripts/make-order-file.sh: valgrind), slower to start.
+# shellcheck disable=SC2086 # the wrapper is a command line
+${DEMO_DRIVERD_WRAPPER:-} "$bin/driverd" --socket "$socket" --state-dir "$root/state" --config "$root/driverd.toml" \
     --gpsd "127.0.0.1:$port" --log-target stderr 2>"$root/driverd.log" &
 daemon=$!
 pids=("$daemon" "${pids[@]}")
-for _ in $(seq 100); do [[ -S "$socket" ]] && break; sleep 0.1; done
+for _ in $(seq "$(( ${DEMO_DRIVERD_WRAPPER:+10*}100 ))"); do [[ -S "$socket" ]] && break; sleep 0.1; done
 for _ in $(seq 100); do ctl --json route 2>/dev/null | grep -q task-1001 && break; sleep 0.2; done
 
 say "== driverd-kiosk: the driver's screen and voice (log: .demo/kiosk.log)"

@@ -70,7 +70,7 @@ struct DaemonAssembly: Sendable {
             tracker: tracker, recorder: recorder, hub: hub, geofences: geofences, travel: travel,
             power: PowerInputs(powerSupplyDirectory: config.powerSupplyDirectory, ignitionPath: config.ignitionPath),
             saverThresholdPercent: config.saverThresholdPercent, watchMode: config.gpsWatch, logger: Logger(label: "gps"),
-            shift: shift, safety: safety)
+            shift: shift, safety: safety, powerPollInterval: Double(config.powerPollSeconds))
         let reader = GPSDReader(endpoint: endpoint, handler: pipeline)
         pipeline.attach(reader)
         let tracking = TrackingRuntime(tracker: tracker, recorder: recorder, reader: reader, hub: hub, pipeline: pipeline)
@@ -142,7 +142,7 @@ struct DaemonAssembly: Sendable {
 
         let services: [ServiceGroupConfiguration.ServiceConfiguration] =
             (uplink.map { [ServiceGroupConfiguration.ServiceConfiguration(service: UplinkService(uplink: $0))] } ?? []) + [
-                .init(service: TrackingService(reader: reader, pipeline: pipeline, powerPollInterval: .seconds(config.powerPollSeconds))),
+                .init(service: TrackingService(reader: reader, pipeline: pipeline)),
                 .init(service: WorkflowService(workflow: workflow, logger: Logger(label: "workflow"))),
                 .init(service: PushService(pushes: pushes, events: pushEvents)),
                 .init(service: ArrivalService(workflow: workflow, geofences: geofences)),

@@ -12,9 +12,9 @@ import Synchronization
 /// gpsd may be absent at start, die, restart or lose the fix: the reader reports each state and reconnects
 /// with jittered backoff, forever, until `stop()`.
 ///
-/// Wake-ups are the battery's enemy, so the reader batches: while streaming it wakes at most once per
-/// `batchInterval` and reads everything gpsd sent meanwhile (an epoch is several reports, a 10 Hz receiver ten
-/// epochs a second). When the handler asks for a pause it sleeps and lets gpsd's reports wait in the socket
+/// Wake-ups are the battery's enemy, so the reader batches: while streaming it wakes once per epoch, just after
+/// the epoch came (`EpochPacer`), and at most once per `batchInterval`, reading everything gpsd sent meanwhile
+/// (an epoch is several reports, a 10 Hz receiver ten epochs a second). When the handler asks for a pause it sleeps and lets gpsd's reports wait in the socket
 /// (its receive buffer is enlarged for that): the next wake-up reads every epoch of the pause at once, so a
 /// slow sample costs one wake-up and the handler still sees every fix in order. When the handler asks for a
 /// release it stops the watch instead (gpsd may power the receiver down), and to take a sample it wakes once,
@@ -146,7 +146,7 @@ public final class GPSDReader: Sendable {
             let delay = backoff.delay(attempt: attempt, random: Double.random(in: 0..<1, using: &generator))
             attempt += 1
             // At least 100 ms, so a gpsd that accepts and drops at once cannot make this spin.
-            sleepOrWake(seconds: max(0.1, delay))
+            sleepOrWake(seconds: max(0.1, delay), chores: true)
         }
         continuation.finish()
     }
@@ -177,6 +177,9 @@ public final class GPSDReader: Sendable {
         var watch = GPSDConnection.Watch.streaming
         /// Set after gpsd was asked to stream again: give it time to deliver a fresh epoch.
         var justResumed = false
+        var pacer = EpochPacer(minimumInterval: batchInterval)
+        /// Whether this pass's read came as the reader woke for data (not after a sleep).
+        var arrived = false
         while true {
             let (stopping, pausedUntil, release) = control.withLock { ($0.stopping, $0.pausedUntil, $0.release) }
             if stopping { return }
@@ -187,7 +190,7 @@ public final class GPSDReader: Sendable {
                     try connection.set(.released)
                     watch = .released
                 }
-                sleepOrWake(seconds: pausedUntil - now)
+                sleepOrWake(seconds: pausedUntil - now, chores: true)
                 continue
             }
             let drainPause = pausedUntil != nil && watch == .streaming
@@ -202,11 +205,17 @@ public final class GPSDReader: Sendable {
             if justResumed {
                 // One wake-up for the sample: long enough for gpsd to answer and send the next epoch
                 // (longer after a release, when gpsd must reopen the receiver).
-                sleepOrWake(seconds: release ? batchInterval * 3 : batchInterval * 1.3)
+                sleepOrWake(seconds: release ? batchInterval * 3 : batchInterval * 1.3, chores: true)
                 justResumed = false
+                arrived = false
             } else if !drainPause {
-                let again = connection.waiting(microseconds: 0) ? nil : handler?.idle()
+                let inHand = connection.waiting(microseconds: 0)
+                let again = inHand ? nil : [handler?.idle(), handler?.housekeeping()].compactMap { $0 }.min()
                 if !waitReadable(connection.descriptor, timeout: again) { continue }  // a control change or the idle deadline
+                // Woken as the data came: the pacer dates the epoch by this wake-up.
+                arrived = !inHand
+            } else {
+                arrived = false
             }
             // Everything gpsd sent meanwhile, in order; only the newest fix of an epoch counts.
             var fixes: [Fix] = []
@@ -243,9 +252,14 @@ public final class GPSDReader: Sendable {
                 lastLink = .noFix
                 publish(.link(.noFix))
             }
-            if !fixes.isEmpty, control.withLock({ $0.pausedUntil == nil }) {
-                // Streaming: let the next epoch's reports gather instead of waking for each.
-                sleepOrWake(seconds: batchInterval * 0.9)
+            guard control.withLock({ $0.pausedUntil == nil }), watch == .streaming else {
+                pacer.reset()
+                continue
+            }
+            // Streaming: sleep until the epoch needed next has come, its reports gathered in the socket, instead
+            // of waking for each report (one wake-up an epoch, or a second's epochs on a fast receiver).
+            if case .at(let wake) = pacer.read(fixTimes: fixes.map(\.time), now: Self.monotonicNow(), arrived: arrived) {
+                sleepOrWake(seconds: wake - Self.monotonicNow(), chores: true)
             }
         }
     }
@@ -259,8 +273,10 @@ public final class GPSDReader: Sendable {
         return fds[0].revents != 0
     }
 
-    /// Sleeps up to `seconds`, returning early when woken.
-    private func sleepOrWake(seconds: Double) {
+    /// Sleeps up to `seconds`, returning early when woken. `chores`: the handler's housekeeping runs first and
+    /// shortens the sleep to its deadline.
+    private func sleepOrWake(seconds: Double, chores: Bool = false) {
+        let seconds = chores ? min(seconds, handler?.housekeeping() ?? seconds) : seconds
         var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
         let milliseconds = Int32(min(Double(Int32.max), max(0, seconds * 1000).rounded(.up)))
         if poll(&fds, 1, milliseconds) > 0 { drainWake() }

@@ -21,6 +21,10 @@ enum DriverdEntry {
         // Over a file-size limit a write must fail with EFBIG (SQLite reports "disk full" and keeps what it had),
         // not kill the daemon.
         signal(SIGXFSZ, SIG_IGN)
+        // The daemon is I/O-light: one event loop runs its tasks, sockets and timers (a hop between two loops is a
+        // wake-up of another thread, and a hop back), two threads do blocking file work. Measured: docs/LEAN.md.
+        NIOSingletons.groupLoopCountSuggestion = Int(getenv("DRIVERD_EVENT_LOOPS").flatMap { String(cString: $0) } ?? "") ?? 1
+        NIOSingletons.blockingPoolThreadCountSuggestion = 2
         // Run Swift Concurrency on NIO's event loops instead of libdispatch's worker pool (see ConcurrencyOnNIO).
         if !ConcurrencyOnNIO.install() {
             printError("driverd: warning: Swift Concurrency runs on libdispatch's pool (another global-executor hook was set)")

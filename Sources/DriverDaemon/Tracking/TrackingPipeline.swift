@@ -26,6 +26,8 @@ final class TrackingPipeline: GPSEventHandler {
     let travel: TravelMonitor?
     /// Set once the reader exists (the reader holds the pipeline as its handler).
     private let reader = Mutex<GPSDReader?>(nil)
+    /// The power inputs are read at least this often (seconds), on the reader's thread (`housekeeping`).
+    let powerPollInterval: Double
     private let lastPowerRead = Mutex<ContinuousClock.Instant>(.now)
     /// The last link state other than `connecting`, so that retries against an absent gpsd (every few seconds,
     /// for hours) are logged once, not each time.
@@ -33,8 +35,10 @@ final class TrackingPipeline: GPSEventHandler {
 
     init(
         tracker: Tracker, recorder: PingRecorder?, hub: EventHub, geofences: GeofenceMonitor? = nil, travel: TravelMonitor? = nil,
-        power: PowerInputs, saverThresholdPercent: Int, watchMode: GPSWatchMode, logger: Logger, shift: Shift? = nil, safety: Safety? = nil
+        power: PowerInputs, saverThresholdPercent: Int, watchMode: GPSWatchMode, logger: Logger, shift: Shift? = nil, safety: Safety? = nil,
+        powerPollInterval: Double = 60
     ) {
+        self.powerPollInterval = powerPollInterval
         self.geofences = geofences
         self.travel = travel
         self.shift = shift
@@ -60,16 +64,25 @@ final class TrackingPipeline: GPSEventHandler {
             checkSilence()
             return .continue
         case .fix(let fix):
-            let pace = handle(fix)
-            // Piggyback the power inputs on a fix rather than waking up for them.
-            let due = lastPowerRead.withLock { last in
-                guard ContinuousClock.now - last > .seconds(30) else { return false }
-                last = .now
-                return true
-            }
-            if due { refreshPower() }
-            return pace
+            return handle(fix)
         }
+    }
+
+    /// The power inputs, read when due on whatever wake-up of the reader comes (a fix, a slow sample, a reconnection
+    /// attempt), a little early rather than waking again for them; the reader sleeps no longer than the deadline,
+    /// so with no fixes at all (gpsd absent, a receiver in a garage) they are still read on time. Nothing wakes the
+    /// process for them alone while the reader wakes anyway.
+    func housekeeping() -> Double? {
+        let interval = Duration.seconds(powerPollInterval)
+        let early = min(Duration.seconds(10), interval / 4)
+        let elapsed = ContinuousClock.now - lastPowerRead.withLock { $0 }
+        guard elapsed >= interval - early else { return Self.seconds(interval - elapsed) }
+        refreshPower()
+        return powerPollInterval
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// The fix stream paused: commit pending pings by their deadline even if no fix comes to trigger it, and
@@ -193,6 +206,7 @@ final class TrackingPipeline: GPSEventHandler {
     }
 
     func refreshPower() {
+        lastPowerRead.withLock { $0 = .now }
         let ignition = power.readIgnition()
         safety?.setIgnition(ignition)
         travel?.noFixes(ignition: ignition, onShift: shift?.isOn ?? true, monotonic: tracker.clock.monotonic)
