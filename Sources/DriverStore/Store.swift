@@ -42,6 +42,11 @@ public final class Store: Sendable {
         }
     }
 
+    /// Makes every commit so far durable, as `writeDurably` does for its own: for a change committed with `write`
+    /// whose durability may come a moment later (a transition goes to the backend while the disk syncs; its reply
+    /// waits for this). Blocks for the disk: call it off the event loop.
+    public func syncToDisk() throws { try pool.syncLog() }
+
     /// Folds the write-ahead log into the database and empties it, so deleted data is gone from both files.
     public func checkpoint() throws {
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }

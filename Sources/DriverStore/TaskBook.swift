@@ -24,21 +24,25 @@ public final class TaskBook: Sendable {
     /// committed durably. Without an item the change only mirrors what the backend already has (an ack, an
     /// accepted code), which a sync restores after a power cut: it is committed without waiting for the disk.
     /// An arrival opens its visit in the same transaction.
+    ///
+    /// `syncLater`: the transaction is committed to the write-ahead log (it survives the process, a full disk fails
+    /// it here) and the caller makes it durable with `Store.syncToDisk` before it tells anyone it is stored.
     @discardableResult
     public func commit(
-        _ task: TaskRecord, item: OutboxItemRecord?, visit: VisitRecord? = nil, distance: TaskDistanceMark? = nil
+        _ task: TaskRecord, item: OutboxItemRecord?, visit: VisitRecord? = nil, distance: TaskDistanceMark? = nil, syncLater: Bool = false
     ) throws -> OutboxItemRecord? {
         guard var item else {
             try store.pool.write { db in try task.save(db) }
             return nil
         }
-        return try store.writeDurably { db in
+        let write = { (db: Database) throws -> OutboxItemRecord in
             try task.save(db)
             item.id = try item.insert(db)
             try visit?.insert(db)
             try distance?.write(taskId: task.id, db)
             return item
         }
+        return syncLater ? try store.pool.write(write) : try store.writeDurably(write)
     }
 
     /// A new stop order and, when it came from the driver, the item that tells the backend.

@@ -23,9 +23,11 @@ public final class DatabasePool: Sendable {
     private let writer: Guarded
     private let readers: [Guarded]
     private let nextReader = Atomic<Int>(0)
+    private let logSync: LogSync
 
     public init(path: String, configuration: Configuration = Configuration()) throws {
         self.path = path
+        logSync = LogSync(databasePath: path)
         let writer = try Database(path: path, readOnly: false)
         try Self.setUp(writer, configuration)
         // WAL: readers see the last commit while a write is under way, and a commit appends instead of rewriting.
@@ -57,6 +59,10 @@ public final class DatabasePool: Sendable {
     public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
         try writer.with(body)
     }
+
+    /// Makes every transaction committed so far durable (an fdatasync of the write-ahead log, as a commit at
+    /// `synchronous = FULL` does) without holding the writer: see `LogSync`.
+    public func syncLog() throws(SQLiteError) { try logSync.sync() }
 
     /// Runs `body` on a reader, in one read transaction: every statement sees the same committed state.
     public func read<T>(_ body: (Database) throws -> T) throws -> T {

@@ -56,6 +56,20 @@ struct WorkflowBench: AsyncParsableCommand {
             usleep(100_000)
         }
 
+        // The acks as they arrive, timed on a thread of their own: the bench blocks on each reply meanwhile, and an
+        // ack that comes before the reply would otherwise be timed when the reply came.
+        let arrivals = AckArrivals()
+        // Only this thread reads the events connection from here on.
+        nonisolated(unsafe) let eventsReader = events
+        let reader = Thread {
+            while let message = try? eventsReader.readReply() {
+                guard case .object(let params)? = message["params"], case .string(let id)? = params["id"],
+                      case .string(let backendStatus)? = params["backendStatus"]
+                else { continue }
+                arrivals.record(id + "|" + backendStatus)
+            }
+        }
+        reader.start()
         var reply: [Double] = [], ack: [Double] = [], status: [Double] = []
         for id in ids {
             for (method, target) in Self.journey {
@@ -72,14 +86,10 @@ struct WorkflowBench: AsyncParsableCommand {
                 _ = try client.call(methodDescriptor, TaskParams(taskId: id))
                 reply.append((ContinuousClock.now - start).microseconds)
                 // The ack: driverd raises task.changed with the backend's status once the backend took it.
-                while true {
-                    let message = try events.readReply()
-                    guard case .object(let params)? = message["params"], params["id"] == .string(id),
-                          params["backendStatus"] == .string(target!.rawValue)
-                    else { continue }
-                    break
+                guard let acked = arrivals.wait(for: id + "|" + target!.rawValue, timeout: .seconds(30)) else {
+                    throw ValidationError("no ack for \(id) \(target!.rawValue) within 30 s")
                 }
-                ack.append((ContinuousClock.now - start).microseconds)
+                ack.append((acked - start).microseconds)
                 let statusStart = ContinuousClock.now
                 _ = try client.call(Methods.agentStatus, NoParams())
                 status.append((ContinuousClock.now - statusStart).microseconds)
@@ -113,6 +123,30 @@ struct WorkflowBench: AsyncParsableCommand {
         row("action → backend ack (transitions)", ack)
         row("raw PATCH round trip (baseline)", raw)
         say(String(format: "ratio                             p50 %.2f×", percentile(ack, 0.5) / percentile(raw, 0.5)))
+    }
+
+    /// When each (task, backend status) event arrived.
+    final class AckArrivals: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var seen: [String: ContinuousClock.Instant] = [:]
+
+        func record(_ key: String) {
+            let now = ContinuousClock.now
+            condition.lock()
+            if seen[key] == nil { seen[key] = now }
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func wait(for key: String, timeout: Duration) -> ContinuousClock.Instant? {
+            let deadline = Date().addingTimeInterval(Double(timeout.components.seconds))
+            condition.lock()
+            defer { condition.unlock() }
+            while seen[key] == nil {
+                guard condition.wait(until: deadline) else { return nil }
+            }
+            return seen[key]
+        }
     }
 
     static func task(_ id: String) -> Scenario.Task {

@@ -166,6 +166,12 @@ final class Uplink: Sendable {
     }
 
     private func currentBacklog() -> UplinkStateMachine.Backlog {
+        // A driver action just queued while the link is up: it goes now whatever else waits (the attempt sends
+        // items, then pings), so the queue need not be counted first. Its reply to the driver waits for the
+        // disk meanwhile (Workflow.act).
+        if itemsQueued.load(ordering: .acquiring), state.withLock({ $0.machine.link == .online }), !itemsHeld {
+            return UplinkStateMachine.Backlog(pings: 0, items: 1)
+        }
         let depth = (try? outbox.depth()) ?? Outbox.Depth()
         let heads = itemsHeld ? [] : (try? outbox.headItems()) ?? []
         let pings = onShift() || state.withLock({ $0.shiftEndFlush }) ? depth.pings : 0
@@ -198,15 +204,23 @@ final class Uplink: Sendable {
         } catch let error as BackendClientError {
             let reason = explained(error.reason)
             effect = failed(.transient(reason))
-            logger.notice("backend unreachable, retrying", metadata: ["error": "\(reason)", "next": "\(state.withLock { $0.machine.link })"])
+            logger.notice("backend unreachable, retrying", metadata: ["error": "\(reason)", "next": "\(nextAttempt)"])
         } catch let error as NeedsLogin {
             effect = failed(.needsLogin(error.reason))
         } catch {
             effect = failed(.transient("\(error)"))
-            logger.error("outbox error", metadata: ["error": "\(error)", "next": "\(state.withLock { $0.machine.link })"])
+            logger.error("outbox error", metadata: ["error": "\(error)", "next": "\(nextAttempt)"])
         }
         await perform(effect)
         releaseFlushWaiters()
+    }
+
+    /// When the next attempt comes, for the journal: a wait in seconds, not the monotonic clock's reading (which
+    /// means nothing to an operator, and once read like a customer's code to the log privacy check).
+    private var nextAttempt: String {
+        guard let retryAt = state.withLock({ $0.machine.retryAt }) else { return "\(linkSummary.rawValue)" }
+        let seconds = max(0, retryAt - now)
+        return "retry in \((seconds * 10).rounded() / 10) s"
     }
 
     private func failed(_ failure: UplinkStateMachine.Failure) -> UplinkStateMachine.Effect {

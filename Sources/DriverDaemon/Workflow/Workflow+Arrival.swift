@@ -120,7 +120,7 @@ extension Workflow {
             return
         }
         do {
-            _ = try act(.arrive, taskId: taskId, source: .geofence)
+            _ = try await act(.arrive, taskId: taskId, source: .geofence)
         } catch {
             logger.warning("the detected arrival at \(stopId) was not performed: \(error)", metadata: ["task_id": "\(taskId)"])
         }

@@ -139,7 +139,15 @@ extension Workflow: UplinkObserver {
         let others = ((try? outbox.pendingItems(taskId: task.id)) ?? []).filter { $0.id != item.id }
         if others.isEmpty, task.sync == .pending { task.sync = .synced }
         task.updatedAt = now()
-        try? saveQuietly(task)
+        // Front ends hear the ack first, then it is written: the write only mirrors what the backend holds (the
+        // item stays queued until this returns, and a sync restores the task after a power cut).
+        tasks[task.id] = task
+        publish(task)
+        do {
+            try book.commit(task.record, item: nil)
+        } catch {
+            logger.error("cannot store task \(task.id): \(Store.describeWriteFailure(error))")
+        }
     }
 
     /// A refused change: the task goes back to the backend's state (its 409 answer says which), and the
@@ -223,17 +231,5 @@ extension Workflow: UplinkObserver {
         case .status, .route, .visit, .trip, .idle, .harsh, .sos, .configAck, .fleetAck, .diagChunk: return
         }
         hub.publish(Events.podVerdict, PODVerdictEvent(taskId: task, type: type, accepted: accepted, message: message))
-    }
-
-    /// Stores an answer's effect; memory follows only what was stored.
-    private func saveQuietly(_ task: LocalTask) throws {
-        do {
-            try book.commit(task.record, item: nil)
-            tasks[task.id] = task
-            publish(task)
-        } catch {
-            logger.error("cannot store task \(task.id): \(Store.describeWriteFailure(error))")
-            throw error
-        }
     }
 }

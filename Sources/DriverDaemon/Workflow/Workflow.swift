@@ -6,6 +6,7 @@ import DriverStore
 import FoundationEssentials
 import JSONRPC
 import Logging
+import NIOPosix
 import Synchronization
 
 /// The delivery workflow (design brief §3.3): the driver's tasks and route, driver actions applied
@@ -163,12 +164,18 @@ actor Workflow {
 
     // MARK: Driver actions
 
-    /// Validates the action, commits the new state with its outbox item (durably), and returns at once. A
-    /// delivery or failure beyond the stop's exit border needs `outsideReason`; an arrival opens the stop's visit.
+    /// Validates the action, commits the new state with its outbox item durably, and returns. A delivery or
+    /// failure beyond the stop's exit border needs `outsideReason`; an arrival opens the stop's visit.
+    ///
+    /// The commit reaches the write-ahead log first (a full disk fails the action there, before anything is
+    /// sent), the uplink is woken, and the disk sync runs on NIO's blocking pool while the uplink sends: the reply
+    /// still waits for the sync, the backend's ack no longer waits behind it (docs/LEAN.md, "Action to ack"). A
+    /// power cut inside that sync may leave the backend knowing a transition the unit lost; the next sync with the
+    /// backend brings it back, and the idempotency key makes the queued copy's resend harmless.
     func act(
         _ action: DriverAction, taskId: String?, reason: FailureReason? = nil, note: String? = nil, outsideReason: OutsideReason? = nil,
         source: TransitionSource = .driver
-    ) throws -> TaskView {
+    ) async throws -> TaskView {
         var task = try resolve(taskId)
         let next: TaskStatus
         switch TaskWorkflow.apply(action, to: task.status, podCaptured: task.pod.allowsDelivery) {
@@ -193,7 +200,7 @@ actor Workflow {
                 ? openVisit(at: stop, task: task, distance: place.distance, inside: place.inside, stamp: stamp) : nil
         }
         let distance = distanceMark(for: next)
-        try commit(task, item: item, visit: visit, distance: distance)
+        try commit(task, item: item, visit: visit, distance: distance, syncLater: true)
         noteDistance(task.id, distance)
         if let visit {
             openVisits[visit.stopId] = visit
@@ -203,7 +210,23 @@ actor Workflow {
         }
         logger.info(
             "task \(task.id): \(action.rawValue) → \(next.rawValue)\(source == .geofence ? " (geofence)" : "")", metadata: ["task_id": "\(task.id)"])
-        return view(task)
+        try await syncToDisk()
+        // The ack may have come during the sync: front ends hear the task as it is now, never an older state after it.
+        let current = tasks[task.id] ?? task
+        publish(current)
+        return view(current)
+    }
+
+    /// Waits for the disk to hold what was committed with `syncLater` (off the event loop: the uplink sends
+    /// meanwhile). Commits that come in the meantime share the sync.
+    func syncToDisk() async throws {
+        let store = book.store
+        do {
+            try await NIOThreadPool.singleton.runIfActive { try store.syncToDisk() }
+        } catch {
+            logger.error("a committed change could not be synced to disk: \(error)")
+            throw APIError(.internalError, "the change is queued, but the disk did not confirm it: \(Store.describeWriteFailure(error))")
+        }
     }
 
     static func refused(_ refusal: TaskWorkflow.Refusal) -> APIError {
@@ -215,15 +238,18 @@ actor Workflow {
 
     /// Writes the task (and its item, the visit an arrival opens, the task's odometer reading) durably, then
     /// updates memory, wakes the uplink and tells front ends.
-    func commit(_ task: LocalTask, item: OutboxItemRecord?, visit: VisitRecord? = nil, distance: TaskDistanceMark? = nil) throws {
+    func commit(
+        _ task: LocalTask, item: OutboxItemRecord?, visit: VisitRecord? = nil, distance: TaskDistanceMark? = nil, syncLater: Bool = false
+    ) throws {
         do {
-            try book.commit(task.record, item: item, visit: visit, distance: distance)
+            try book.commit(task.record, item: item, visit: visit, distance: distance, syncLater: syncLater)
         } catch {
             throw APIError(.internalError, "the change was not stored: \(Store.describeWriteFailure(error))")
         }
         tasks[task.id] = task
         if item != nil { uplink?.itemQueued() }
-        publish(task)
+        // A change whose sync comes later is told once it is on disk (by the caller): the uplink sends first.
+        if !syncLater { publish(task) }
     }
 
     /// Every task change goes through here or `publishRoute`: the geofences follow.
