@@ -59,9 +59,10 @@ public struct EpochPacer: Sendable, Equatable {
         learnEpoch(fresh)
         if arrived {
             phase = (now, latest)
-        } else if var dated = phase, let planned = plannedFixTime, latest > planned {
-            // A later epoch than planned is in hand already: the receiver runs ahead of the phase.
-            dated.arrival -= latest - planned
+        } else if var dated = phase, let planned = plannedFixTime, latest - planned > margin {
+            // A later epoch than planned and the margin explain is in hand already: the receiver runs ahead of the
+            // phase. (The epochs of the margin itself are expected: a 10 Hz receiver sends three in 0.3 s.)
+            dated.arrival -= latest - planned - margin
             phase = dated
         }
         newest = latest
