@@ -105,7 +105,11 @@ struct ArrivalInProcessTests {
             let visits = backend.world.visits.map(\.report)
             #expect(visits.map(\.stopId) == ["task-1001-dropoff"], "\(visits)")
             let dropoff = try #require(visits.first { $0.stopId == "task-1001-dropoff" })
-            #expect(dropoff.leftUnfinished && dropoff.arrivalSource == .driver && (dropoff.arrivalDistance ?? 99) <= 10, "\(dropoff)")
+            // Who opened the visit is a race here, not the point: the driver's tap, or the geofence when the motion
+            // detector already calls the unit stationary at the first fixes inside (seen in 3 of 4 runs of this suite
+            // alone, on b06fe85 too), in which case the tap confirms the detected arrival. Both are right.
+            #expect(dropoff.leftUnfinished && (dropoff.arrivalDistance ?? 99) <= 10, "\(dropoff)")
+            #expect([TransitionSource.driver, .geofence].contains(dropoff.arrivalSource), "\(dropoff)")
             // Front ends heard the visit open, be left unfinished, and close.
             let changes = events.all(Events.visitChanged).map { "\($0.state) \($0.leftUnfinished) \($0.dwellSeconds != nil)" }
             #expect(changes == ["open false false", "open true false", "queued true true"], "\(changes)")
