@@ -14,8 +14,8 @@ import Synchronization
 ///
 /// Wake-ups are the battery's enemy, so the reader batches: while streaming it wakes once per epoch, just after
 /// the epoch came (`EpochPacer`), and at most once per `batchInterval`, reading everything gpsd sent meanwhile
-/// (an epoch is several reports, a 10 Hz receiver ten epochs a second). When the handler asks for a pause it sleeps and lets gpsd's reports wait in the socket
-/// (its receive buffer is enlarged for that): the next wake-up reads every epoch of the pause at once, so a
+/// (an epoch is several reports, a 10 Hz receiver ten epochs a second). When the handler asks for a pause it
+/// sleeps and lets gpsd's reports wait in the socket (its receive buffer is enlarged for that): the next wake-up reads every epoch of the pause at once, so a
 /// slow sample costs one wake-up and the handler still sees every fix in order. When the handler asks for a
 /// release it stops the watch instead (gpsd may power the receiver down), and to take a sample it wakes once,
 /// asks gpsd to stream, sleeps until a fresh epoch must have arrived, and reads it.
@@ -146,7 +146,7 @@ public final class GPSDReader: Sendable {
             let delay = backoff.delay(attempt: attempt, random: Double.random(in: 0..<1, using: &generator))
             attempt += 1
             // At least 100 ms, so a gpsd that accepts and drops at once cannot make this spin.
-            sleepOrWake(seconds: max(0.1, delay), chores: true)
+            wait(seconds: max(0.1, delay))
         }
         continuation.finish()
     }
@@ -190,7 +190,7 @@ public final class GPSDReader: Sendable {
                     try connection.set(.released)
                     watch = .released
                 }
-                sleepOrWake(seconds: pausedUntil - now, chores: true)
+                wait(seconds: pausedUntil - now)
                 continue
             }
             let drainPause = pausedUntil != nil && watch == .streaming
@@ -205,13 +205,13 @@ public final class GPSDReader: Sendable {
             if justResumed {
                 // One wake-up for the sample: long enough for gpsd to answer and send the next epoch
                 // (longer after a release, when gpsd must reopen the receiver).
-                sleepOrWake(seconds: release ? batchInterval * 3 : batchInterval * 1.3, chores: true)
+                wait(seconds: release ? batchInterval * 3 : batchInterval * 1.3)
                 justResumed = false
                 arrived = false
             } else if !drainPause {
                 let inHand = connection.waiting(microseconds: 0)
-                let again = inHand ? nil : [handler?.idle(), handler?.housekeeping()].compactMap { $0 }.min()
-                if !waitReadable(connection.descriptor, timeout: again) { continue }  // a control change or the idle deadline
+                // Nothing read: a control change or a deadline.
+                if !inHand, !wait(readable: connection.descriptor, seconds: handler?.idle()) { continue }
                 // Woken as the data came: the pacer dates the epoch by this wake-up.
                 arrived = !inHand
             } else {
@@ -259,27 +259,22 @@ public final class GPSDReader: Sendable {
             // Streaming: sleep until the epoch needed next has come, its reports gathered in the socket, instead
             // of waking for each report (one wake-up an epoch, or a second's epochs on a fast receiver).
             if case .at(let wake) = pacer.read(fixTimes: fixes.map(\.time), now: Self.monotonicNow(), arrived: arrived) {
-                sleepOrWake(seconds: wake - Self.monotonicNow(), chores: true)
+                wait(seconds: wake - Self.monotonicNow())
             }
         }
     }
 
-    /// Waits until `descriptor` is readable (true), or the wake pipe fires or `timeout` passes (false).
-    private func waitReadable(_ descriptor: Int32, timeout: Double?) -> Bool {
-        var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-        let milliseconds = timeout.map { Int32(min(Double(Int32.max), max(0, $0 * 1000).rounded(.up))) } ?? -1
-        while poll(&fds, 2, milliseconds) < 0 && errno == EINTR {}
-        if fds[1].revents != 0 { drainWake() }
-        return fds[0].revents != 0
-    }
-
-    /// Sleeps up to `seconds`, returning early when woken. `chores`: the handler's housekeeping runs first and
-    /// shortens the sleep to its deadline.
-    private func sleepOrWake(seconds: Double, chores: Bool = false) {
-        let seconds = chores ? min(seconds, handler?.housekeeping() ?? seconds) : seconds
+    /// Sleeps up to `seconds` (nil: no limit) or until `readable` has data (true) or the wake pipe fires. Every
+    /// wait of the reader comes here: the handler's housekeeping runs first and shortens the wait to its deadline.
+    @discardableResult
+    private func wait(readable descriptor: Int32? = nil, seconds: Double?) -> Bool {
+        let seconds = [seconds, handler?.housekeeping()].compactMap { $0 }.min()
         var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-        let milliseconds = Int32(min(Double(Int32.max), max(0, seconds * 1000).rounded(.up)))
-        if poll(&fds, 1, milliseconds) > 0 { drainWake() }
+        if let descriptor { fds.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
+        let milliseconds = seconds.map { Int32(min(Double(Int32.max), max(0, $0 * 1000).rounded(.up))) } ?? -1
+        while poll(&fds, nfds_t(fds.count), milliseconds) < 0 && errno == EINTR {}
+        if fds[0].revents != 0 { drainWake() }
+        return fds.count > 1 && fds[1].revents != 0
     }
 
     static func monotonicNow() -> Double {

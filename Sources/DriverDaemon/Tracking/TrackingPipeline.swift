@@ -28,7 +28,7 @@ final class TrackingPipeline: GPSEventHandler {
     private let reader = Mutex<GPSDReader?>(nil)
     /// The power inputs are read at least this often (seconds), on the reader's thread (`housekeeping`).
     let powerPollInterval: Double
-    private let lastPowerRead = Mutex<ContinuousClock.Instant>(.now)
+    private let lastPowerRead: Mutex<Double>
     /// The last link state other than `connecting`, so that retries against an absent gpsd (every few seconds,
     /// for hours) are logged once, not each time.
     private let settledLink = Mutex<GPSLinkState?>(nil)
@@ -44,6 +44,7 @@ final class TrackingPipeline: GPSEventHandler {
         self.shift = shift
         self.safety = safety
         self.tracker = tracker
+        self.lastPowerRead = Mutex(tracker.clock.monotonic)
         self.recorder = recorder
         self.hub = hub
         self.power = power
@@ -73,16 +74,11 @@ final class TrackingPipeline: GPSEventHandler {
     /// so with no fixes at all (gpsd absent, a receiver in a garage) they are still read on time. Nothing wakes the
     /// process for them alone while the reader wakes anyway.
     func housekeeping() -> Double? {
-        let interval = Duration.seconds(powerPollInterval)
-        let early = min(Duration.seconds(10), interval / 4)
-        let elapsed = ContinuousClock.now - lastPowerRead.withLock { $0 }
-        guard elapsed >= interval - early else { return Self.seconds(interval - elapsed) }
+        let early = min(10, powerPollInterval / 4)
+        let elapsed = tracker.clock.monotonic - lastPowerRead.withLock { $0 }
+        guard elapsed >= powerPollInterval - early else { return powerPollInterval - elapsed }
         refreshPower()
         return powerPollInterval
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// The fix stream paused: commit pending pings by their deadline even if no fix comes to trigger it, and
@@ -206,7 +202,7 @@ final class TrackingPipeline: GPSEventHandler {
     }
 
     func refreshPower() {
-        lastPowerRead.withLock { $0 = .now }
+        lastPowerRead.withLock { $0 = tracker.clock.monotonic }
         let ignition = power.readIgnition()
         safety?.setIgnition(ignition)
         travel?.noFixes(ignition: ignition, onShift: shift?.isOn ?? true, monotonic: tracker.clock.monotonic)

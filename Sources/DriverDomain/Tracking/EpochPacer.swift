@@ -25,7 +25,11 @@ public struct EpochPacer: Sendable, Equatable {
     /// Receiver seconds between epochs, as last seen.
     public private(set) var epoch: Double?
     /// When the epoch of `fixTime` arrived (monotonic).
-    private var phase: (arrival: Double, fixTime: Double)?
+    private struct Phase: Sendable, Equatable {
+        var arrival: Double
+        var fixTime: Double
+    }
+    private var phase: Phase?
     /// The newest fix read so far, and the epoch the next timed wake-up is for.
     private var newest: Double?
     private var plannedFixTime: Double?
@@ -36,12 +40,6 @@ public struct EpochPacer: Sendable, Equatable {
     public init(minimumInterval: Double = 1, margin: Double = 0.3) {
         self.minimumInterval = minimumInterval
         self.margin = margin
-    }
-
-    public static func == (lhs: EpochPacer, rhs: EpochPacer) -> Bool {
-        lhs.minimumInterval == rhs.minimumInterval && lhs.margin == rhs.margin && lhs.epoch == rhs.epoch
-            && lhs.phase?.arrival == rhs.phase?.arrival && lhs.phase?.fixTime == rhs.phase?.fixTime && lhs.newest == rhs.newest
-            && lhs.plannedFixTime == rhs.plannedFixTime && lhs.plannedWake == rhs.plannedWake && lhs.longerGap == rhs.longerGap
     }
 
     /// A wake-up at `now` read the fixes of `fixTimes` (receiver seconds, oldest first; none when it read only
@@ -58,7 +56,7 @@ public struct EpochPacer: Sendable, Equatable {
         }
         learnEpoch(fresh)
         if arrived {
-            phase = (now, latest)
+            phase = Phase(arrival: now, fixTime: latest)
         } else if var dated = phase, let planned = plannedFixTime, latest - planned > margin {
             // A later epoch than planned and the margin explain is in hand already: the receiver runs ahead of the
             // phase. (The epochs of the margin itself are expected: a 10 Hz receiver sends three in 0.3 s.)
