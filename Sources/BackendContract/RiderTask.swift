@@ -37,11 +37,13 @@ public struct Stop: Codable, Sendable, Equatable {
 
     /// The task id and kind a stop id names, or nil when it names none.
     public static func parse(_ stopId: String) -> (taskId: String, kind: StopKind)? {
-        for kind in [StopKind.pickup, .dropoff] where stopId.hasSuffix("-" + kind.rawValue) {
-            let taskId = String(stopId.dropLast(kind.rawValue.count + 1))
-            return taskId.isEmpty ? nil : (taskId, kind)
-        }
-        return nil
+        // Split at the last dash (kinds have none): every view of a task looks for the next stop this way, so
+        // no strings are built to compare.
+        let utf8 = stopId.utf8
+        guard let dash = utf8.lastIndex(of: UInt8(ascii: "-")), dash != utf8.startIndex,
+              let kind = StopKind(rawValue: String(stopId[utf8.index(after: dash)...]))
+        else { return nil }
+        return (String(stopId[..<dash]), kind)
     }
 }
 

@@ -90,6 +90,15 @@ public final class Outbox: Sendable {
         }
     }
 
+    /// Whether the task has a pending item other than `itemId` (one indexed lookup, no rows decoded: every ack asks).
+    public func hasPendingItems(taskId: String, besides itemId: Int64?) throws -> Bool {
+        try store.pool.read { db in
+            try db.value(
+                Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM outbox_item WHERE state = ? AND task_id = ? AND id != ?)",
+                arguments: [OutboxItemRecord.State.pending.rawValue, taskId, itemId ?? -1]) ?? false
+        }
+    }
+
     /// Every pending item, by task, oldest first: one read for a whole sync merge.
     public func pendingItemsByTask() throws -> [String: [OutboxItemRecord]] {
         let items = try store.pool.read { db in

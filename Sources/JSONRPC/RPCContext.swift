@@ -8,7 +8,13 @@ public final class RPCConnection: Sendable {
     public let peer: PeerCredentials
     public let mayMutate: Bool
     private let closeHandlers = Mutex<[@Sendable () -> Void]?>([])
-    private let notifications = Mutex<AsyncStream<[UInt8]>.Continuation?>(nil)
+    private let notifications = Mutex<NotificationSink?>(nil)
+
+    /// Where notifications go: the socket's writer, or a stream an in-process front end reads.
+    enum NotificationSink: Sendable {
+        case channel(NotificationWriter)
+        case stream(AsyncStream<[UInt8]>.Continuation)
+    }
 
     public init(id: UInt64, peer: PeerCredentials, mayMutate: Bool) {
         self.id = id
@@ -29,19 +35,28 @@ public final class RPCConnection: Sendable {
     /// Queues a server-to-client notification (`Envelope.notification`). A client that does not read keeps
     /// only the newest ones: a slow front end never makes the daemon buffer without bound.
     public func notify(_ line: [UInt8]) {
-        _ = notifications.withLock { $0?.yield(line) }
+        switch notifications.withLock({ $0 }) {
+        case .channel(let writer): writer.send(line)
+        case .stream(let continuation): continuation.yield(line)
+        case nil: break
+        }
     }
 
-    /// Called by the server: where notifications go.
-    func attach(_ continuation: AsyncStream<[UInt8]>.Continuation) {
-        notifications.withLock { $0 = continuation }
+    /// Called by the server (or `notificationLines()`): where notifications go.
+    func attach(_ sink: NotificationSink) {
+        notifications.withLock { $0 = sink }
     }
 
     /// Called by the server when the connection ends.
     public func closed() {
-        notifications.withLock { continuation in
-            continuation?.finish()
-            continuation = nil
+        let sink = notifications.withLock { sink in
+            defer { sink = nil }
+            return sink
+        }
+        switch sink {
+        case .channel(let writer): writer.close()
+        case .stream(let continuation): continuation.finish()
+        case nil: break
         }
         let handlers = closeHandlers.withLock { handlers in
             defer { handlers = nil }

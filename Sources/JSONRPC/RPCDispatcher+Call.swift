@@ -24,7 +24,7 @@ extension RPCConnection {
     /// socket's client).
     public func notificationLines() -> AsyncStream<[UInt8]> {
         let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(1024))
-        attach(continuation)
+        attach(.stream(continuation))
         return stream
     }
 }

@@ -51,7 +51,7 @@ public final class RPCServer: Sendable {
         self.group = group
     }
 
-    private typealias Connection = (channel: NIOAsyncChannel<LineFrame, ByteBuffer>, peer: PeerCredentials)
+    private typealias Connection = (channel: NIOAsyncChannel<LineFrame, ByteBuffer>, peer: PeerCredentials, notifications: NotificationWriter)
 
     /// Listens until the calling task is cancelled. `onListening` runs once the socket accepts connections.
     public func run(listener: RPCListener, onListening: @Sendable () -> Void = {}) async throws {
@@ -77,10 +77,12 @@ public final class RPCServer: Sendable {
         let initializer: @Sendable (any Channel) -> EventLoopFuture<Connection> = { channel in
             Self.peerCredentials(of: channel).flatMapThrowing { peer in
                 try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLength: maxLine)))
+                let notifications = NotificationWriter(channel: channel)
+                try channel.pipeline.syncOperations.addHandler(NotificationDrainHandler(writer: notifications))
                 // Deinit-based teardown on purpose: a client that connects while the server shuts down is
                 // accepted but never served, and its wrapper must then close itself rather than trap.
                 let asyncChannel = try NIOAsyncChannel<LineFrame, ByteBuffer>(synchronouslyWrapping: channel)
-                return (asyncChannel, peer)
+                return (asyncChannel, peer, notifications)
             }
         }
         switch listener {
@@ -133,8 +135,8 @@ public final class RPCServer: Sendable {
             counters.connectionClosed()
             handle.closed()
         }
-        let (notifications, sink) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(256))
-        handle.attach(sink)
+        // Notifications (subscriptions) are written by their publishers, beside the replies, whole lines each.
+        handle.attach(.channel(connection.notifications))
         do {
             try await connection.channel.executeThenClose { inbound, outbound in
                 if count > configuration.maxConnections {
@@ -142,25 +144,20 @@ public final class RPCServer: Sendable {
                     try await outbound.write(Self.line(Envelope.error(id: .null, error)))
                     return
                 }
-                try await withThrowingTaskGroup(of: Void.self) { tasks in
-                    // Notifications (subscriptions) go out beside the replies, whole lines each.
-                    tasks.addTask {
-                        for await note in notifications { try await outbound.write(Self.line(note)) }
-                    }
-                    defer { tasks.cancelAll() }
-                    for try await frame in inbound {
-                        switch frame {
-                        case .line(let buffer):
-                            if buffer.readableBytesView.allSatisfy(Self.isWhitespace) { continue }
-                            let parsed = buffer.withUnsafeReadableBytes { RPCDispatcher.parse(line: $0) }
-                            let reply = await dispatcher.handle(parsed: parsed, connection: handle)
-                            if let reply { try await outbound.write(Self.line(reply)) }
-                        case .oversized(let limit):
-                            let error = WireError(.invalidRequest, "invalid request: line longer than \(limit) bytes; closing")
-                            try await outbound.write(Self.line(Envelope.error(id: .null, error)))
-                            logger.warning("closed a connection that sent an oversized line", metadata: ["peer": "\(connection.peer)"])
-                            return
-                        }
+                for try await frame in inbound {
+                    switch frame {
+                    case .line(let buffer):
+                        if buffer.readableBytesView.allSatisfy(Self.isWhitespace) { continue }
+                        let parsed = buffer.withUnsafeReadableBytes { RPCDispatcher.parse(line: $0) }
+                        connection.notifications.hold()
+                        defer { connection.notifications.release() }
+                        let reply = await dispatcher.handle(parsed: parsed, connection: handle)
+                        if let reply { try await outbound.write(Self.line(reply)) }
+                    case .oversized(let limit):
+                        let error = WireError(.invalidRequest, "invalid request: line longer than \(limit) bytes; closing")
+                        try await outbound.write(Self.line(Envelope.error(id: .null, error)))
+                        logger.warning("closed a connection that sent an oversized line", metadata: ["peer": "\(connection.peer)"])
+                        return
                     }
                 }
             }

@@ -70,9 +70,25 @@ struct WorkflowBench: AsyncParsableCommand {
             }
         }
         reader.start()
-        var reply: [Double] = [], ack: [Double] = [], status: [Double] = []
-        for id in ids {
+        // Baseline: the same transitions PATCHed straight to the backend, one after each of driverd's, so that both
+        // see the machine as it is at that moment (its speed drifts on a shared host). Each starts from a quiet
+        // moment, as a driver's taps come seconds apart: nothing left over from the one before competes with it.
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let token = try await sim.login(http)
+        let quiet: useconds_t = 5_000
+        var reply: [Double] = [], ack: [Double] = [], status: [Double] = [], raw: [Double] = []
+        for (id, rawId) in zip(ids, rawIds) {
             for (method, target) in Self.journey {
+                usleep(quiet)
+                if let target {
+                    let start = ContinuousClock.now
+                    try await sim.patch(
+                        http, BackendPaths.taskStatus(rawId), json: StatusUpdateRequest(status: target, location: nil, timestamp: 0), token: token)
+                    raw.append((ContinuousClock.now - start).microseconds)
+                } else {
+                    try await sim.post(http, BackendPaths.taskPOD(rawId), json: OTPSubmission(value: "4812"), token: token)
+                }
+                usleep(quiet)
                 let start = ContinuousClock.now
                 if method == "pod.otp" {
                     _ = try client.call(Methods.podOTP, OTPParams(taskId: id, otp: "4812"))
@@ -93,22 +109,6 @@ struct WorkflowBench: AsyncParsableCommand {
                 let statusStart = ContinuousClock.now
                 _ = try client.call(Methods.agentStatus, NoParams())
                 status.append((ContinuousClock.now - statusStart).microseconds)
-            }
-        }
-
-        // Baseline: the same transitions PATCHed straight to the backend, one after another.
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        let token = try await sim.login(http)
-        var raw: [Double] = []
-        for id in rawIds {
-            for (_, target) in Self.journey {
-                guard let target else {
-                    try await sim.post(http, BackendPaths.taskPOD(id), json: OTPSubmission(value: "4812"), token: token)
-                    continue
-                }
-                let start = ContinuousClock.now
-                try await sim.patch(http, BackendPaths.taskStatus(id), json: StatusUpdateRequest(status: target, location: nil, timestamp: 0), token: token)
-                raw.append((ContinuousClock.now - start).microseconds)
             }
         }
         try await http.shutdown()

@@ -29,7 +29,8 @@ struct ContractTests {
         #expect(Stop.id(taskId: "task-1", kind: .dropoff) == "task-1-dropoff")
         #expect(Stop.parse("task-1-pickup")! == ("task-1", .pickup))
         #expect(Stop.parse("a-b-dropoff")! == ("a-b", .dropoff))
-        #expect(Stop.parse("task-1") == nil && Stop.parse("-pickup") == nil)
+        #expect(Stop.parse("task-1") == nil && Stop.parse("-pickup") == nil && Stop.parse("pickup") == nil && Stop.parse("a-pickups") == nil)
+        #expect(Stop.parse("a--dropoff")! == ("a-", .dropoff) && Stop.parse("a-") == nil)
         #expect(BackendPaths.isValidTaskID("task-1001") && !BackendPaths.isValidTaskID("a/b") && !BackendPaths.isValidTaskID(""))
     }
 

@@ -26,6 +26,23 @@ struct RouteRulesTests {
         #expect(withNew == ["a-pickup", "a-dropoff", "c-pickup", "c-dropoff"])
     }
 
+    @Test("the next stop is the first open stop, and the fallback is made only when the sequence has none open")
+    func firstOpenStop() {
+        let statuses: [[String: TaskStatus]] = [
+            ["a": .accepted, "b": .accepted], ["a": .pickedUp, "b": .arrivedAtStore], ["a": .deliveryFailed, "b": .pickedUp],
+            ["a": .delivered, "b": .cancelled], ["a": .delivered, "b": .delivered, "c": .accepted], [:],
+        ]
+        let fallback = ["c-pickup", "c-dropoff", "a-pickup"]
+        for status in statuses {
+            var fallbackMade = false
+            let first = RouteRules.firstOpenStop(sequence: Self.sequence, fallback: { fallbackMade = true; return fallback }, parse: Self.parse) { status[$0] }
+            let all = RouteRules.openStops(sequence: Self.sequence, fallback: fallback, parse: Self.parse) { status[$0] }
+            #expect(first == all.first, "\(status)")
+            let sequenceHasOpen = RouteRules.openStops(sequence: Self.sequence, fallback: [], parse: Self.parse) { status[$0] }.isEmpty == false
+            #expect(fallbackMade == !sequenceHasOpen, "\(status)")
+        }
+    }
+
     @Test("every stop status: pending, en-route for the next stop, arrived, picked-up, delivered, failed")
     func stopStatuses() {
         let expected: [(StopKind, TaskStatus, Bool, StopStatus)] = [

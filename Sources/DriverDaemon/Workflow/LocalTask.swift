@@ -12,7 +12,10 @@ struct LocalTask: Sendable, Equatable {
     var pod: PODState
     var failureReason: FailureReason?
     /// The backend's task as last fetched (its status may be behind the local one).
-    var detail: RiderTask
+    var detail: RiderTask { didSet { storedDetail = Self.encode(detail) } }
+    /// `detail` as the task row stores it: encoded when it changes, not at every write of the row (every driver
+    /// action and every answer writes it).
+    private(set) var storedDetail: Data
     var updatedAt: Double
 
     var id: String { detail.id }
@@ -24,11 +27,15 @@ struct LocalTask: Sendable, Equatable {
         pod = task.podAccepted ? .accepted : .none
         failureReason = task.failureReason
         detail = task
+        storedDetail = Self.encode(task)
         updatedAt = now
     }
 
+    private static func encode(_ detail: RiderTask) -> Data { (try? JSONEncoder().encode(detail)) ?? Data() }
+
     init(record: TaskRecord) throws {
         detail = try JSONDecoder().decode(RiderTask.self, from: record.detail)
+        storedDetail = record.detail
         status = try Self.decode(TaskStatus.self, record.status)
         backendStatus = try Self.decode(TaskStatus.self, record.backendStatus)
         sync = try Self.decode(SyncState.self, record.syncState)
@@ -41,7 +48,7 @@ struct LocalTask: Sendable, Equatable {
         TaskRecord(
             id: id, status: status.rawValue, backendStatus: backendStatus.rawValue, syncState: sync.rawValue,
             podType: detail.podType.rawValue, podState: pod.rawValue, failureReason: failureReason?.rawValue,
-            detail: (try? JSONEncoder().encode(detail)) ?? Data(), updatedAt: updatedAt)
+            detail: storedDetail, updatedAt: updatedAt)
     }
 
     struct CorruptRow: Error, CustomStringConvertible {

@@ -13,12 +13,15 @@ extension Workflow {
     /// What the geofence watch looks at: each stop its task is on the way to, and each stop with an open visit.
     static func geofenceTargets(tasks: [String: LocalTask], openVisits: [String: VisitRecord], defaultRadius: Double) -> [GeofenceWatch.Target] {
         var targets: [GeofenceWatch.Target] = []
-        for task in tasks.values.sorted(by: { $0.id < $1.id }) {
+        // Every task change comes here: the few stops awaiting arrival are sorted, not the whole route's tasks (a
+        // task awaits one arrival at a time, so the order is the tasks').
+        for task in tasks.values {
             for stop in task.detail.stops where openVisits[stop.id] == nil && Self.awaitsArrival(stop.kind, task.status) {
                 targets.append(GeofenceWatch.Target(
                     stopId: stop.id, taskId: task.id, lat: stop.lat, lng: stop.lng, radius: stop.geofenceRadius ?? defaultRadius, stage: .approaching))
             }
         }
+        targets.sort { ($0.taskId, $0.stopId) < ($1.taskId, $1.stopId) }
         for visit in openVisits.values.sorted(by: { $0.stopId < $1.stopId }) {
             let kind = Stop.parse(visit.stopId)?.kind
             let serving = tasks[visit.taskId].map { kind.map { Self.arrivedStatus($0) } == $0.status } ?? false

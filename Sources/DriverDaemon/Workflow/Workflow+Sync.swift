@@ -101,7 +101,7 @@ extension Workflow {
 
     /// Refreshes the backend's ETA of the next stop while the driver is on the way to it.
     func refreshServerETA() async {
-        guard let uplink, uplink.isOnline, let first = openStops().first, let (task, stop) = stop(first),
+        guard let uplink, uplink.isOnline, let first = nextStopId(), let (task, stop) = stop(first),
               RouteRules.stopStatus(stop.kind, task: task.status, isNext: true) == .enRoute
         else { return }
         if let eta = try? await uplink.authorized({ client, token in try await client.eta(taskId: task.id, token: token) }) {
@@ -136,13 +136,15 @@ extension Workflow: UplinkObserver {
             return
         }
         // The acked item itself is still queued until this returns.
-        let others = ((try? outbox.pendingItems(taskId: task.id)) ?? []).filter { $0.id != item.id }
-        if others.isEmpty, task.sync == .pending { task.sync = .synced }
+        let othersQueued = (try? outbox.hasPendingItems(taskId: task.id, besides: item.id)) ?? true
+        if !othersQueued, task.sync == .pending { task.sync = .synced }
         task.updatedAt = now()
-        // Front ends hear the ack first, then it is written: the write only mirrors what the backend holds (the
-        // item stays queued until this returns, and a sync restores the task after a power cut).
+        // Front ends hear the ack first (the notification is written as it is published), then it is written: the
+        // write only mirrors what the backend holds (the item stays queued until this returns, and a sync restores
+        // the task after a power cut).
         tasks[task.id] = task
-        publish(task)
+        // An answer changes neither the task's status nor its visits: the geofences stay as they are.
+        publish(task, geofencesFollow: false)
         do {
             try book.commit(task.record, item: nil)
         } catch {
@@ -207,7 +209,7 @@ extension Workflow: UplinkObserver {
         switch push.kind {
         case .taskAssigned, .routeChanged, .taskCancelled: requestSync()
         case .eta:
-            if let taskId = push.taskId, let seconds = push.etaSeconds, let stopId = openStops().first, Stop.parse(stopId)?.taskId == taskId {
+            if let taskId = push.taskId, let seconds = push.etaSeconds, let stopId = nextStopId(), Stop.parse(stopId)?.taskId == taskId {
                 storeServerETA(ETAResponse(
                     taskId: taskId, stopId: stopId, etaSeconds: seconds, distanceMeters: nil, positionTimestamp: nil, computedAt: push.sentAt))
             }

@@ -36,6 +36,8 @@ actor Workflow {
     var tasks: [String: LocalTask] = [:]
     /// The stop order (all stops of the active tasks, visited ones included), as the backend keeps it.
     var sequence: [String] = []
+    /// Stop ids parsed once: every view of a task walks the route for its next stop.
+    private var parsedStops: [String: (taskId: String, kind: StopKind)] = [:]
     var syncedAt: Double?
     /// The backend's ETA for a task's next stop, kept with the (monotonic) time it was fetched.
     var serverETAs: [String: (eta: ETAResponse, fetchedAt: Double)] = [:]
@@ -86,8 +88,25 @@ actor Workflow {
 
     /// Open stops in visiting order.
     func openStops() -> [String] {
-        let fallback = tasks.values.sorted { $0.id < $1.id }.flatMap { $0.detail.stops.map(\.id) }
-        return RouteRules.openStops(sequence: sequence, fallback: fallback, parse: Stop.parse) { self.tasks[$0]?.status }
+        RouteRules.openStops(sequence: sequence, fallback: fallbackStops(), parse: { self.parsedStop($0) }) { self.tasks[$0]?.status }
+    }
+
+    /// The first of `openStops()`.
+    func nextStopId() -> String? {
+        RouteRules.firstOpenStop(sequence: sequence, fallback: fallbackStops, parse: { self.parsedStop($0) }) { self.tasks[$0]?.status }
+    }
+
+    private func parsedStop(_ stopId: String) -> (taskId: String, kind: StopKind)? {
+        if let known = parsedStops[stopId] { return known }
+        guard let parsed = Stop.parse(stopId) else { return nil }
+        if parsedStops.count >= 4096 { parsedStops.removeAll() }
+        parsedStops[stopId] = parsed
+        return parsed
+    }
+
+    /// Stops the backend's sequence does not hold yet follow by task id.
+    private func fallbackStops() -> [String] {
+        tasks.values.sorted { $0.id < $1.id }.flatMap { $0.detail.stops.map(\.id) }
     }
 
     func stop(_ stopId: String) -> (LocalTask, Stop)? {
@@ -95,7 +114,7 @@ actor Workflow {
         return (task, stop)
     }
 
-    func view(_ task: LocalTask) -> TaskView { view(task, nextStopId: openStops().first) }
+    func view(_ task: LocalTask) -> TaskView { view(task, nextStopId: nextStopId()) }
 
     /// The task as front ends see it, with its odometer distance since it was accepted.
     func view(_ task: LocalTask, nextStopId: String?) -> TaskView {
@@ -123,9 +142,9 @@ actor Workflow {
     }
 
     func navigation(stopId: String?) throws -> NavResult {
-        guard let id = stopId ?? openStops().first else { throw APIError(.notFound, "no stop is left on the route") }
+        guard let id = stopId ?? nextStopId() else { throw APIError(.notFound, "no stop is left on the route") }
         guard let (task, stop) = stop(id) else { throw APIError(.notFound, "no stop \(id) on the route") }
-        return NavResult(stop: task.stopView(stop, isNext: id == openStops().first), links: .to(lat: stop.lat, lng: stop.lng))
+        return NavResult(stop: task.stopView(stop, isNext: id == nextStopId()), links: .to(lat: stop.lat, lng: stop.lng))
     }
 
     /// The backend's estimate while it is fresh (it is refreshed every 30 s en route), else the local one.
@@ -156,7 +175,7 @@ actor Workflow {
             guard let task = tasks[taskId] else { throw APIError(.notFound, "no task \(taskId) on this unit") }
             return task
         }
-        guard let first = openStops().first, let (taskId, _) = Stop.parse(first), let task = tasks[taskId] else {
+        guard let first = nextStopId(), let (taskId, _) = Stop.parse(first), let task = tasks[taskId] else {
             throw APIError(.notFound, "no task is waiting: name one with a task id")
         }
         return task
@@ -252,9 +271,10 @@ actor Workflow {
         if !syncLater { publish(task) }
     }
 
-    /// Every task change goes through here or `publishRoute`: the geofences follow.
-    func publish(_ task: LocalTask) {
-        refreshGeofences()
+    /// Every task change goes through here or `publishRoute`: the geofences follow (unless the caller knows
+    /// that neither the status nor the visits changed).
+    func publish(_ task: LocalTask, geofencesFollow: Bool = true) {
+        if geofencesFollow { refreshGeofences() }
         hub.publish(Events.taskChanged, view(task))
     }
 

@@ -36,9 +36,24 @@ public enum RouteRules {
     ) -> [String] {
         var seen = Set<String>()
         return (sequence + fallback).filter { stopId in
-            guard seen.insert(stopId).inserted, let (taskId, kind) = parse(stopId), let current = status(taskId) else { return false }
-            return isOpen(kind, task: current)
+            seen.insert(stopId).inserted && isOpen(stopId, parse: parse, status: status)
         }
+    }
+
+    /// The first of `openStops`, without listing them: every view of a task names the next stop, and the
+    /// fallback (sorting every task) is made only when the sequence has no open stop.
+    public static func firstOpenStop(
+        sequence: [String], fallback: () -> [String], parse: (String) -> (taskId: String, kind: StopKind)?, status: (String) -> TaskStatus?
+    ) -> String? {
+        if let first = sequence.first(where: { isOpen($0, parse: parse, status: status) }) { return first }
+        return fallback().first { isOpen($0, parse: parse, status: status) }
+    }
+
+    private static func isOpen(
+        _ stopId: String, parse: (String) -> (taskId: String, kind: StopKind)?, status: (String) -> TaskStatus?
+    ) -> Bool {
+        guard let (taskId, kind) = parse(stopId), let current = status(taskId) else { return false }
+        return isOpen(kind, task: current)
     }
 
     /// Why `order` is not a valid stop order for the stops `current` (nil when it is): every stop once and
