@@ -60,6 +60,13 @@ public final class DatabasePool: Sendable {
         try writer.with(body)
     }
 
+    /// A read of one statement on the writer (its own autocommit transaction), for what the process asks right after
+    /// its own commits: the writer's page cache holds what it wrote, where a reader reads every changed page again
+    /// from the log. It waits for a write under way.
+    public func readOnWriter<T>(_ body: (Database) throws -> T) throws -> T {
+        try writer.with(body)
+    }
+
     /// Makes every transaction committed so far durable (an fdatasync of the write-ahead log, as a commit at
     /// `synchronous = FULL` does) without holding the writer: see `LogSync`.
     public func syncLog() throws(SQLiteError) { try logSync.sync() }

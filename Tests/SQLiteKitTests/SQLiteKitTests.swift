@@ -51,6 +51,17 @@ struct SQLiteKitTests {
         #expect(try pool.read { db in try db.value(String.self, sql: "SELECT typeof(photo) FROM parcel WHERE label = 'b'") } == "blob")
     }
 
+    @Test("a read on the writer sees each commit at once, the readers' the same rows")
+    func readOnWriter() throws {
+        let pool = try pool()
+        for index in 0..<3 {
+            let parcel = Parcel(id: nil, label: "p\(index)", weight: nil, fragile: false, photo: Data(), state: .waiting, previous: nil, count: index)
+            try pool.write { db in try parcel.insert(db) }
+            #expect(try pool.readOnWriter { db in try Parcel.fetchAll(db, "ORDER BY id") }.map(\.count) == Array(0...index))
+            #expect(try pool.readOnWriter { db in try Parcel.fetchAll(db) } == pool.read { db in try Parcel.fetchAll(db) })
+        }
+    }
+
     @Test("save inserts or updates every column, writing NULL for a cleared optional; update and deleteOne say whether a row was there")
     func saveAndUpdate() throws {
         let pool = try pool()
