@@ -56,7 +56,7 @@ public final class Outbox: Sendable {
     /// one priority: a task's transitions, proofs and visits; the route's changes; activity; SOS calls.)
     public func headItems(upTo maxPriority: OutboxItemRecord.Priority = .low) throws -> [OutboxItemRecord] {
         // Asked right after an item is committed (the uplink is woken by it): on the writer's warm cache.
-        let heads = try store.pool.readOnWriter { db in
+        let heads = try store.pool.writeWithoutTransaction { db in
             try OutboxItemRecord.fetchAll(db, sql: """
                 SELECT * FROM outbox_item WHERE id IN (
                     SELECT MIN(id) FROM outbox_item WHERE state = ? GROUP BY task_id
@@ -93,7 +93,8 @@ public final class Outbox: Sendable {
 
     /// Whether the task has a pending item other than `itemId` (one indexed lookup, no rows decoded: every ack asks).
     public func hasPendingItems(taskId: String, besides itemId: Int64?) throws -> Bool {
-        try store.pool.readOnWriter { db in
+        // Asked by an ack right after the answer: on the writer's warm cache, as `headItems`.
+        try store.pool.writeWithoutTransaction { db in
             try db.value(
                 Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM outbox_item WHERE state = ? AND task_id = ? AND id != ?)",
                 arguments: [OutboxItemRecord.State.pending.rawValue, taskId, itemId ?? -1]) ?? false

@@ -78,7 +78,12 @@ final class NotificationWriter: Sendable {
 
     /// The request's reply was written: what waited goes out after it.
     func release() {
-        state.withLock { $0.holds -= 1 }
+        // Most requests publish nothing to their own connection: no hop to the channel's loop for them.
+        let waiting = state.withLock { state -> Bool in
+            state.holds -= 1
+            return state.holds == 0 && !state.lines.isEmpty
+        }
+        guard waiting else { return }
         if channel.eventLoop.inEventLoop { drain() } else { channel.eventLoop.execute { self.drain() } }
     }
 

@@ -55,15 +55,10 @@ public final class DatabasePool: Sendable {
         try writer.with { db in try db.inTransaction { try body(db) } }
     }
 
-    /// Runs `body` on the writer outside a transaction (pragmas, a checkpoint, transactions of its own).
+    /// Runs `body` on the writer outside a transaction (pragmas, a checkpoint, transactions of its own; or a read of
+    /// one statement right after the process's own commit: the writer's page cache holds what it wrote, where a
+    /// reader reads every changed page again from the log).
     public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
-        try writer.with(body)
-    }
-
-    /// A read of one statement on the writer (its own autocommit transaction), for what the process asks right after
-    /// its own commits: the writer's page cache holds what it wrote, where a reader reads every changed page again
-    /// from the log. It waits for a write under way.
-    public func readOnWriter<T>(_ body: (Database) throws -> T) throws -> T {
         try writer.with(body)
     }
 

@@ -52,13 +52,13 @@ struct SQLiteKitTests {
     }
 
     @Test("a read on the writer sees each commit at once, the readers' the same rows")
-    func readOnWriter() throws {
+    func readOnTheWriter() throws {
         let pool = try pool()
         for index in 0..<3 {
             let parcel = Parcel(id: nil, label: "p\(index)", weight: nil, fragile: false, photo: Data(), state: .waiting, previous: nil, count: index)
             try pool.write { db in try parcel.insert(db) }
-            #expect(try pool.readOnWriter { db in try Parcel.fetchAll(db, "ORDER BY id") }.map(\.count) == Array(0...index))
-            #expect(try pool.readOnWriter { db in try Parcel.fetchAll(db) } == pool.read { db in try Parcel.fetchAll(db) })
+            #expect(try pool.writeWithoutTransaction { db in try Parcel.fetchAll(db, "ORDER BY id") }.map(\.count) == Array(0...index))
+            #expect(try pool.writeWithoutTransaction { db in try Parcel.fetchAll(db) } == pool.read { db in try Parcel.fetchAll(db) })
         }
     }
 

@@ -36,8 +36,6 @@ actor Workflow {
     var tasks: [String: LocalTask] = [:]
     /// The stop order (all stops of the active tasks, visited ones included), as the backend keeps it.
     var sequence: [String] = []
-    /// Stop ids parsed once: every view of a task walks the route for its next stop.
-    private var parsedStops: [String: (taskId: String, kind: StopKind)] = [:]
     var syncedAt: Double?
     /// The backend's ETA for a task's next stop, kept with the (monotonic) time it was fetched.
     var serverETAs: [String: (eta: ETAResponse, fetchedAt: Double)] = [:]
@@ -88,20 +86,12 @@ actor Workflow {
 
     /// Open stops in visiting order.
     func openStops() -> [String] {
-        RouteRules.openStops(sequence: sequence, fallback: fallbackStops(), parse: { self.parsedStop($0) }) { self.tasks[$0]?.status }
+        RouteRules.openStops(sequence: sequence, fallback: fallbackStops(), parse: Stop.parse) { self.tasks[$0]?.status }
     }
 
     /// The first of `openStops()`.
     func nextStopId() -> String? {
-        RouteRules.firstOpenStop(sequence: sequence, fallback: fallbackStops, parse: { self.parsedStop($0) }) { self.tasks[$0]?.status }
-    }
-
-    private func parsedStop(_ stopId: String) -> (taskId: String, kind: StopKind)? {
-        if let known = parsedStops[stopId] { return known }
-        guard let parsed = Stop.parse(stopId) else { return nil }
-        if parsedStops.count >= 4096 { parsedStops.removeAll() }
-        parsedStops[stopId] = parsed
-        return parsed
+        RouteRules.firstOpenStop(sequence: sequence, fallback: fallbackStops, parse: Stop.parse) { self.tasks[$0]?.status }
     }
 
     /// Stops the backend's sequence does not hold yet follow by task id.
