@@ -192,7 +192,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "DriverAPITests", dependencies: ["DriverAPI"], resources: [.copy("Golden")]),
+        .testTarget(name: "DriverAPITests", dependencies: ["DriverAPI", "JSONRPC"], resources: [.copy("Golden")]),
         .testTarget(
             name: "JSONRPCTests",
             dependencies: ["JSONRPC", "DriverAPI", .product(name: "NIOEmbedded", package: "swift-nio")]

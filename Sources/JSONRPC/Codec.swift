@@ -7,10 +7,9 @@ import DriverAPI
 
 /// The one JSON encoding of API types: sorted keys, so output is stable for golden files and diffs.
 public enum Codec {
+    /// Foundation's `JSONEncoder` text with `[.sortedKeys, .withoutEscapingSlashes]`, made by `JSONBytesEncoder`.
     public static func encode(_ value: some Encodable) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(value))
+        try JSONBytesEncoder.encode(value)
     }
 
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {

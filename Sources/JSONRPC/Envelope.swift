@@ -27,7 +27,7 @@ public enum Envelope {
     public static func notification(method: String, params: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.append(contentsOf: #"{"jsonrpc":"2.0","method":"#.utf8)
-        JSONWriter.writeString(method, into: &out)
+        JSONText.writeString(method, into: &out)
         out.append(contentsOf: #","params":"#.utf8)
         out.append(contentsOf: params)
         out.append(UInt8(ascii: "}"))
@@ -37,7 +37,7 @@ public enum Envelope {
     public static func request(method: String, params: [UInt8]?, id: JSONValue?) -> [UInt8] {
         var out: [UInt8] = []
         out.append(contentsOf: #"{"jsonrpc":"2.0","method":"#.utf8)
-        JSONWriter.writeString(method, into: &out)
+        JSONText.writeString(method, into: &out)
         if let params {
             out.append(contentsOf: #","params":"#.utf8)
             out.append(contentsOf: params)

@@ -7,7 +7,7 @@ public enum JSONWriter {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
         case .number(let text): output.append(contentsOf: text.utf8)
-        case .string(let text): writeString(text, into: &output)
+        case .string(let text): JSONText.writeString(text, into: &output)
         case .array(let elements):
             output.append(UInt8(ascii: "["))
             for (position, element) in elements.enumerated() {
@@ -20,7 +20,7 @@ public enum JSONWriter {
             // Sorted so output is deterministic (golden files, logs).
             for (position, key) in members.keys.sorted().enumerated() {
                 if position > 0 { output.append(UInt8(ascii: ",")) }
-                writeString(key, into: &output)
+                JSONText.writeString(key, into: &output)
                 output.append(UInt8(ascii: ":"))
                 write(members[key]!, into: &output)
             }
@@ -35,25 +35,4 @@ public enum JSONWriter {
     }
 
     public static func string(_ value: JSONValue) -> String { String(decoding: bytes(value), as: UTF8.self) }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
-    static func writeString(_ text: String, into output: inout [UInt8]) {
-        output.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                output.append(contentsOf: Array("\\u00".utf8))
-                output.append(hexDigits[Int(byte >> 4)])
-                output.append(hexDigits[Int(byte & 0x0F)])
-            default: output.append(byte)
-            }
-        }
-        output.append(UInt8(ascii: "\""))
-    }
 }

@@ -9,6 +9,16 @@ public final class Database {
     /// statements again and again, and preparing costs more than running them.
     private var statements: [String: OpaquePointer] = [:]
     private static let maxCachedStatements = 64
+    /// A record type's insert and save statements, by type: building their text (a dozen joined column names)
+    /// each time cost more than SQLite took to run them.
+    private var recordStatements: [RecordStatementKey: (columns: [String], sql: String)] = [:]
+
+    enum RecordOperation { case insert, save }
+
+    private struct RecordStatementKey: Hashable {
+        let type: ObjectIdentifier
+        let operation: RecordOperation
+    }
 
     /// Opens (creating when `readOnly` is false) the database file at `path`. A process's own database is a
     /// `DatabasePool`; a lone connection is for tools that look into one (read-only).
@@ -33,6 +43,18 @@ public final class Database {
 
     /// Waits up to `milliseconds` for another connection's lock instead of failing at once.
     public func setBusyTimeout(milliseconds: Int32) { sqlite3_busy_timeout(handle, milliseconds) }
+
+    /// The SQL text of `type`'s `operation` for these columns: made once, and again only if a record of the type
+    /// encodes other columns.
+    func recordSQL(
+        _ type: Any.Type, _ operation: RecordOperation, _ columns: [(name: String, value: DatabaseValue)], make: () -> String
+    ) -> String {
+        let key = RecordStatementKey(type: ObjectIdentifier(type), operation: operation)
+        if let cached = recordStatements[key], cached.columns.elementsEqual(columns.lazy.map(\.name)) { return cached.sql }
+        let sql = make()
+        recordStatements[key] = (columns.map(\.name), sql)
+        return sql
+    }
 
     /// Runs one or more statements without arguments (migrations, pragmas).
     public func execute(sql: String) throws(SQLiteError) {

@@ -14,23 +14,25 @@ extension TableRecord {
     @discardableResult
     public func insert(_ db: Database) throws -> Int64 {
         let columns = try RowEncoder.columns(of: self)
-        try db.execute(
-            sql: "INSERT INTO \(Self.tableName) (\(columns.map(\.name).joined(separator: ", "))) "
-                + "VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
-            arguments: columns.map(\.value))
+        let sql = db.recordSQL(Self.self, .insert, columns) {
+            "INSERT INTO \(Self.tableName) (\(columns.map(\.name).joined(separator: ", "))) "
+                + "VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+        }
+        try db.execute(sql: sql, arguments: columns.map(\.value))
         return db.lastInsertedRowID
     }
 
     /// Inserts the row, or updates every other column of the row with the same key.
     public func save(_ db: Database) throws {
         let columns = try RowEncoder.columns(of: self)
-        let updates = columns.filter { !Self.primaryKey.contains($0.name) }.map { "\($0.name) = excluded.\($0.name)" }
-        try db.execute(
-            sql: "INSERT INTO \(Self.tableName) (\(columns.map(\.name).joined(separator: ", "))) "
+        let sql = db.recordSQL(Self.self, .save, columns) {
+            let updates = columns.filter { !Self.primaryKey.contains($0.name) }.map { "\($0.name) = excluded.\($0.name)" }
+            return "INSERT INTO \(Self.tableName) (\(columns.map(\.name).joined(separator: ", "))) "
                 + "VALUES (\(columns.map { _ in "?" }.joined(separator: ", "))) "
                 + "ON CONFLICT (\(Self.primaryKey.joined(separator: ", "))) "
-                + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET \(updates.joined(separator: ", "))"),
-            arguments: columns.map(\.value))
+                + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET \(updates.joined(separator: ", "))")
+        }
+        try db.execute(sql: sql, arguments: columns.map(\.value))
     }
 
     /// Updates the row with the record's key; false when there is none.

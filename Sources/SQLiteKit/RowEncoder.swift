@@ -13,13 +13,9 @@ final class RowEncoder: Encoder {
         return encoder.columns
     }
 
-    func set(_ name: String, _ value: DatabaseValue) {
-        if let index = columns.firstIndex(where: { $0.name == name }) {
-            columns[index].value = value
-        } else {
-            columns.append((name, value))
-        }
-    }
+    /// A column's value. Synthesised coders name each key once; a record that named one twice fails at SQLite
+    /// ("column specified more than once"), not silently.
+    func set(_ name: String, _ value: DatabaseValue) { columns.append((name, value)) }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         KeyedEncodingContainer(Container<Key>(encoder: self))
@@ -43,15 +39,15 @@ final class RowEncoder: Encoder {
             encoder.set(key.stringValue, try ValueEncoder.encode(value, key: key))
         }
 
-        mutating func encode(_ value: Bool, forKey key: Key) throws { encoder.set(key.stringValue, try ValueEncoder.encode(value, key: key)) }
-        mutating func encode(_ value: String, forKey key: Key) throws { encoder.set(key.stringValue, try ValueEncoder.encode(value, key: key)) }
-        mutating func encode(_ value: Double, forKey key: Key) throws { encoder.set(key.stringValue, try ValueEncoder.encode(value, key: key)) }
-        mutating func encode(_ value: Float, forKey key: Key) throws { encoder.set(key.stringValue, try ValueEncoder.encode(value, key: key)) }
-        mutating func encode(_ value: Int, forKey key: Key) throws { encoder.set(key.stringValue, try ValueEncoder.encode(value, key: key)) }
-        mutating func encode(_ value: Int8, forKey key: Key) throws { encoder.set(key.stringValue, try ValueEncoder.encode(value, key: key)) }
-        mutating func encode(_ value: Int16, forKey key: Key) throws { encoder.set(key.stringValue, try ValueEncoder.encode(value, key: key)) }
-        mutating func encode(_ value: Int32, forKey key: Key) throws { encoder.set(key.stringValue, try ValueEncoder.encode(value, key: key)) }
-        mutating func encode(_ value: Int64, forKey key: Key) throws { encoder.set(key.stringValue, try ValueEncoder.encode(value, key: key)) }
+        mutating func encode(_ value: Bool, forKey key: Key) throws { encoder.set(key.stringValue, value.databaseValue) }
+        mutating func encode(_ value: String, forKey key: Key) throws { encoder.set(key.stringValue, .text(value)) }
+        mutating func encode(_ value: Double, forKey key: Key) throws { encoder.set(key.stringValue, .real(value)) }
+        mutating func encode(_ value: Float, forKey key: Key) throws { encoder.set(key.stringValue, .real(Double(value))) }
+        mutating func encode(_ value: Int, forKey key: Key) throws { encoder.set(key.stringValue, .integer(Int64(value))) }
+        mutating func encode(_ value: Int8, forKey key: Key) throws { encoder.set(key.stringValue, .integer(Int64(value))) }
+        mutating func encode(_ value: Int16, forKey key: Key) throws { encoder.set(key.stringValue, .integer(Int64(value))) }
+        mutating func encode(_ value: Int32, forKey key: Key) throws { encoder.set(key.stringValue, .integer(Int64(value))) }
+        mutating func encode(_ value: Int64, forKey key: Key) throws { encoder.set(key.stringValue, .integer(value)) }
         mutating func encode(_ value: UInt, forKey key: Key) throws { encoder.set(key.stringValue, try ValueEncoder.encode(value, key: key)) }
         mutating func encode(_ value: UInt8, forKey key: Key) throws { encoder.set(key.stringValue, try ValueEncoder.encode(value, key: key)) }
         mutating func encode(_ value: UInt16, forKey key: Key) throws { encoder.set(key.stringValue, try ValueEncoder.encode(value, key: key)) }
@@ -109,15 +105,15 @@ private final class ValueEncoder: Encoder, SingleValueEncodingContainer {
     func singleValueContainer() -> any SingleValueEncodingContainer { self }
 
     func encodeNil() throws { value = .null }
-    func encode(_ value: Bool) throws { self.value = try Self.scalar(value) }
-    func encode(_ value: String) throws { self.value = try Self.scalar(value) }
-    func encode(_ value: Double) throws { self.value = try Self.scalar(value) }
+    func encode(_ value: Bool) throws { self.value = value.databaseValue }
+    func encode(_ value: String) throws { self.value = .text(value) }
+    func encode(_ value: Double) throws { self.value = .real(value) }
     func encode(_ value: Float) throws { self.value = try Self.scalar(value) }
-    func encode(_ value: Int) throws { self.value = try Self.scalar(value) }
+    func encode(_ value: Int) throws { self.value = .integer(Int64(value)) }
     func encode(_ value: Int8) throws { self.value = try Self.scalar(value) }
     func encode(_ value: Int16) throws { self.value = try Self.scalar(value) }
-    func encode(_ value: Int32) throws { self.value = try Self.scalar(value) }
-    func encode(_ value: Int64) throws { self.value = try Self.scalar(value) }
+    func encode(_ value: Int32) throws { self.value = .integer(Int64(value)) }
+    func encode(_ value: Int64) throws { self.value = .integer(value) }
     func encode(_ value: UInt) throws { self.value = try Self.scalar(value) }
     func encode(_ value: UInt8) throws { self.value = try Self.scalar(value) }
     func encode(_ value: UInt16) throws { self.value = try Self.scalar(value) }

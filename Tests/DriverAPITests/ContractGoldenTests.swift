@@ -1,5 +1,6 @@
 import DriverAPI
 import Foundation
+import JSONRPC
 import Testing
 
 /// The wire shape of every API type, pinned by golden files: a change here is a change of the contract.
@@ -22,6 +23,8 @@ struct ContractGoldenTests {
         }
         let expected = try golden(name)
         #expect(String(decoding: try encoder.encode(value), as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+        // What the daemon writes on the socket (`Codec`, not Foundation's encoder) is the same text.
+        #expect(String(decoding: try Codec.encode(value), as: UTF8.self) == String(decoding: expected, as: UTF8.self))
         #expect(try JSONDecoder().decode(T.self, from: expected) == value)
     }
 

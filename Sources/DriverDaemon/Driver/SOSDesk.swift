@@ -29,7 +29,7 @@ struct SOSDesk: Sendable {
         }
         let stamp = clock.now()
         let fix = tracker.currentPosition(maxAge: Self.maxFixAge).fix
-        let id = UUID().uuidString.lowercased()
+        let id = RandomID.uuid()
         let report = SOSReport(
             sosId: id, raisedAt: stamp.time, timeSource: stamp.source,
             location: fix.map { Location(lat: $0.latitude, lng: $0.longitude, accuracy: $0.horizontalError) }, fixTime: fix?.time,

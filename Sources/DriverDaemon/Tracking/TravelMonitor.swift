@@ -95,7 +95,7 @@ final class TravelMonitor: Sendable {
 
     /// A harsh manoeuvre's report, queued with the count, durably (low priority: it waits for the next send).
     private func queue(_ event: HarshDrivingDetector.Event, record: TravelRecord) {
-        let id = UUID().uuidString.lowercased()
+        let id = RandomID.uuid()
         let report = HarshEventReport(
             eventId: id, kind: event.kind == .braking ? .braking : .acceleration, startedAt: event.startedAt, endedAt: event.endedAt,
             peakMps2: (event.peak * 10).rounded() / 10, thresholdMps2: event.threshold,
@@ -168,7 +168,7 @@ final class TravelMonitor: Sendable {
                 logger.info("trip started")
                 return
             case .tripEnded(let start, let end):
-                let id = UUID().uuidString.lowercased()
+                let id = RandomID.uuid()
                 let bridged = end.bridged - start.bridged
                 let report = TripReport(
                     tripId: id, startedAt: start.time, endedAt: end.time, distanceMeters: (end.odometer - start.odometer).rounded(),
@@ -177,7 +177,7 @@ final class TravelMonitor: Sendable {
                 try finish(.trip, id: id, start: start, end: end, payload: try JSONEncoder().encode(report), record: record)
                 logger.info("trip ended: \(Int(report.distanceMeters)) m in \(Int(end.time - start.time)) s")
             case .idleEnded(let start, let end):
-                let id = UUID().uuidString.lowercased()
+                let id = RandomID.uuid()
                 let report = IdleReport(
                     idleId: id, startedAt: start.time, endedAt: end.time, durationSeconds: (end.time - start.time).rounded(),
                     location: Location(lat: start.lat, lng: start.lng), timeSource: .gps)

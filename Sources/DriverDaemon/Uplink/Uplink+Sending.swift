@@ -112,7 +112,7 @@ extension Uplink {
         for _ in 0..<Self.batchesPerAttempt {
             // What was queued meanwhile does not wait behind the backlog: one batch at most.
             if itemsQueued.load(ordering: .acquiring) { try await sendItems(upTo: .normal, token: token) }
-            guard let batch = try outbox.claimPingBatch(maxPings: Self.maxPings, newBatchId: { UUID().uuidString.lowercased() }) else {
+            guard let batch = try outbox.claimPingBatch(maxPings: Self.maxPings, newBatchId: { RandomID.uuid() }) else {
                 try await sendHeartbeatIfDue(token: token)
                 return
             }
@@ -128,7 +128,7 @@ extension Uplink {
         guard onShift(), let heartbeat = heartbeat(), let gps = GPSLinkState(rawValue: heartbeat.gps),
               state.withLock({ $0.machine.heartbeatDue(now: now, gps: gps) })
         else { return }
-        try await send(LocationBatch(batchId: UUID().uuidString.lowercased(), pings: [], heartbeat: heartbeat), token: token)
+        try await send(LocationBatch(batchId: RandomID.uuid(), pings: [], heartbeat: heartbeat), token: token)
         state.withLock { $0.machine.heartbeatSent(now: now, gps: gps) }
         logger.debug("heartbeat sent", metadata: ["gps": "\(heartbeat.gps)"])
     }

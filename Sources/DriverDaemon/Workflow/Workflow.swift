@@ -279,17 +279,12 @@ actor Workflow {
         return Location(lat: fix.latitude, lng: fix.longitude, accuracy: fix.horizontalError)
     }
 
-    static func newKey() -> String { UUID().uuidString.lowercased() }
+    static func newKey() -> String { RandomID.uuid() }
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-
+    /// A queued request's body, in the API's encoding (sorted keys; `Codec`, leaner than Foundation's encoder).
     static func encode(_ value: some Encodable) throws -> Data {
         do {
-            return try encoder.encode(value)
+            return Data(try Codec.encode(value))
         } catch {
             throw APIError(.internalError, "cannot encode the request: \(error)")
         }
