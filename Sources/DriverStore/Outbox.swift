@@ -55,9 +55,11 @@ public final class Outbox: Sendable {
     /// urgent first, then oldest first: a task's next item waits for its previous one's answer. (A lane holds
     /// one priority: a task's transitions, proofs and visits; the route's changes; activity; SOS calls.)
     public func headItems(upTo maxPriority: OutboxItemRecord.Priority = .low) throws -> [OutboxItemRecord] {
-        // Asked right after an item is committed (the uplink is woken by it): on the writer's warm cache.
+        // Asked right after an item is committed (the uplink is woken by it): on the writer's warm cache, or not read
+        // at all when that commit left its item the only one pending and nothing was written since.
         let heads = try store.pool.writeWithoutTransaction { db in
-            try OutboxItemRecord.fetchAll(db, sql: """
+            if let sole = try store.takeSoleItem(db) { return [sole] }
+            return try OutboxItemRecord.fetchAll(db, sql: """
                 SELECT * FROM outbox_item WHERE id IN (
                     SELECT MIN(id) FROM outbox_item WHERE state = ? GROUP BY task_id
                 ) ORDER BY id

@@ -1,4 +1,5 @@
 import SQLiteKit
+import Synchronization
 
 /// The daemon's SQLite database, opened once (a WAL `DatabasePool`: one writer, two readers), migrated with frozen SQL.
 public final class Store: Sendable {
@@ -7,6 +8,16 @@ public final class Store: Sendable {
     /// for the unit's own values), and nothing outside writes SQL.
     let pool: DatabasePool
     public let path: String
+    /// The outbox's only pending item, as the commit that queued it left the database (`queueing`), for the uplink's
+    /// next look at the queue (`Outbox.headItems`): a driver's action goes to the backend without being read back.
+    let soleItem = Mutex<SoleItem?>(nil)
+
+    struct SoleItem {
+        let item: OutboxItemRecord
+        /// The database as the commit left it: nothing written since, by this connection or any other.
+        let changes: Int
+        let dataVersion: Int
+    }
 
     /// Opens (creating when absent) `driverd.sqlite` in `directory` and applies pending migrations.
     /// An older database is upgraded in place; nothing is ever erased on a schema change.
@@ -35,11 +46,43 @@ public final class Store: Sendable {
     /// Runs `body` in one transaction committed with `synchronous = FULL`: once this returns, a power cut
     /// cannot lose it. For what a driver did (transitions, proofs of delivery), never for pings.
     public func writeDurably<T>(_ body: (Database) throws -> T) throws -> T {
+        try pool.writeWithoutTransaction { db in try Self.transaction(db, durably: true) { try body(db) } }
+    }
+
+    /// A transaction on the writer, committed with `synchronous = FULL` when `durably`.
+    private static func transaction<T>(_ db: Database, durably: Bool, _ body: () throws -> T) throws -> T {
+        if durably { try db.execute(sql: "PRAGMA synchronous = FULL", arguments: []) }
+        defer { if durably { try? db.execute(sql: "PRAGMA synchronous = NORMAL", arguments: []) } }
+        return try db.inTransaction(body)
+    }
+
+    /// Commits `body`, which queues an item, at once or (`durably`) with `synchronous = FULL`. When the item is then
+    /// the only pending one, it is remembered as the queue's head until the next look at the queue or the next write.
+    func queueing(durably: Bool, _ body: (Database) throws -> OutboxItemRecord) throws -> OutboxItemRecord {
         try pool.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL", arguments: [])
-            defer { try? db.execute(sql: "PRAGMA synchronous = NORMAL", arguments: []) }
-            return try db.inTransaction { try body(db) }
+            var alone = false
+            let queued = try Self.transaction(db, durably: durably) { () throws -> OutboxItemRecord in
+                let queued = try body(db)
+                alone = try db.value(Int.self, sql: "SELECT COUNT(*) FROM outbox_item WHERE state = ?", arguments: [OutboxItemRecord.State.pending.rawValue]) == 1
+                return queued
+            }
+            // Only once committed (a failed commit queued nothing), and under the writer's lock, as the uplink's look.
+            let sole = alone ? SoleItem(item: queued, changes: db.totalChangesCount, dataVersion: try Self.dataVersion(db)) : nil
+            soleItem.withLock { $0 = sole }
+            return queued
         }
+    }
+
+    /// The remembered head, once: valid while the database is as its commit left it. Call it on the writer.
+    func takeSoleItem(_ db: Database) throws -> OutboxItemRecord? {
+        guard let sole = soleItem.withLock({ sole in defer { sole = nil }; return sole }) else { return nil }
+        guard sole.changes == db.totalChangesCount, sole.dataVersion == (try Self.dataVersion(db)) else { return nil }
+        return sole.item
+    }
+
+    /// Changes when another connection (another process) commits to the database.
+    private static func dataVersion(_ db: Database) throws -> Int {
+        try db.value(Int.self, sql: "PRAGMA data_version", arguments: []) ?? 0
     }
 
     /// Makes every commit so far durable, as `writeDurably` does for its own: for a change committed with `write`

@@ -42,7 +42,7 @@ public final class TaskBook: Sendable {
             try distance?.write(taskId: task.id, db)
             return item
         }
-        return syncLater ? try store.pool.write(write) : try store.writeDurably(write)
+        return try store.queueing(durably: !syncLater, write)
     }
 
     /// A new stop order and, when it came from the driver, the item that tells the backend.

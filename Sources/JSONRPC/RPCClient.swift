@@ -31,6 +31,8 @@ public final class RPCClient {
     public let socketPath: String
     private let fd: Int32
     private var buffer: [UInt8] = []
+    /// What each `recv` fills, allocated once: a fresh zeroed 64 KiB per read cost more than the read.
+    private var chunk = [UInt8](repeating: 0, count: 65536)
     private var nextID = 1
     /// Notifications that arrived while a call waited for its reply; `readReply` hands them out first.
     private var notifications: [JSONValue] = []
@@ -107,7 +109,6 @@ public final class RPCClient {
                 return line
             }
             scanned = buffer.count
-            var chunk = [UInt8](repeating: 0, count: 65536)
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count == 0 { throw .closed }
             if count < 0 {

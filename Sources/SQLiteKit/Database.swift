@@ -9,6 +9,9 @@ public final class Database {
     /// statements again and again, and preparing costs more than running them.
     private var statements: [String: OpaquePointer] = [:]
     private static let maxCachedStatements = 64
+    /// A prepared query's column names, read once (again if a schema change gave `SELECT *` another column count).
+    private var columnNamesByStatement: [OpaquePointer: [String]] = [:]
+
     /// A record type's insert and save statements, by type: building their text (a dozen joined column names)
     /// each time cost more than SQLite took to run them.
     private var recordStatements: [RecordStatementKey: (columns: [String], sql: String)] = [:]
@@ -78,12 +81,15 @@ public final class Database {
 
     public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
+    /// Rows this connection has inserted, updated or deleted since it opened.
+    public var totalChangesCount: Int { Int(sqlite3_total_changes(handle)) }
+
     public var isInsideTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// Every row of a query.
     public func rows(sql: String, arguments: StatementArguments = []) throws(SQLiteError) -> [Row] {
         try withStatement(sql, arguments) { statement throws(SQLiteError) in
-            let columns = (0..<sqlite3_column_count(statement)).map { String(cString: sqlite3_column_name(statement, $0)) }
+            let columns = columnNames(statement)
             var rows: [Row] = []
             while try step(statement, sql) {
                 rows.append(Row(columns: columns, values: columns.indices.map { Self.value(statement, Int32($0)) }))
@@ -100,7 +106,10 @@ public final class Database {
     public func value<Value: DatabaseValueConvertible>(
         _ type: Value.Type, sql: String, arguments: StatementArguments = []
     ) throws(SQLiteError) -> Value? {
-        try rows(sql: sql, arguments: arguments).first.flatMap { $0.values.first.flatMap { Value(databaseValue: $0) } }
+        // One step, one column: no rows built.
+        try withStatement(sql, arguments) { statement throws(SQLiteError) in
+            try step(statement, sql) ? Value(databaseValue: Self.value(statement, 0)) : nil
+        }
     }
 
     /// The first column of every row (NULLs and values of another type left out).
@@ -166,9 +175,17 @@ public final class Database {
         if statements.count >= Self.maxCachedStatements, let (oldSQL, old) = statements.first {
             sqlite3_finalize(old)
             statements[oldSQL] = nil
+            columnNamesByStatement[old] = nil
         }
         statements[sql] = statement
         return statement
+    }
+
+    private func columnNames(_ statement: OpaquePointer) -> [String] {
+        if let names = columnNamesByStatement[statement], names.count == Int(sqlite3_column_count(statement)) { return names }
+        let names = (0..<sqlite3_column_count(statement)).map { String(cString: sqlite3_column_name(statement, $0)) }
+        columnNamesByStatement[statement] = names
+        return names
     }
 
     /// True while the statement yields rows.

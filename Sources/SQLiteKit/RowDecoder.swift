@@ -30,11 +30,11 @@ struct RowDecoder: Decoder {
         func decodeNil(forKey key: Key) throws -> Bool { row[key.stringValue] == .null }
 
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            try ValueDecoder(value: row[key.stringValue], codingPath: codingPath + [key]).decode(type)
+            try ValueDecoder(value: row[key.stringValue], parentPath: codingPath, key: key).decode(type)
         }
 
         private func scalar<T: DatabaseValueConvertible & Decodable>(_ type: T.Type, _ key: Key) throws -> T {
-            try ValueDecoder(value: row[key.stringValue], codingPath: codingPath + [key]).scalar(type)
+            try ValueDecoder(value: row[key.stringValue], parentPath: codingPath, key: key).scalar(type)
         }
 
         // Every scalar goes through the generic path; the narrow integer and float types convert from Int64 and Double.
@@ -79,7 +79,10 @@ struct RowDecoder: Decoder {
 /// One column's value, for a property that decodes itself from a single value (an enum with a raw value).
 struct ValueDecoder: Decoder, SingleValueDecodingContainer {
     let value: DatabaseValue
-    var codingPath: [any CodingKey]
+    /// The path is put together only when asked (an error): building it for every column was an array each.
+    let parentPath: [any CodingKey]
+    let key: (any CodingKey)?
+    var codingPath: [any CodingKey] { key.map { parentPath + [$0] } ?? parentPath }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
