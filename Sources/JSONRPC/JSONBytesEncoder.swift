@@ -44,16 +44,38 @@ final class JSONSink: Encoder {
         var nested: JSONSink?
     }
 
-    let parent: JSONSink?
-    let component: Component
-    var kind: Kind?
+    /// Unowned: a parent keeps its last child (`spare`); a child is used only while its parent encodes.
+    unowned let parent: JSONSink?
+    // Not checked for overlapping access at run time (the checks were a tenth of the encoder's instructions): a
+    // sink is used by one encode on one thread, and its buffers are never handed out while being written.
+    @exclusivity(unchecked) private(set) var component: Component
+    @exclusivity(unchecked) var kind: Kind?
     /// The members' or elements' text, back to back (a single value: its text).
-    var bytes: [UInt8] = []
-    var items: [Item] = []
+    @exclusivity(unchecked) var bytes: [UInt8] = []
+    @exclusivity(unchecked) var items: [Item] = []
+    /// The sink the last member went through, kept for the next (with its buffers): most members are enums and
+    /// nested values, and a sink and two arrays for each was most of the allocations.
+    @exclusivity(unchecked) private var spare: JSONSink?
 
     init(parent: JSONSink?, component: Component) {
         self.parent = parent
         self.component = component
+    }
+
+    /// A sink for one member's value: the spare one, emptied, unless something still holds it.
+    func child(_ component: Component) -> JSONSink {
+        guard var reused = spare.take(), isKnownUniquelyReferenced(&reused) else { return JSONSink(parent: self, component: component) }
+        reused.component = component
+        reused.kind = nil
+        reused.bytes.removeAll(keepingCapacity: true)
+        reused.items.removeAll(keepingCapacity: true)
+        return reused
+    }
+
+    /// Writes a member's finished value and keeps its sink for the next.
+    func finish(child: JSONSink, into output: inout [UInt8]) {
+        child.finish(into: &output)
+        spare = child
     }
 
     var codingPath: [any CodingKey] {
@@ -93,6 +115,7 @@ final class JSONSink: Encoder {
             precondition(kind == wanted, "\(codingPath.map(\.stringValue)): a value asked for two kinds of container")
         } else {
             kind = wanted
+            if wanted != .single { items.reserveCapacity(8) }
         }
     }
 
@@ -102,9 +125,9 @@ final class JSONSink: Encoder {
     func append<T: Encodable>(_ value: T, key: String, component: Component) throws {
         let start = bytes.count
         if try !Self.writeScalar(value, into: &bytes, path: self, component: component) {
-            let child = JSONSink(parent: self, component: component)
+            let child = child(component)
             try value.encode(to: child)
-            child.finish(into: &bytes)
+            finish(child: child, into: &bytes)
         }
         items.append(Item(key: key, start: start, end: bytes.count, nested: nil))
     }
@@ -186,11 +209,16 @@ final class JSONSink: Encoder {
     /// The members' indices by key in UTF-8 byte order (a stable insertion sort: objects are small), keeping the
     /// last of equal keys.
     private func sortedMembers() -> [Int] {
+        // Keys are compared by their first eight bytes, big-endian; in full only on a tie.
+        let prefixes = items.map { JSONText.sortPrefix($0.key) }
+        func precedes(_ left: Int, _ right: Int) -> Bool {
+            prefixes[left] != prefixes[right] ? prefixes[left] < prefixes[right] : JSONText.precedes(items[left].key, items[right].key)
+        }
         var order: [Int] = []
         order.reserveCapacity(items.count)
         for index in items.indices {
             var position = order.count
-            while position > 0, JSONText.precedes(items[index].key, items[order[position - 1]].key) { position -= 1 }
+            while position > 0, precedes(index, order[position - 1]) { position -= 1 }
             if position > 0, items[order[position - 1]].key == items[index].key {
                 order[position - 1] = index
             } else {
@@ -326,9 +354,9 @@ struct SingleSink: SingleValueEncodingContainer {
         let sink = sink
         try replace { output in
             if try !JSONSink.writeScalar(value, into: &output, path: sink, component: .none) {
-                let child = JSONSink(parent: sink, component: .none)
+                let child = sink.child(.none)
                 try value.encode(to: child)
-                child.finish(into: &output)
+                sink.finish(child: child, into: &output)
             }
         }
     }

@@ -92,6 +92,16 @@ enum JSONText {
             value, .init(codingPath: codingPath, debugDescription: "Unable to encode \(type(of: value)).\(value) directly in JSON."))
     }
 
+    /// The first eight UTF-8 bytes, big-endian, zero-padded: ordered as the strings are in byte order, but for ties.
+    static func sortPrefix(_ text: String) -> UInt64 {
+        var text = text
+        return text.withUTF8 { bytes in
+            var prefix: UInt64 = 0
+            for index in 0..<min(8, bytes.count) { prefix |= UInt64(bytes[index]) << (56 - 8 * UInt64(index)) }
+            return prefix
+        }
+    }
+
     /// UTF-8 byte order, the order of Foundation's sorted keys.
     static func precedes(_ left: String, _ right: String) -> Bool {
         var left = left, right = right

@@ -68,6 +68,8 @@ struct JSONBytesEncoderTests {
 
     @Test func keysInByteOrder() throws {
         try Self.same(["b": 1, "B": 2, "a10": 3, "a9": 4, "_x": 5, "A": 6, "é": 7, "z": 8, "ab": 9, "a": 10, "Ab": 11, "": 12, "aé": 13, "ae": 14])
+        // Keys alike in their first eight bytes (the sort compares those first).
+        try Self.same(["abcdefgh1": 1, "abcdefgh": 2, "abcdefgh0": 3, "abcdefghZ": 4, "abcdefg": 5, "abcdefgé": 6, "abcdefgh\u{0}": 7])
     }
 
     @Test func numbers() throws {
