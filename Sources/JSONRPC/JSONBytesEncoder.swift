@@ -6,7 +6,7 @@ import FoundationEssentials
 ///
 /// Why not Foundation's: it builds a tree of boxed values, casts every value against the types it treats apart and
 /// sorts keys through a generic comparison. Encoding was the biggest share of the daemon's instructions in a driver
-/// action (36 %; a task view 180,000 instructions, 121,000 here: callgrind, docs/LEAN.md "Action to ack"). Here each
+/// action (36 %; a task view 180,000 instructions, 74,000 here: callgrind, docs/LEAN.md "Action to ack"). Here each
 /// value writes its text as it is encoded; an object keeps its members' byte ranges and writes them out sorted once
 /// its `encode(to:)` returns.
 public enum JSONBytesEncoder {
