@@ -67,7 +67,9 @@ public final class Store: Sendable {
                 return queued
             }
             // Only once committed (a failed commit queued nothing), and under the writer's lock, as the uplink's look.
-            let sole = alone ? SoleItem(item: queued, changes: db.totalChangesCount, dataVersion: try Self.dataVersion(db)) : nil
+            // Nothing here may throw now: the item is stored, and the caller must hear so.
+            let version = alone ? (try? Self.dataVersion(db)) : nil
+            let sole = version.map { SoleItem(item: queued, changes: db.totalChangesCount, dataVersion: $0) }
             soleItem.withLock { $0 = sole }
             return queued
         }
