@@ -190,7 +190,13 @@ final class Uplink: Sendable {
     // MARK: One attempt
 
     private func attempt() async {
-        state.withLock { $0.machine.attemptStarted() }
+        // A flush waits for an attempt that starts after it asked: one asking meanwhile waits for the next (its
+        // request makes one at once), not for this one's outcome (a backend back up after this attempt failed).
+        let flushWaiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.machine.attemptStarted()
+            defer { state.flushWaiters = [] }
+            return state.flushWaiters
+        }
         let effect: UplinkStateMachine.Effect
         do {
             let token = try await validToken()
@@ -212,7 +218,7 @@ final class Uplink: Sendable {
             logger.error("outbox error", metadata: ["error": "\(error)", "next": "\(nextAttempt)"])
         }
         await perform(effect)
-        releaseFlushWaiters()
+        for waiter in flushWaiters { waiter.resume() }
     }
 
     /// When the next attempt comes, for the journal: a wait in seconds, not the monotonic clock's reading (which
