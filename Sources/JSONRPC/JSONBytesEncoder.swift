@@ -78,16 +78,22 @@ final class JSONSink: Encoder {
         spare = child
     }
 
-    var codingPath: [any CodingKey] {
+    var codingPath: [any CodingKey] { Self.codingPath(of: self, then: .none) }
+
+    /// The path to `sink`'s value, then `component` (a member not yet given a sink of its own, for errors).
+    static func codingPath(of sink: JSONSink?, then component: Component) -> [any CodingKey] {
         var path: [any CodingKey] = []
-        var sink: JSONSink? = self
-        while let current = sink {
-            switch current.component {
+        var current = sink
+        var next = component
+        while true {
+            switch next {
             case .none: break
             case .key(let key): path.append(key)
             case .index(let index): path.append(IndexKey(intValue: index))
             }
-            sink = current.parent
+            guard let sink = current else { break }
+            next = sink.component
+            current = sink.parent
         }
         return path.reversed()
     }

@@ -82,14 +82,8 @@ enum JSONText {
     }
 
     private static func nonConforming(_ value: some BinaryFloatingPoint, path: JSONSink?, component: JSONSink.Component) -> EncodingError {
-        var codingPath = path?.codingPath ?? []
-        switch component {
-        case .none: break
-        case .key(let key): codingPath.append(key)
-        case .index(let index): codingPath.append(IndexKey(intValue: index))
-        }
-        return EncodingError.invalidValue(
-            value, .init(codingPath: codingPath, debugDescription: "Unable to encode \(type(of: value)).\(value) directly in JSON."))
+        EncodingError.invalidValue(
+            value, .init(codingPath: JSONSink.codingPath(of: path, then: component), debugDescription: "Unable to encode \(type(of: value)).\(value) directly in JSON."))
     }
 
     /// The first eight UTF-8 bytes, big-endian, zero-padded: ordered as the strings are in byte order, but for ties.
