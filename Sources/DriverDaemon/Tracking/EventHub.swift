@@ -41,9 +41,18 @@ final class EventHub: Sendable {
 
     /// To every subscriber of the event's topic; encoded only when there is one.
     func publish<Payload>(_ event: Event<Payload>, _ payload: @autoclosure () -> Payload) {
-        let targets = subscribers.withLock { Array(($0[event.topic] ?? [:]).values) }
-        guard !targets.isEmpty, let params = encode(event, payload()) else { return }
-        let line = Envelope.notification(method: event.topic, params: params)
+        publish(event.topic) { encode(event, payload()) }
+    }
+
+    /// The same, with the payload's text made already (a driver action's view is also its reply).
+    func publish<Payload>(_ event: Event<Payload>, encoded payload: EncodedJSON<Payload>) {
+        publish(event.topic) { payload.bytes }
+    }
+
+    private func publish(_ topic: String, params: () -> [UInt8]?) {
+        let targets = subscribers.withLock { Array(($0[topic] ?? [:]).values) }
+        guard !targets.isEmpty, let params = params() else { return }
+        let line = Envelope.notification(method: topic, params: params)
         for connection in targets { connection.notify(line) }
     }
 

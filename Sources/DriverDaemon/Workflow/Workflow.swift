@@ -184,7 +184,7 @@ actor Workflow {
     func act(
         _ action: DriverAction, taskId: String?, reason: FailureReason? = nil, note: String? = nil, outsideReason: OutsideReason? = nil,
         source: TransitionSource = .driver
-    ) async throws -> TaskView {
+    ) async throws -> EncodedJSON<TaskView> {
         var task = try resolve(taskId)
         let next: TaskStatus
         switch TaskWorkflow.apply(action, to: task.status, podCaptured: task.pod.allowsDelivery) {
@@ -219,23 +219,33 @@ actor Workflow {
         }
         logger.info(
             "task \(task.id): \(action.rawValue) → \(next.rawValue)\(source == .geofence ? " (geofence)" : "")", metadata: ["task_id": "\(task.id)"])
-        try await syncToDisk()
+        let prepared = try await syncToDisk(thenEncode: view(task))
         // The ack may have come during the sync: front ends hear the task as it is now, never an older state after it.
         let current = tasks[task.id] ?? task
-        publish(current)
-        return view(current)
+        let told = view(current)
+        let encoded = told == prepared.value ? prepared : try EncodedJSON(told)
+        refreshGeofences()
+        hub.publish(Events.taskChanged, encoded: encoded)
+        return encoded
     }
 
     /// Waits for the disk to hold what was committed with `syncLater` (off the event loop: the uplink sends
-    /// meanwhile). Commits that come in the meantime share the sync.
-    func syncToDisk() async throws {
+    /// meanwhile). Commits that come in the meantime share the sync. The pool's thread first encodes `value`, the
+    /// view that is both the reply and the front ends' event: once, and not on the event loop.
+    func syncToDisk<Value: Encodable & Sendable>(thenEncode value: Value) async throws -> EncodedJSON<Value> {
         let store = book.store
+        let encoded: Result<EncodedJSON<Value>, any Error>
         do {
-            try await NIOThreadPool.singleton.runIfActive { try store.syncToDisk() }
+            encoded = try await NIOThreadPool.singleton.runIfActive {
+                let encoded = Result { try EncodedJSON(value) }
+                try store.syncToDisk()
+                return encoded
+            }
         } catch {
             logger.error("a committed change could not be synced to disk: \(error)")
             throw APIError(.internalError, "the change is queued, but the disk did not confirm it: \(Store.describeWriteFailure(error))")
         }
+        return try encoded.get()
     }
 
     static func refused(_ refusal: TaskWorkflow.Refusal) -> APIError {
