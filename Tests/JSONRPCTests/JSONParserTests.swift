@@ -48,4 +48,15 @@ struct JSONParserTests {
         #expect(text == #"{"a":[null,false],"n":1.50,"s":"q\"\\\n\t\u0001é"}"#)
         #expect(try JSONParser.parse(Array(text.utf8)) == value)
     }
+
+    @Test("the writer orders keys as Codec does: by UTF-8 bytes, also for keys not in NFC")
+    func keyOrder() throws {
+        // "e" + a combining acute accent sorts after "é" (U+00E9) as text, before it as bytes (0x65 < 0xC3).
+        let keys = ["é", "e\u{301}x", "z", "a"]
+        let value = JSONValue.object(Dictionary(uniqueKeysWithValues: keys.map { ($0, JSONValue.null) }))
+        // Bytes compared, not strings: `String`'s == treats canonically equivalent text as equal.
+        #expect(JSONWriter.bytes(value) == Array(#"{"a":null,"e\#u{301}x":null,"z":null,"é":null}"#.utf8))
+        let encoded = try Codec.encode(Dictionary(uniqueKeysWithValues: keys.map { ($0, 0) }))
+        #expect(encoded == Array(#"{"a":0,"e\#u{301}x":0,"z":0,"é":0}"#.utf8))
+    }
 }
