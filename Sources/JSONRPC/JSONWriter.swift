@@ -17,9 +17,9 @@ public enum JSONWriter {
             output.append(UInt8(ascii: "]"))
         case .object(let members):
             output.append(UInt8(ascii: "{"))
-            // Sorted so output is deterministic (golden files, logs), by UTF-8 bytes as `Codec` sorts (Foundation's
-            // order): `String`'s `<` compares normalised text, and differs for keys that are not in NFC.
-            for (position, key) in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
+            // Sorted so output is deterministic (golden files, logs), in `Codec`'s order (UTF-8 bytes): `String`'s `<`
+            // compares normalised text, and differs for keys that are not in NFC.
+            for (position, key) in members.keys.sorted(by: JSONText.precedes).enumerated() {
                 if position > 0 { output.append(UInt8(ascii: ",")) }
                 JSONText.writeString(key, into: &output)
                 output.append(UInt8(ascii: ":"))

@@ -102,7 +102,10 @@ struct WorkflowTests {
         let proof = try rig.ctlJSON(PODResult.self, "pod", "otp", "4812", "--task", "task-1001")
         #expect(proof.task.pod == .accepted)
         let delivered = try rig.ctlJSON(TaskView.self, "deliver", "--task", "task-1001")
-        #expect(delivered.status == .delivered && delivered.sync == .pending)
+        // The reply tells the task as it is once on disk: still pending, or already acked when the backend's answer
+        // came during the disk sync (seen under a loaded `make test`).
+        #expect(delivered.status == .delivered)
+        #expect(delivered.sync == .pending || (delivered.sync == .synced && delivered.backendStatus == .delivered), "\(delivered)")
         _ = try Harness.drain(rig.daemon)
         let stats = try await rig.stats()
         #expect(rig.statuses(stats, "task-1001") == Self.journey)

@@ -23,6 +23,12 @@ final class Uplink: Sendable {
     struct State {
         var machine: UplinkStateMachine
         var flushWaiters: [CheckedContinuation<Void, Never>] = []
+
+        /// The flushes waiting so far, to be answered by the caller (outside the lock).
+        mutating func takeFlushWaiters() -> [CheckedContinuation<Void, Never>] {
+            defer { flushWaiters = [] }
+            return flushWaiters
+        }
         var observer: (any UplinkObserver)?
         /// The flush at the end of a shift sends the shift's last pings although the shift is over.
         var shiftEndFlush = false
@@ -158,10 +164,7 @@ final class Uplink: Sendable {
     }
 
     private func releaseFlushWaiters() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            defer { state.flushWaiters = [] }
-            return state.flushWaiters
-        }
+        let waiters = state.withLock { $0.takeFlushWaiters() }
         for waiter in waiters { waiter.resume() }
     }
 
@@ -192,10 +195,9 @@ final class Uplink: Sendable {
     private func attempt() async {
         // A flush waits for an attempt that starts after it asked: one asking meanwhile waits for the next (its
         // request makes one at once), not for this one's outcome (a backend back up after this attempt failed).
-        let flushWaiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let flushWaiters = state.withLock { state in
             state.machine.attemptStarted()
-            defer { state.flushWaiters = [] }
-            return state.flushWaiters
+            return state.takeFlushWaiters()
         }
         let effect: UplinkStateMachine.Effect
         do {

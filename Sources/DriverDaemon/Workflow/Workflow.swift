@@ -224,8 +224,7 @@ actor Workflow {
         let current = tasks[task.id] ?? task
         let told = view(current)
         let encoded = told == prepared.value ? prepared : try EncodedJSON(told)
-        refreshGeofences()
-        hub.publish(Events.taskChanged, encoded: encoded)
+        publish(current, encoded: encoded)
         return encoded
     }
 
@@ -272,10 +271,15 @@ actor Workflow {
     }
 
     /// Every task change goes through here or `publishRoute`: the geofences follow (unless the caller knows
-    /// that neither the status nor the visits changed).
-    func publish(_ task: LocalTask, geofencesFollow: Bool = true) {
+    /// that neither the status nor the visits changed). `encoded`: the task's view, already encoded (a driver
+    /// action's, which is also its reply).
+    func publish(_ task: LocalTask, geofencesFollow: Bool = true, encoded: EncodedJSON<TaskView>? = nil) {
         if geofencesFollow { refreshGeofences() }
-        hub.publish(Events.taskChanged, view(task))
+        if let encoded {
+            hub.publish(Events.taskChanged, encoded: encoded)
+        } else {
+            hub.publish(Events.taskChanged, view(task))
+        }
     }
 
     func publishRoute() {
