@@ -13,6 +13,15 @@ public enum JSONBytesEncoder {
     public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(512)
+        if let direct = value as? any JSONDirectEncodable {
+            do {
+                try direct.writeJSON(into: &output)
+                return output
+            } catch {
+                // What it cannot write, `Encodable` refuses with the member's path.
+                output.removeAll(keepingCapacity: true)
+            }
+        }
         if try !JSONSink.writeScalar(value, into: &output, path: nil, component: .none) {
             let root = JSONSink(parent: nil, component: .none)
             try value.encode(to: root)

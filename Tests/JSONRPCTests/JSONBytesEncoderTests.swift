@@ -153,4 +153,50 @@ struct JSONBytesEncoderTests {
             #expect(context.codingPath.map(\.stringValue) == ["values", "speeds", "Index 1"])
         }
     }
+
+    /// Task views are written directly, not through `Encodable`: every member, set and unset, in the same text.
+    @Test func taskViewsWrittenDirectly() throws {
+        let pickup = StopView(
+            id: "t-1-pickup", taskId: "t-1", kind: .pickup, status: .pickedUp, address: "Haidplatz 8, \"Alt\"/Stadt\n", name: "Café é😀",
+            phone: "+49 941 000001", lat: 49.021, lng: 12.0)
+        let dropoff = StopView(
+            id: "t-1-dropoff", taskId: "t-1", kind: .dropoff, status: .enRoute, address: "", name: "\u{01}\\", phone: "", lat: -0.0, lng: 1e-7)
+        let full = TaskView(
+            id: "t-1", status: .deliveryFailed, backendStatus: .pickedUp, sync: .pending, podType: "PHOTO", pod: .captured,
+            failureReason: .customerUnavailable, allowedActions: [.returnToVendor, .arrive], primaryAction: .arrivedAtDestination,
+            stops: [pickup, dropoff], updatedAt: 1_795_852_800.25, distanceMeters: 1234)
+        var bare = full
+        bare.failureReason = nil
+        bare.primaryAction = nil
+        bare.distanceMeters = nil
+        bare.allowedActions = []
+        bare.stops = []
+        bare.updatedAt = 0
+        for view in [full, bare] {
+            try Self.same(view)
+            // Inside other values it goes through `Encodable`: the same text either way.
+            try Self.same([view])
+        }
+        for status in TaskStatus.allCases {
+            var view = full
+            view.status = status
+            view.backendStatus = status
+            try Self.same(view)
+        }
+    }
+
+    @Test func taskViewWithANonFiniteNumberIsRefusedByName() throws {
+        var view = TaskView(
+            id: "t-2", status: .accepted, backendStatus: .assigned, sync: .synced, podType: "OTP", pod: .none, failureReason: nil,
+            allowedActions: [], primaryAction: nil, stops: [], updatedAt: 1, distanceMeters: .nan)
+        do {
+            _ = try JSONBytesEncoder.encode(view)
+            Issue.record("a NaN was encoded")
+        } catch EncodingError.invalidValue(_, let context) {
+            #expect(context.codingPath.map(\.stringValue) == ["distanceMeters"])
+        }
+        view.distanceMeters = nil
+        view.stops = [StopView(id: "s", taskId: "t-2", kind: .pickup, status: .pending, address: "", name: "", phone: "", lat: .infinity, lng: 0)]
+        #expect(throws: EncodingError.self) { try JSONBytesEncoder.encode(view) }
+    }
 }
