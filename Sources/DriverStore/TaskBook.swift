@@ -25,18 +25,22 @@ public final class TaskBook: Sendable {
     /// accepted code), which a sync restores after a power cut: it is committed without waiting for the disk.
     /// An arrival opens its visit in the same transaction.
     ///
+    /// `detailChanged`: false when the task's `detail` is what its row holds (a driver action, an answer): only the
+    /// state columns are written.
+    ///
     /// `syncLater`: the transaction is committed to the write-ahead log (it survives the process, a full disk fails
     /// it here) and the caller makes it durable with `Store.syncToDisk` before it tells anyone it is stored.
     @discardableResult
     public func commit(
-        _ task: TaskRecord, item: OutboxItemRecord?, visit: VisitRecord? = nil, distance: TaskDistanceMark? = nil, syncLater: Bool = false
+        _ task: TaskRecord, detailChanged: Bool = true, item: OutboxItemRecord?, visit: VisitRecord? = nil,
+        distance: TaskDistanceMark? = nil, syncLater: Bool = false
     ) throws -> OutboxItemRecord? {
         guard var item else {
-            try store.pool.write { db in try task.save(db) }
+            try store.pool.write { db in try task.write(detailChanged: detailChanged, db) }
             return nil
         }
         let write = { (db: Database) throws -> OutboxItemRecord in
-            try task.save(db)
+            try task.write(detailChanged: detailChanged, db)
             item.id = try item.insert(db)
             try visit?.insert(db)
             try distance?.write(taskId: task.id, db)

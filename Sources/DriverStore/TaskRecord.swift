@@ -50,3 +50,20 @@ public struct TaskRecord: Sendable, Equatable, TableRecord {
         self.updatedAt = updatedAt
     }
 }
+
+extension TaskRecord {
+    /// Writes every column but `detail` (the backend's task as JSON, which only a sync changes): a driver action's
+    /// write, without rewriting the task's kilobyte of JSON through an upsert. False when the row is not there.
+    func updateState(_ db: Database) throws -> Bool {
+        try db.execute(
+            sql: "UPDATE task SET status = ?, backend_status = ?, sync_state = ?, pod_type = ?, pod_state = ?, failure_reason = ?, "
+                + "updated_at = ? WHERE id = ?",
+            arguments: [status, backendStatus, syncState, podType, podState, failureReason, updatedAt, id])
+        return db.changesCount > 0
+    }
+
+    /// The row as a whole, or only its state when `detail` is what the row already holds.
+    func write(detailChanged: Bool, _ db: Database) throws {
+        if try detailChanged || !updateState(db) { try save(db) }
+    }
+}

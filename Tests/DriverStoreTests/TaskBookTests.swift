@@ -30,6 +30,37 @@ struct TaskBookTests {
         #expect(try Outbox(store: store).pendingItems(taskId: "t1").count == 1)
     }
 
+    @Test("a change that keeps the task's detail writes every other column; a row not there yet is inserted whole")
+    func stateOnlyWrite() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let book = TaskBook(store: try Store(directory: directory))
+        var task = Self.task("t1", "ACCEPTED", sync: "pending")
+        task.detail = Data(#"{"id":"t1"}"#.utf8)
+        // No row yet: written whole although the caller's detail is unchanged.
+        try book.commit(task, detailChanged: false, item: Self.item("t1", "k1"))
+        #expect(try book.task(id: "t1") == task)
+        var next = task
+        next.status = "DELIVERY_FAILED"
+        next.backendStatus = "ACCEPTED"
+        next.syncState = "synced"
+        next.podState = "captured"
+        next.failureReason = "REFUSED"
+        next.updatedAt = 2
+        try book.commit(next, detailChanged: false, item: nil)
+        #expect(try book.task(id: "t1") == next)
+        // The detail is the caller's to judge: unchanged means the row's stays.
+        var stale = next
+        stale.detail = Data("{}".utf8)
+        stale.failureReason = nil
+        try book.commit(stale, detailChanged: false, item: Self.item("t1", "k2"))
+        var expected = stale
+        expected.detail = task.detail
+        #expect(try book.task(id: "t1") == expected)
+        try book.commit(stale, item: nil)
+        #expect(try book.task(id: "t1") == stale)
+    }
+
     @Test("a driver action that leaves its item the only one queued is the queue's head without a read, once, while nothing else was written")
     func soleItemHandoff() throws {
         let directory = StoreTests.temporaryDirectory()

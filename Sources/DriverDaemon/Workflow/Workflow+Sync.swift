@@ -113,7 +113,7 @@ extension Workflow {
 // MARK: What the uplink reports
 
 extension Workflow: UplinkObserver {
-    func itemAcked(_ item: OutboxItemRecord, receipt: PODReceipt?) async {
+    func itemAcked(_ item: OutboxItemRecord, answer: UplinkItemAnswer) async {
         switch item.kind {
         case .visit: try? visitBook.markSent(id: item.idempotencyKey)
         case .trip, .idle: try? travel.book.markSent(id: item.idempotencyKey)
@@ -127,7 +127,7 @@ extension Workflow: UplinkObserver {
         guard var task = tasks[item.taskId] else { return }
         switch item.kind.category {
         case .transition:
-            if let status = item.transitionStatus { task.backendStatus = status }
+            if let status = answer.status ?? item.transitionStatus { task.backendStatus = status }
         case .proof:
             let wasAccepted = task.pod == .accepted
             task.pod = .accepted
@@ -146,7 +146,7 @@ extension Workflow: UplinkObserver {
         // An answer changes neither the task's status nor its visits: the geofences stay as they are.
         publish(task, geofencesFollow: false)
         do {
-            try book.commit(task.record, item: nil)
+            try book.commit(task.record, detailChanged: false, item: nil)
         } catch {
             logger.error("cannot store task \(task.id): \(Store.describeWriteFailure(error))")
         }

@@ -260,7 +260,8 @@ actor Workflow {
         _ task: LocalTask, item: OutboxItemRecord?, visit: VisitRecord? = nil, distance: TaskDistanceMark? = nil, syncLater: Bool = false
     ) throws {
         do {
-            try book.commit(task.record, item: item, visit: visit, distance: distance, syncLater: syncLater)
+            try book.commit(
+                task.record, detailChanged: detailChanged(task), item: item, visit: visit, distance: distance, syncLater: syncLater)
         } catch {
             throw APIError(.internalError, "the change was not stored: \(Store.describeWriteFailure(error))")
         }
@@ -268,6 +269,11 @@ actor Workflow {
         if item != nil { uplink?.itemQueued() }
         // A change whose sync comes later is told once it is on disk (by the caller): the uplink sends first.
         if !syncLater { publish(task) }
+    }
+
+    /// Whether `task`'s backend detail differs from the one held (and stored) now.
+    func detailChanged(_ task: LocalTask) -> Bool {
+        tasks[task.id].map { $0.storedDetail != task.storedDetail } ?? true
     }
 
     /// Every task change goes through here or `publishRoute`: the geofences follow (unless the caller knows

@@ -39,15 +39,17 @@ struct InProcessDaemonTests {
         let outbox: Outbox
         let wrapped: any UplinkObserver
         let queuedWhenAcked = Mutex<[Bool]>([])
+        let answeredStatuses = Mutex<[TaskStatus?]>([])
         init(outbox: Outbox, wrapping: any UplinkObserver) {
             self.outbox = outbox
             wrapped = wrapping
         }
 
-        func itemAcked(_ item: OutboxItemRecord, receipt: PODReceipt?) async {
+        func itemAcked(_ item: OutboxItemRecord, answer: UplinkItemAnswer) async {
             let queued = ((try? outbox.pendingItems(taskId: item.taskId)) ?? []).contains { $0.id == item.id }
             queuedWhenAcked.withLock { $0.append(queued) }
-            await wrapped.itemAcked(item, receipt: receipt)
+            answeredStatuses.withLock { $0.append(answer.status) }
+            await wrapped.itemAcked(item, answer: answer)
         }
         func itemRefused(_ item: OutboxItemRecord, refusal: BackendRefusal) async { await wrapped.itemRefused(item, refusal: refusal) }
         func uploadProgress(_ item: OutboxItemRecord, sent: Int, total: Int) { wrapped.uploadProgress(item, sent: sent, total: total) }
@@ -55,7 +57,7 @@ struct InProcessDaemonTests {
         func linkRestored() async { await wrapped.linkRestored() }
     }
 
-    @Test("the workflow hears an ack while the item is still queued (a sync merged in between keeps the local status), and the item leaves after")
+    @Test("the workflow hears an ack, with the status the backend applied, while the item is still queued (a sync merged in between keeps the local status), and the item leaves after")
     func ackBeforeItemLeaves() async throws {
         let backend = StandInBackend()
         let daemon = try InProcessDaemon(backend: backend)
@@ -69,8 +71,10 @@ struct InProcessDaemonTests {
                 #expect(status.items == 0)
             }
             #expect(probe.queuedWhenAcked.withLock { $0 } == [true, true])
+            // The backend's answer names the status it applied: that is what the task shows as the backend's.
+            #expect(probe.answeredStatuses.withLock { $0 } == [.accepted, .arrivedAtStore])
             let task = try #require(try await daemon.call(Methods.routeGet).tasks.first { $0.id == "task-1001" })
-            #expect(task.status == .arrivedAtStore && task.sync == .synced, "\(task)")
+            #expect(task.status == .arrivedAtStore && task.backendStatus == .arrivedAtStore && task.sync == .synced, "\(task)")
         }
     }
 
