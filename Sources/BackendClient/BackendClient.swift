@@ -73,7 +73,10 @@ public final class BackendClient: Sendable {
 
     /// A status update whose body was encoded when it was queued (the replay must be the same request).
     public func patchStatus(taskId: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> StatusAccepted {
-        try await send(.PATCH, BackendPaths.taskStatus(taskId), body: body, token: token, idempotencyKey: idempotencyKey)
+        // Read directly: the answer is on the way from a driver's action to its ack.
+        try await send(.PATCH, BackendPaths.taskStatus(taskId), body: body, token: token, idempotencyKey: idempotencyKey) { data in
+            try StatusAccepted(jsonText: data)
+        }
     }
 
     public func postOTP(taskId: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> PODReceipt {
@@ -145,6 +148,17 @@ public final class BackendClient: Sendable {
         contentEncoding: String? = nil, token: String? = nil, idempotencyKey: String? = nil,
         progress: (@Sendable (Int, Int) -> Void)? = nil
     ) async throws(BackendClientError) -> Reply {
+        try await send(
+            method, path, body: body, contentType: contentType, contentEncoding: contentEncoding, token: token,
+            idempotencyKey: idempotencyKey, progress: progress) { data in try JSONDecoder().decode(Reply.self, from: data) }
+    }
+
+    /// `decode` reads a 2xx answer's body (its errors are the transport's: the backend said something unreadable).
+    private func send<Reply>(
+        _ method: HTTPMethod, _ path: String, body: Data? = nil, contentType: String = "application/json",
+        contentEncoding: String? = nil, token: String? = nil, idempotencyKey: String? = nil,
+        progress: (@Sendable (Int, Int) -> Void)? = nil, decode: (Data) throws -> Reply
+    ) async throws(BackendClientError) -> Reply {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
         request.headers.add(name: "Accept", value: "application/json")
@@ -174,7 +188,7 @@ public final class BackendClient: Sendable {
                 status: status, rawBody: String(decoding: data, as: UTF8.self), body: try? JSONDecoder().decode(BackendErrorBody.self, from: data))
         }
         do {
-            return try JSONDecoder().decode(Reply.self, from: data)
+            return try decode(data)
         } catch {
             throw BackendClientError(transport: error)
         }

@@ -1,5 +1,3 @@
-import DriverAPI
-
 /// A strict RFC 8259 parser that keeps numbers as their literal text.
 ///
 /// Strict on purpose: garbage on the socket must become a parse error, never a guess. Depth is bounded so a
