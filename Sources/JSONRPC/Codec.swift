@@ -16,8 +16,12 @@ public enum Codec {
         try JSONDecoder().decode(type, from: Data(bytes))
     }
 
-    /// Decodes a value that arrived inside a larger JSON text.
+    /// Decodes a value that arrived inside a larger JSON text: read from the parsed value when the type can
+    /// (`JSONValueDecodable`), else written back to text for `JSONDecoder`, which also explains what it refuses.
     public static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
-        try decode(type, from: JSONWriter.bytes(value))
+        if let direct = T.self as? any JSONValueDecodable.Type, let decoded = try? direct.init(jsonValue: value) as? T {
+            return decoded
+        }
+        return try decode(type, from: JSONWriter.bytes(value))
     }
 }
