@@ -46,7 +46,7 @@ public final class Outbox: Sendable {
     public func enqueue(_ item: OutboxItemRecord) throws -> OutboxItemRecord {
         try store.writeDurably { db in
             var item = item
-            item.id = try item.insert(db)
+            item.id = try item.insertItem(db)
             return item
         }
     }

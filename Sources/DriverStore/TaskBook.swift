@@ -41,7 +41,7 @@ public final class TaskBook: Sendable {
         }
         let write = { (db: Database) throws -> OutboxItemRecord in
             try task.write(detailChanged: detailChanged, db)
-            item.id = try item.insert(db)
+            item.id = try item.insertItem(db)
             try visit?.insert(db)
             try distance?.write(taskId: task.id, db)
             return item

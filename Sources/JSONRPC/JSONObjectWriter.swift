@@ -2,23 +2,25 @@
 /// without the `Encoder` protocol's containers, boxes and key sorting. For the few values on a driver action's path
 /// to the backend's ack (a task view cost 97,000 instructions through `Encodable`; docs/LEAN.md, "Action to ack").
 /// Each conformance is compared byte for byte with Foundation's encoder in the tests.
-protocol JSONDirectEncodable: Encodable {
+public protocol JSONDirectEncodable: Encodable {
     /// Appends the value's text; throws for what the generic path must handle (a number JSON has no text for).
     func writeJSON(into output: inout [UInt8]) throws
 }
 
 /// A value JSON cannot hold: `JSONBytesEncoder` then encodes through `Encodable`, which names the member.
-struct JSONDirectRefusal: Error {}
+public struct JSONDirectRefusal: Error {
+    public init() {}
+}
 
 /// One JSON object's members, written in the order they are given: UTF-8 key order, the order `Codec` sorts keys
 /// to (checked in debug builds). A nil optional is left out, as a synthesized `encodeIfPresent` does.
-struct JSONObjectWriter {
+public struct JSONObjectWriter {
     var output: [UInt8] = []
     private var members = 0
     private var lastKey: StaticString?
 
     /// Writes an object into `output`: `{`, what `body` adds, `}`.
-    static func write(into output: inout [UInt8], _ body: (inout JSONObjectWriter) throws -> Void) throws {
+    public static func write(into output: inout [UInt8], _ body: (inout JSONObjectWriter) throws -> Void) throws {
         var writer = JSONObjectWriter()
         swap(&writer.output, &output)
         defer { swap(&writer.output, &output) }
@@ -39,13 +41,13 @@ struct JSONObjectWriter {
         output.append(UInt8(ascii: ":"))
     }
 
-    mutating func string(_ key: StaticString, _ value: String?) {
+    public mutating func string(_ key: StaticString, _ value: String?) {
         guard let value else { return }
         self.key(key)
         JSONText.writeString(value, into: &output)
     }
 
-    mutating func number(_ key: StaticString, _ value: Double?) throws {
+    public mutating func number(_ key: StaticString, _ value: Double?) throws {
         guard let value else { return }
         guard value.isFinite else { throw JSONDirectRefusal() }
         self.key(key)
@@ -53,11 +55,11 @@ struct JSONObjectWriter {
     }
 
     /// A `String`-backed enum, as its raw value.
-    mutating func name<Value: RawRepresentable<String>>(_ key: StaticString, _ value: Value?) {
+    public mutating func name<Value: RawRepresentable<String>>(_ key: StaticString, _ value: Value?) {
         string(key, value?.rawValue)
     }
 
-    mutating func names<Value: RawRepresentable<String>>(_ key: StaticString, _ values: [Value]) {
+    public mutating func names<Value: RawRepresentable<String>>(_ key: StaticString, _ values: [Value]) {
         self.key(key)
         output.append(UInt8(ascii: "["))
         for (position, value) in values.enumerated() {
@@ -67,7 +69,14 @@ struct JSONObjectWriter {
         output.append(UInt8(ascii: "]"))
     }
 
-    mutating func objects<Value: JSONDirectEncodable>(_ key: StaticString, _ values: [Value]) throws {
+    /// A nested object, left out when nil.
+    public mutating func object<Value: JSONDirectEncodable>(_ key: StaticString, _ value: Value?) throws {
+        guard let value else { return }
+        self.key(key)
+        try value.writeJSON(into: &output)
+    }
+
+    public mutating func objects<Value: JSONDirectEncodable>(_ key: StaticString, _ values: [Value]) throws {
         self.key(key)
         output.append(UInt8(ascii: "["))
         for (position, value) in values.enumerated() {

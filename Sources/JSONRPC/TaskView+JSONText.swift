@@ -3,7 +3,7 @@ import DriverAPI
 /// A driver action's reply and its `task.changed` events, the backend's ack among them, are a task view: written
 /// directly (`JSONDirectEncodable`), members in key order.
 extension TaskView: JSONDirectEncodable {
-    func writeJSON(into output: inout [UInt8]) throws {
+    public func writeJSON(into output: inout [UInt8]) throws {
         try JSONObjectWriter.write(into: &output) { object in
             object.names("allowedActions", allowedActions)
             object.name("backendStatus", backendStatus)
@@ -22,7 +22,7 @@ extension TaskView: JSONDirectEncodable {
 }
 
 extension StopView: JSONDirectEncodable {
-    func writeJSON(into output: inout [UInt8]) throws {
+    public func writeJSON(into output: inout [UInt8]) throws {
         try JSONObjectWriter.write(into: &output) { object in
             object.string("address", address)
             object.string("id", id)

@@ -11,6 +11,33 @@ struct OutboxTests {
         OutboxItemRecord(kind: .status, taskId: task, idempotencyKey: key, payload: Data(#"{"status":"ACCEPTED"}"#.utf8), createdAt: time)
     }
 
+    @Test("an item inserted with its columns named writes what the record's Encodable conformance writes")
+    func insertedColumns() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        var full = OutboxItemRecord(kind: .podOTP, taskId: "t-1", idempotencyKey: "k-1", payload: Data([0, 1, 255]), createdAt: 1.5)
+        full.state = .dead
+        full.attempts = 3
+        full.lastError = "timeout"
+        full.backendAnswer = #"{"error":"x"}"#
+        full.finishedAt = 2.25
+        let bare = item("t-2", "k-2", at: 3)
+        for record in [full, bare] {
+            let (named, generic) = try store.pool.write { db -> (OutboxItemRecord?, OutboxItemRecord?) in
+                var named = record, generic = record
+                named.idempotencyKey += "-named"
+                generic.idempotencyKey += "-generic"
+                let namedId = try named.insertItem(db), genericId = try generic.insert(db)
+                return (try OutboxItemRecord.fetchOne(db, key: namedId), try OutboxItemRecord.fetchOne(db, key: genericId))
+            }
+            var expected = try #require(generic)
+            expected.id = named?.id
+            expected.idempotencyKey = record.idempotencyKey + "-named"
+            #expect(named == expected)
+        }
+    }
+
     @Test("a database written by the first migration is upgraded without losing a row")
     func upgradeFromV1() throws {
         let directory = StoreTests.temporaryDirectory()
