@@ -9,9 +9,12 @@ protocol JSONValueDecodable: Decodable {
 
 /// The params of `task.accept`, `task.arrive`, `task.pickup` and `task.deliver`.
 extension TaskParams: JSONValueDecodable {
+    static let directKeys: Set<String> = ["taskId", "outsideReason"]
+
     init(jsonValue: JSONValue) throws {
-        // Members it does not know are ignored, as by `Decodable`; null is an absent optional.
-        guard case .object(let members) = jsonValue else { throw JSONDirectRefusal() }
+        // Null is an absent optional. A member it does not know goes to `JSONDecoder` (which ignores the unknown and
+        // reads a member added to the type since).
+        guard case .object(let members) = jsonValue, members.keys.allSatisfy(Self.directKeys.contains) else { throw JSONDirectRefusal() }
         var taskId: String?
         switch members["taskId"] {
         case nil, .null?: taskId = nil

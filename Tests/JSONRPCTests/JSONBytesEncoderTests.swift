@@ -154,6 +154,11 @@ struct JSONBytesEncoderTests {
         }
     }
 
+    /// Whether no stored property of `value` is nil.
+    static func everyMemberSet(_ value: Any) -> Bool {
+        Mirror(reflecting: value).children.map { Mirror(reflecting: $0.value) }.allSatisfy { $0.displayStyle != .optional || !$0.children.isEmpty }
+    }
+
     /// Task views are written directly, not through `Encodable`: every member, set and unset, in the same text.
     @Test func taskViewsWrittenDirectly() throws {
         let pickup = StopView(
@@ -165,6 +170,8 @@ struct JSONBytesEncoderTests {
             id: "t-1", status: .deliveryFailed, backendStatus: .pickedUp, sync: .pending, podType: "PHOTO", pod: .captured,
             failureReason: .customerUnavailable, allowedActions: [.returnToVendor, .arrive], primaryAction: .arrivedAtDestination,
             stops: [pickup, dropoff], updatedAt: 1_795_852_800.25, distanceMeters: 1234)
+        // Every member set: a member added to the type must be added here, and then to its writer.
+        #expect(Self.everyMemberSet(full) && Self.everyMemberSet(pickup))
         var bare = full
         bare.failureReason = nil
         bare.primaryAction = nil
