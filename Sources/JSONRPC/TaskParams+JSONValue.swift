@@ -12,23 +12,10 @@ extension TaskParams: JSONValueDecodable {
     static let directKeys: Set<String> = ["taskId", "outsideReason"]
 
     init(jsonValue: JSONValue) throws {
-        // Null is an absent optional. A member it does not know goes to `JSONDecoder` (which ignores the unknown and
-        // reads a member added to the type since).
-        guard case .object(let members) = jsonValue, members.keys.allSatisfy(Self.directKeys.contains) else { throw JSONDirectRefusal() }
-        var taskId: String?
-        switch members["taskId"] {
-        case nil, .null?: taskId = nil
-        case .string(let value)?: taskId = value
-        default: throw JSONDirectRefusal()
-        }
-        var outsideReason: OutsideReason?
-        switch members["outsideReason"] {
-        case nil, .null?: outsideReason = nil
-        case .string(let value)?:
-            guard let reason = OutsideReason(rawValue: value) else { throw JSONDirectRefusal() }
-            outsideReason = reason
-        default: throw JSONDirectRefusal()
-        }
-        self.init(taskId: taskId, outsideReason: outsideReason)
+        // A member it does not know goes to `JSONDecoder` (which ignores the unknown and reads a member added to the
+        // type since).
+        let object = try JSONObjectReader(jsonValue)
+        guard object.keys.allSatisfy(Self.directKeys.contains) else { throw JSONDirectRefusal() }
+        self.init(taskId: try object.optionalString("taskId"), outsideReason: try object.optionalName("outsideReason"))
     }
 }

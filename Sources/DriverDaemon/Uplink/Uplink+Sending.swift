@@ -21,15 +21,15 @@ extension Uplink {
     func send(_ item: OutboxItemRecord, token: String) async throws {
         guard let id = item.id else { return }
         do {
-            var answer = UplinkItemAnswer()
+            var appliedStatus: TaskStatus?
             switch item.kind {
             case .status:
-                answer.status = try await client.patchStatus(
+                appliedStatus = try await client.patchStatus(
                     taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token).status
             case .podOTP:
-                answer.receipt = try await client.postOTP(taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+                _ = try await client.postOTP(taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
             case .podPhoto:
-                answer.receipt = try await uploadPhoto(item, token: token)
+                _ = try await uploadPhoto(item, token: token)
             case .route:
                 _ = try await client.putRoute(body: item.payload, token: token)
             case .visit:
@@ -52,7 +52,7 @@ extension Uplink {
             }
             // The task learns the answer while its item still counts as queued, then the item goes: a sync
             // merged in between sees the queue or the confirmed status, never a gap that looks like neither.
-            await observer?.itemAcked(item, answer: answer)
+            await observer?.itemAcked(item, appliedStatus: appliedStatus)
             try outbox.complete(itemId: id)
         } catch let error as BackendClientError where error.errorClass == .refused && item.kind.category == .alert {
             // Someone may be in danger: an SOS is never dropped as a dead letter; tried again like a lost request.

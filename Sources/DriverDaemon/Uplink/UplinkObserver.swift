@@ -7,8 +7,9 @@ import DriverStore
 /// due). Called from the uplink's loop, which waits for each call, so the store is up to date before the
 /// next item of the same task is read.
 protocol UplinkObserver: Sendable {
-    /// The backend took the item (still in the outbox: it goes when this returns); `answer` is what it said.
-    func itemAcked(_ item: OutboxItemRecord, answer: UplinkItemAnswer) async
+    /// The backend took the item (still in the outbox: it goes when this returns); `appliedStatus` is a
+    /// transition's status as the backend's answer names it (not read from the queued body again).
+    func itemAcked(_ item: OutboxItemRecord, appliedStatus: TaskStatus?) async
     /// The backend refused the item for good (it is already a dead letter).
     func itemRefused(_ item: OutboxItemRecord, refusal: BackendRefusal) async
     /// A photo upload's progress.
@@ -16,12 +17,4 @@ protocol UplinkObserver: Sendable {
     func pushReceived(_ push: Push) async
     /// The first success after start or after the link was down.
     func linkRestored() async
-}
-
-/// What the backend answered a queued item, as far as the workflow needs it.
-struct UplinkItemAnswer: Sendable {
-    /// A transition's: the status the backend applied (read from its answer, not from the queued body again).
-    var status: TaskStatus?
-    /// A proof's verdict.
-    var receipt: PODReceipt?
 }

@@ -113,7 +113,7 @@ extension Workflow {
 // MARK: What the uplink reports
 
 extension Workflow: UplinkObserver {
-    func itemAcked(_ item: OutboxItemRecord, answer: UplinkItemAnswer) async {
+    func itemAcked(_ item: OutboxItemRecord, appliedStatus: TaskStatus?) async {
         switch item.kind {
         case .visit: try? visitBook.markSent(id: item.idempotencyKey)
         case .trip, .idle: try? travel.book.markSent(id: item.idempotencyKey)
@@ -127,7 +127,7 @@ extension Workflow: UplinkObserver {
         guard var task = tasks[item.taskId] else { return }
         switch item.kind.category {
         case .transition:
-            if let status = answer.status ?? item.transitionStatus { task.backendStatus = status }
+            if let appliedStatus { task.backendStatus = appliedStatus }
         case .proof:
             let wasAccepted = task.pod == .accepted
             task.pod = .accepted

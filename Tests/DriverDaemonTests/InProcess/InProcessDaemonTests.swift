@@ -45,11 +45,11 @@ struct InProcessDaemonTests {
             wrapped = wrapping
         }
 
-        func itemAcked(_ item: OutboxItemRecord, answer: UplinkItemAnswer) async {
+        func itemAcked(_ item: OutboxItemRecord, appliedStatus: TaskStatus?) async {
             let queued = ((try? outbox.pendingItems(taskId: item.taskId)) ?? []).contains { $0.id == item.id }
             queuedWhenAcked.withLock { $0.append(queued) }
-            answeredStatuses.withLock { $0.append(answer.status) }
-            await wrapped.itemAcked(item, answer: answer)
+            answeredStatuses.withLock { $0.append(appliedStatus) }
+            await wrapped.itemAcked(item, appliedStatus: appliedStatus)
         }
         func itemRefused(_ item: OutboxItemRecord, refusal: BackendRefusal) async { await wrapped.itemRefused(item, refusal: refusal) }
         func uploadProgress(_ item: OutboxItemRecord, sent: Int, total: Int) { wrapped.uploadProgress(item, sent: sent, total: total) }

@@ -1,16 +1,21 @@
-import DriverAPI
-
-/// An answer's members read from its parsed text (`JSONParser`) rather than through `JSONDecoder`, for the replies on
-/// a driver action's path to its ack (decoding `StatusAccepted` cost 50,000 instructions; docs/LEAN.md, "Action to
-/// ack"). What `JSONDecoder` refuses is refused here too: a missing member, a member of the wrong type, a name that is
-/// not one of the enum's; members it does not know are ignored, as `Decodable` ignores them.
+/// A JSON object's members read from its parsed value (`JSONParser`) rather than through `JSONDecoder`, for the values
+/// on a driver action's path to its ack: the backend's answer (`StatusAccepted` cost 50,000 instructions through
+/// `JSONDecoder`) and the action's params (22,000; docs/LEAN.md, "Action to ack"). What `JSONDecoder` refuses is
+/// refused here too: a missing member, a member of the wrong type, a name that is not one of the enum's.
 public struct JSONObjectReader {
     private let members: [String: JSONValue]
 
     public init(parsing text: some Collection<UInt8>) throws {
-        guard case .object(let members) = try JSONParser.parse(text) else { throw Self.corrupted("the answer is not a JSON object") }
+        try self.init(JSONParser.parse(text))
+    }
+
+    public init(_ value: JSONValue) throws {
+        guard case .object(let members) = value else { throw Self.corrupted("not a JSON object") }
         self.members = members
     }
+
+    /// The members' names, the ones a reader does not ask for among them.
+    public var keys: Dictionary<String, JSONValue>.Keys { members.keys }
 
     public func string(_ key: String) throws -> String {
         guard case .string(let value) = try member(key) else { throw Self.corrupted("\(key) is not a string") }
@@ -30,9 +35,18 @@ public struct JSONObjectReader {
         return value
     }
 
+    /// An optional member: nil when absent or null (as `decodeIfPresent` reads it).
+    public func optionalString(_ key: String) throws -> String? {
+        members[key] == nil || members[key] == .null ? nil : try string(key)
+    }
+
+    public func optionalName<Value: RawRepresentable<String>>(_ key: String, as type: Value.Type = Value.self) throws -> Value? {
+        members[key] == nil || members[key] == .null ? nil : try name(key, as: type)
+    }
+
     private func member(_ key: String) throws -> JSONValue {
         guard let value = members[key], value != .null else {
-            throw DecodingError.keyNotFound(AnswerKey(key), .init(codingPath: [], debugDescription: "no \(key) in the answer"))
+            throw DecodingError.keyNotFound(MemberKey(key), .init(codingPath: [], debugDescription: "no \(key) in the object"))
         }
         return value
     }
@@ -41,22 +55,11 @@ public struct JSONObjectReader {
         .dataCorrupted(.init(codingPath: [], debugDescription: reason))
     }
 
-    private struct AnswerKey: CodingKey {
+    private struct MemberKey: CodingKey {
         let stringValue: String
         init(_ key: String) { stringValue = key }
         init?(stringValue: String) { self.stringValue = stringValue }
         var intValue: Int? { nil }
         init?(intValue: Int) { nil }
-    }
-}
-
-extension StatusAccepted {
-    /// The answer's text read directly (`JSONObjectReader`): the same value `JSONDecoder` gives, or an error where it
-    /// gives one.
-    public init(jsonText: some Collection<UInt8>) throws {
-        let object = try JSONObjectReader(parsing: jsonText)
-        self.init(
-            taskId: try object.string("taskId"), status: try object.name("status"), previousStatus: try object.name("previousStatus"),
-            idempotencyKey: try object.string("idempotencyKey"), acceptedAt: try object.number("acceptedAt"))
     }
 }
