@@ -31,6 +31,9 @@ echo
 echo "== Urgent items behind a ping backlog"
 "$bin/driverd-bench" urgent --bin "$bin" --trials "${BENCH_URGENT_TRIALS:-50}"
 echo
+echo "== Flash writes and the journal, parked, moving and offline (BENCH_FLASH_SECONDS, default 240: about 6 minutes)"
+"$bin/driverd-bench" flash --bin "$bin" --seconds "${BENCH_FLASH_SECONDS:-240}"
+echo
 echo "== Driver actions online"
 "$bin/driverd-bench" workflow --bin "$bin" --tasks "${BENCH_WORKFLOW_TASKS:-30}"
 echo

@@ -56,7 +56,12 @@ struct DaemonAssembly: Sendable {
         }
         let counters = RPCCounters()
         let tracker = Tracker(rates: config.rates, thresholds: config.motion, limits: config.fixLimits, clock: clock)
-        let recorder = config.trackingEnabled ? PingRecorder(store: store, retention: config.retention, onRetention: Self.logRetention) : nil
+        // A ping waits in memory for its batch and the answer (a batch interval and a grace): delivered in time, it
+        // never touches the flash; otherwise it is written and synced at the end of that window.
+        let recorder = config.trackingEnabled ? PingRecorder(
+            store: store, movingWindow: config.uplinkMovingSeconds + PingRecorder.answerGrace,
+            stationaryWindow: config.uplinkStationarySeconds + PingRecorder.answerGrace, retention: config.retention,
+            onRetention: Self.logRetention) : nil
         let hub = EventHub()
         let outbox = Outbox(store: store)
         let shift = Shift(unitState: UnitState(store: store), autoStart: config.shiftAutoStart, clock: clock)
@@ -75,7 +80,7 @@ struct DaemonAssembly: Sendable {
         pipeline.attach(reader)
         let tracking = TrackingRuntime(tracker: tracker, recorder: recorder, reader: reader, hub: hub, pipeline: pipeline)
         let uplink = inputs.backend.map { backend in Uplink(
-            client: backend, webSocket: inputs.webSocket, outbox: outbox, stateDirectory: config.stateDirectory,
+            client: backend, webSocket: inputs.webSocket, outbox: outbox, recorder: recorder, stateDirectory: config.stateDirectory,
             credentials: config.backendUsername.isEmpty ? nil : .init(username: config.backendUsername, password: config.backendPassword),
             hub: hub, configuration: UplinkStateMachine.Configuration(
                 movingInterval: config.uplinkMovingSeconds, stationaryInterval: config.uplinkStationarySeconds,
@@ -130,7 +135,7 @@ struct DaemonAssembly: Sendable {
                 chunkBytes: config.diagChunkBytes, maxBundleBytes: config.diagMaxBundleBytes, configuredLevel: Logger.Level(config.logLevel),
                 spoolDirectory: config.stateDirectory + "/diagnostics"),
             report: { try DiagHandlers.report(diagRuntime) }, bundleMaker: inputs.bundleMaker, logger: Logger(label: "fleet"))
-        workflow.whenFleetRequests { fleetRequests.received($0) }
+        workflow.whenFleetRequests { await fleetRequests.handle($0) }
         GPSHandlers.register(in: &router, runtime: tracking, logger: Logger(label: "gps"))
         UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox, clock: clock)
         WorkflowHandlers.register(in: &router, workflow: workflow, safety: safety)
@@ -160,7 +165,7 @@ struct DaemonAssembly: Sendable {
         let (link, motion, hz) = tracker.summary
         let depth = (try? outbox.depth(maxAge: .seconds(1))) ?? Outbox.Depth()
         return StatusLine(
-            clients: counters.openConnections, link: link, motion: motion, samplingHz: hz, pings: recorder?.committed ?? 0,
+            clients: counters.openConnections, link: link, motion: motion, samplingHz: hz, pings: recorder?.kept ?? 0,
             backend: uplink?.linkSummary ?? .disabled, queued: depth.items + depth.pings
         ).text
     }

@@ -18,7 +18,7 @@ struct TrackingRuntime: Sendable {
         tracker.gpsStatus(
             endpoint: reader.endpoint.description, tracking: recorder != nil,
             recorder: PingRecorderCounters(
-                committed: recorder?.committed ?? 0, byMotion: recorder?.committedByMotion ?? [:],
+                committed: recorder?.kept ?? 0, byMotion: recorder?.keptByMotion ?? [:],
                 pending: recorder?.pendingCount ?? 0, lastError: recorder?.lastError))
     }
 }

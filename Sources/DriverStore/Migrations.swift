@@ -202,6 +202,43 @@ enum Migrations {
                 );
                 """)
         }
+        migrator.registerMigration("v12_ping_ids") { db in
+            // A ping's id comes from its writer (above every id so far, and above the last one ever put in a batch:
+            // ids never go back, even when the table empties), not from AUTOINCREMENT, whose counter row was one more
+            // page written per group commit; and the fix-time index goes (retention walks ids, whose fix times grow
+            // with them); the batch index keeps only pings claimed for a batch (a new ping's insert leaves it alone):
+            // one page per group commit instead of four.
+            try db.execute(sql: """
+                CREATE TABLE ping_v12 (
+                    id INTEGER PRIMARY KEY,
+                    fix_time REAL NOT NULL,
+                    latitude REAL NOT NULL,
+                    longitude REAL NOT NULL,
+                    altitude REAL,
+                    speed REAL,
+                    track REAL,
+                    climb REAL,
+                    horizontal_error REAL,
+                    vertical_error REAL,
+                    fix_mode INTEGER NOT NULL,
+                    satellites INTEGER,
+                    motion TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    recorded_at REAL NOT NULL,
+                    batch_id TEXT,
+                    time_source TEXT
+                );
+                INSERT INTO ping_v12 (id, fix_time, latitude, longitude, altitude, speed, track, climb, horizontal_error, vertical_error,
+                    fix_mode, satellites, motion, reason, recorded_at, batch_id, time_source)
+                SELECT id, fix_time, latitude, longitude, altitude, speed, track, climb, horizontal_error, vertical_error,
+                    fix_mode, satellites, motion, reason, recorded_at, batch_id, time_source FROM ping;
+                UPDATE unit_state SET last_claimed_ping = max(last_claimed_ping, coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'ping'), 0));
+                DROP TABLE ping;
+                ALTER TABLE ping_v12 RENAME TO ping;
+                CREATE INDEX ping_batch_id ON ping(batch_id) WHERE batch_id IS NOT NULL;
+                DELETE FROM sqlite_sequence WHERE name = 'ping';
+                """)
+        }
         return migrator
     }
 }

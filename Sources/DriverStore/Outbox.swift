@@ -55,17 +55,16 @@ public final class Outbox: Sendable {
     /// urgent first, then oldest first: a task's next item waits for its previous one's answer. (A lane holds
     /// one priority: a task's transitions, proofs and visits; the route's changes; activity; SOS calls.)
     public func headItems(upTo maxPriority: OutboxItemRecord.Priority = .low) throws -> [OutboxItemRecord] {
-        // Asked right after an item is committed (the uplink is woken by it): on the writer's warm cache, or not read
-        // at all when that commit left its item the only one pending and nothing was written since.
+        // Asked right after an item is committed (the uplink is woken by it): on the writer's warm cache.
         let heads = try store.pool.writeWithoutTransaction { db in
-            if let sole = try store.takeSoleItem(db) { return [sole] }
-            return try OutboxItemRecord.fetchAll(db, sql: """
+            try OutboxItemRecord.fetchAll(db, sql: """
                 SELECT * FROM outbox_item WHERE id IN (
                     SELECT MIN(id) FROM outbox_item WHERE state = ? GROUP BY task_id
                 ) ORDER BY id
                 """, arguments: [OutboxItemRecord.State.pending.rawValue])
         }
-        return heads.filter { $0.kind.priority <= maxPriority }.sorted { ($0.kind.priority, $0.id ?? 0) < ($1.kind.priority, $1.id ?? 0) }
+        // An item whose commit is not on disk yet waits for its sync (whose end wakes the uplink again).
+        return heads.filter { $0.kind.priority <= maxPriority && !store.isAwaitingSync($0.id) }.sorted { ($0.kind.priority, $0.id ?? 0) < ($1.kind.priority, $1.id ?? 0) }
     }
 
     /// The backend took it: the item leaves the queue.
@@ -134,7 +133,9 @@ public final class Outbox: Sendable {
     /// - otherwise the claimed batch holding the newest ping, then the others oldest first.
     /// nil when nothing is waiting.
     public func claimPingBatch(maxPings: Int, newBatchId: @Sendable () -> String) throws -> PingBatch? {
-        try store.pool.write { db in
+        // Pings in the log go to the backend from the database: they are folded in first (after a spell offline).
+        if store.loggedPings > 0 { try store.foldPingLog() }
+        return try store.pool.write { db in
             let newest = try PingRecord.fetchOne(db, "WHERE batch_id IS NULL ORDER BY id DESC")
             let open = try db.rows(sql: """
                 SELECT batch_id, MAX(id) AS newest, MIN(id) AS oldest, COUNT(*) AS n FROM ping
@@ -172,7 +173,9 @@ public final class Outbox: Sendable {
     /// The backend acked the batch: its pings leave. Returns how many.
     @discardableResult
     public func ackPingBatch(_ batchId: String) throws -> Int {
-        try store.pool.write { db in
+        // A batch sent from memory may have been logged before its answer came: folded in first, then deleted.
+        if store.loggedPings > 0 { try store.foldPingLog() }
+        return try store.pool.write { db in
             try db.execute(sql: "DELETE FROM ping WHERE batch_id = ?", arguments: [batchId])
             return db.changesCount
         }
@@ -192,7 +195,7 @@ public final class Outbox: Sendable {
     }
 
     private func readDepth() throws -> Depth {
-        try store.pool.read { db in
+        var depth = try store.pool.read { db in
             var depth = Depth()
             for row in try db.rows(sql: "SELECT kind, state, COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox_item GROUP BY kind, state") {
                 let count = row.value("n") ?? 0
@@ -210,11 +213,19 @@ public final class Outbox: Sendable {
                 }
                 depth.oldestPending = [depth.oldestPending, row.value("oldest")].compactMap { $0 }.min()
             }
-            let pings = try db.row(sql: "SELECT COUNT(*) AS n, MIN(recorded_at) AS oldest FROM ping")
-            depth.pings = pings?.value("n") ?? 0
-            depth.oldestPending = [depth.oldestPending, pings?.value("oldest")].compactMap { $0 }.min()
             return depth
         }
+        // The log's pings and the table's, counted under the log's lock: a fold moving them from one to the other
+        // (the uplink's, while the backend is away) is either before or after, never halfway.
+        let (count, oldest) = try store.pingLog.withLock { log in
+            try store.pool.read { db -> (Int, Double?) in
+                let pings = try db.row(sql: "SELECT COUNT(*) AS n, MIN(recorded_at) AS oldest FROM ping")
+                return ((pings?.value("n") ?? 0) + log.pings, pings?.value("oldest"))
+            }
+        }
+        depth.pings = count
+        depth.oldestPending = [depth.oldestPending, oldest].compactMap { $0 }.min()
+        return depth
     }
 
 }

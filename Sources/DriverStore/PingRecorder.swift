@@ -1,127 +1,249 @@
+import DriverAPI
 import DriverDomain
 import SQLiteKit
 import Synchronization
 
-/// Group commit of pings: buffered in memory, written in one transaction at least every `maxDelay` seconds.
+/// Pings between the GPS and the backend. A ping is kept in memory first; it must be acknowledged by the backend
+/// or on disk (committed and synced) within its commit window, so a power cut loses at most the pings of the last
+/// window. Pings the uplink delivers in time never touch the flash (what units that keep records in RAM while
+/// online do); the rest are written in one transaction per window (group commit).
 ///
-/// The caller says when the next sample is due; when that is later than the commit deadline the batch is
+/// The caller says when the next sample is due; when that is past the window of the oldest ping the batch is
 /// written at once, so a slow (stationary) rate costs no extra wake-up for a timer.
 public final class PingRecorder: Sendable {
+    /// A ping not on disk, with the monotonic time it was recorded and the batch it went out in (kept if the send
+    /// failed: the backend may have it, so it goes again as the same batch).
+    private struct Held {
+        var ping: PingRecord
+        var at: Double
+        var batchId: String?
+    }
+
     private struct State {
-        var pending: [PingRecord] = []
+        var held: [Held] = []
+        /// The batch of held pings the uplink is sending now, and whether its window ran out first (its rows go
+        /// when the answer comes).
+        var sending: String?
+        var sendingWritten = false
         /// Pings taken for a write that has not finished: still pending to anyone asking.
         var writing = 0
-        var oldestPendingAt: Double?
+        /// Pings on disk or delivered since start.
         var committed = 0
-        var committedByMotion: [String: Int] = [:]
+        var delivered = 0
+        var keptByMotion: [String: Int] = [:]
         var lastError: String?
         /// Commits since the retention caps were last applied.
         var sinceRetention = Int.max
+        /// The odometer's state not written yet, and when it changed first (monotonic).
+        var travel: (record: TravelRecord, since: Double)?
+        var lastTravelWritten: TravelRecord?
     }
 
     private let store: Store
-    public let maxDelay: Double
+    /// The window of a ping recorded while moving and while stationary, seconds.
+    public let movingWindow: Double
+    public let stationaryWindow: Double
     private let retention: RetentionPolicy?
     private let onRetention: (@Sendable (RetentionResult) -> Void)?
     private let state = Mutex(State())
-    /// The odometer's latest state, written with the next batch (nil: unchanged since the last).
-    private let travel = Mutex<TravelRecord?>(nil)
     /// The caps are checked after the first commit and then every this many pings.
     static let retentionInterval = 1000
+    /// The log is folded into the database once it holds this many pings (about 8 minutes at 1 Hz), in one transaction.
+    static let foldPings = 500
+    /// How long a batch's answer may take before its pings are written anyway (beyond the uplink's interval).
+    public static let answerGrace = 2.0
+    /// The odometer's state alone is written at most this often (seconds): a power cut may lose this much driving
+    /// from the odometer while the pings themselves go straight to the backend.
+    public static let travelWindow = 30.0
 
+    /// - Parameters: `movingWindow`, `stationaryWindow`: how long a ping may wait in memory for the backend's
+    ///   answer (the uplink's batch interval and a grace for the answer; nothing is lost to a crash of the process
+    ///   alone either way, only a power cut loses the unsynced window).
     public init(
-        store: Store, maxDelay: Double = 5, retention: RetentionPolicy? = nil,
+        store: Store, movingWindow: Double = 5, stationaryWindow: Double = 5, retention: RetentionPolicy? = nil,
         onRetention: (@Sendable (RetentionResult) -> Void)? = nil
     ) {
         self.store = store
-        self.maxDelay = maxDelay
+        self.movingWindow = movingWindow
+        self.stationaryWindow = stationaryWindow
         self.retention = retention
         self.onRetention = onRetention
     }
 
-    /// Pings committed since start.
-    public var committed: Int { state.withLock { $0.committed } }
-    public var committedByMotion: [String: Int] { state.withLock { $0.committedByMotion } }
-    public var pendingCount: Int { state.withLock { $0.pending.count + $0.writing } }
+    /// Pings kept since start: on disk, or delivered to the backend from memory.
+    public var kept: Int { state.withLock { $0.committed + $0.delivered } }
+    /// Of those, the ones that never had to be written.
+    public var delivered: Int { state.withLock { $0.delivered } }
+    public var keptByMotion: [String: Int] { state.withLock { $0.keptByMotion } }
+    /// Pings in memory (not yet acknowledged, not yet on disk).
+    public var pendingCount: Int { state.withLock { $0.held.count + $0.writing } }
     public var lastError: String? { state.withLock { $0.lastError } }
 
-    /// Buffers `ping` and commits the batch when the next sample would arrive past the deadline (so a slow,
-    /// stationary rate commits each ping at once, and 1 Hz commits every 5 s, both without a timer). `now` is
-    /// monotonic seconds (the deadline must not move with the wall clock). Returns whether it committed.
+    private func window(_ ping: PingRecord) -> Double { ping.motion == Motion.moving.rawValue ? movingWindow : stationaryWindow }
+
+    /// Keeps `ping` and writes what would otherwise pass its window before the next sample comes (so a slow,
+    /// stationary rate writes without a timer). `now` is monotonic seconds (a deadline must not move with the wall
+    /// clock). Returns whether it wrote.
     @discardableResult
     public func append(_ ping: PingRecord, now: Double, nextSampleIn: Double) -> Bool {
         let due = state.withLock { state -> Bool in
-            state.pending.append(ping)
-            if state.oldestPendingAt == nil { state.oldestPendingAt = now }
-            return now - state.oldestPendingAt! + nextSampleIn > maxDelay
+            state.held.append(Held(ping: ping, at: now))
+            return Self.firstDeadline(state, window).map { $0 < now + nextSampleIn } ?? false
         }
-        if due { flush() }
+        if due { commit(before: now + nextSampleIn) }
         return due
     }
 
-    /// Commits the pending batch if its deadline has passed. Returns the seconds left until the deadline of
-    /// what is still pending (nil: nothing pending).
+    /// The earliest time something held must be on disk: a ping's window, or the odometer's.
+    private static func firstDeadline(_ state: State, _ window: (PingRecord) -> Double) -> Double? {
+        var first = state.travel.map { $0.since + travelWindow }
+        for held in state.held { first = min(first ?? .infinity, held.at + window(held.ping)) }
+        return first
+    }
+
+    /// Writes what is due by `now`. Returns the seconds left until the next deadline (nil: nothing held).
     public func commitIfDue(now: Double) -> Double? {
-        let remaining = state.withLock { state in state.oldestPendingAt.map { $0 + maxDelay - now } }
-        guard let remaining else { return nil }
-        guard remaining > 0 else {
-            flush()
-            return nil
+        guard let deadline = state.withLock({ Self.firstDeadline($0, window) }) else { return nil }
+        guard deadline > now else {
+            commit(before: now)
+            return state.withLock { Self.firstDeadline($0, window) }.map { max(0, $0 - now) }
         }
-        return remaining
+        return deadline - now
     }
 
-    /// The odometer's state to write with the next commit: it moves with every fix, and rides along with the
-    /// pings' group commit instead of a write of its own.
-    public func noteTravel(_ record: TravelRecord) {
-        travel.withLock { $0 = record }
+    /// The odometer's state, written with the next commit of pings, or alone once it has waited `travelWindow`. A
+    /// state whose counts are those on disk waits for the next write without asking for one (a parked unit's fixes
+    /// move only the anchor, and a restart bridges from an older anchor just as well).
+    public func noteTravel(_ record: TravelRecord, now: Double) {
+        state.withLock { state in
+            let unchanged = state.travel == nil && state.lastTravelWritten.map { record.sameCounts(as: $0) } == true
+            state.travel = unchanged ? nil : (record, state.travel?.since ?? now)
+        }
     }
 
-    /// Commits everything pending (also on link loss and shutdown). On failure the rows stay pending.
-    ///
-    /// Synchronous on purpose: a WAL commit at `synchronous=NORMAL` takes well under a millisecond, and hopping
-    /// to another thread would cost more wake-ups than the write itself.
-    public func flush() {
-        let batch = state.withLock { state -> [PingRecord] in
-            defer {
-                state.writing += state.pending.count
-                state.pending = []
-                state.oldestPendingAt = nil
+    // MARK: Sending from memory
+
+    /// Held pings for the uplink as one batch (at most `maxPings`): a batch that failed goes again first, unchanged;
+    /// nil when nothing is held or a batch is on its way.
+    public func claimBatch(maxPings: Int, newBatchId: () -> String) -> Outbox.PingBatch? {
+        state.withLock { state in
+            guard state.sending == nil, !state.held.isEmpty else { return nil }
+            let batchId: String
+            if let failed = state.held.first(where: { $0.batchId != nil })?.batchId {
+                batchId = failed
+            } else {
+                batchId = newBatchId()
+                for index in state.held.indices.prefix(maxPings) { state.held[index].batchId = batchId }
             }
-            return state.pending
+            state.sending = batchId
+            return Outbox.PingBatch(batchId: batchId, pings: state.held.filter { $0.batchId == batchId }.map {
+                var ping = $0.ping
+                ping.batchId = batchId
+                return ping
+            })
         }
-        let travel = travel.withLock { record in
-            defer { record = nil }
-            return record
+    }
+
+    /// The backend acknowledged a batch claimed here: its pings are done, on disk only if their window ran out first.
+    public func acknowledged(_ batchId: String) {
+        let written = state.withLock { state -> Bool in
+            guard state.sending == batchId else { return false }
+            defer { (state.sending, state.sendingWritten) = (nil, false) }
+            let acked = state.held.filter { $0.batchId == batchId }
+            state.held.removeAll { $0.batchId == batchId }
+            state.delivered += acked.count
+            for held in acked { state.keptByMotion[held.ping.motion, default: 0] += 1 }
+            return state.sendingWritten
+        }
+        // Written meanwhile (an answer slower than the window): the rows go now. A write still under way holds
+        // the writer, so this delete comes after it.
+        if written { _ = try? Outbox(store: store).ackPingBatch(batchId) }
+    }
+
+    /// A batch claimed here was not acknowledged: its pings stay, to go again as the same batch (from memory, or from
+    /// the disk once written).
+    public func sendFailed(_ batchId: String) {
+        state.withLock { state in
+            guard state.sending == batchId else { return }
+            (state.sending, state.sendingWritten) = (nil, false)
+        }
+    }
+
+    // MARK: Writing
+
+    /// Writes and syncs everything held (when the link goes, at shutdown). On failure the pings stay held.
+    public func flush() { commit(pings: { _ in true }, travelDue: { _ in true }, travelRides: { _ in true }) }
+
+    /// Writes everything held and folds the log into the database: a graceful stop leaves every ping there.
+    public func flushIntoStore() {
+        flush()
+        do { try store.foldPingLog() } catch { state.withLock { $0.lastError = Store.describeWriteFailure(error) } }
+    }
+
+    /// When a ping's window ends before `deadline`, writes every held ping (a group commit: the ones after it would
+    /// be due soon), and the odometer's state when its window ends too, or when it has waited half of it and pings are
+    /// written anyway (it rides along instead of costing a write of its own). When only the odometer is due, it alone.
+    private func commit(before deadline: Double) {
+        let pingDue = state.withLock { state in state.held.contains { $0.at + window($0.ping) <= deadline } }
+        commit(pings: { _ in pingDue }, travelDue: { $0 + Self.travelWindow <= deadline }, travelRides: { $0 + Self.travelWindow / 2 <= deadline })
+    }
+
+    /// Writes and syncs what the conditions pick (the rest of a picked ping's batch too: a batch is sent whole, so it
+    /// is stored whole).
+    ///
+    /// Synchronous on purpose: it runs on the GPS reader's thread, where waiting for the disk delays nothing else,
+    /// and hopping to another thread would cost more wake-ups than the write itself.
+    private func commit(pings due: (Held) -> Bool, travelDue: (Double) -> Bool, travelRides: (Double) -> Bool) {
+        let (batch, travel) = state.withLock { state -> ([Held], TravelRecord?) in
+            let batches = Set(state.held.filter(due).compactMap(\.batchId))
+            let picked = { (held: Held) in due(held) || held.batchId.map(batches.contains) == true }
+            let pings = state.held.filter(picked)
+            state.held.removeAll(where: picked)
+            state.writing += pings.count
+            if let sending = state.sending, batches.contains(sending) { state.sendingWritten = true }
+            guard let travel = state.travel, travelDue(travel.since) || (!pings.isEmpty && travelRides(travel.since)) else { return (pings, nil) }
+            state.travel = nil
+            return (pings, travel.record)
         }
         guard !batch.isEmpty || travel != nil else { return }
         do {
-            try store.pool.write { db in
-                for ping in batch { try ping.insert(db) }
-                try travel?.save(db)
-            }
-            let checkRetention = state.withLock { state -> Bool in
-                state.writing -= batch.count
-                state.committed += batch.count
-                for ping in batch { state.committedByMotion[ping.motion, default: 0] += 1 }
-                state.lastError = nil
-                state.sinceRetention = state.sinceRetention == Int.max ? Int.max : state.sinceRetention + batch.count
-                guard state.sinceRetention >= Self.retentionInterval else { return false }
-                state.sinceRetention = 0
-                return true
-            }
-            if checkRetention, let retention, let result = try? Outbox(store: store).applyRetention(retention), !result.isEmpty {
-                onRetention?(result)
-            }
+            try store.logPings(batch.map { held in
+                var ping = held.ping
+                ping.batchId = held.batchId
+                return ping
+            }, travel: travel)
         } catch {
-            // Keep them for the next attempt (a full disk recovers when space returns).
-            if let travel { self.travel.withLock { $0 = $0 ?? travel } }
+            // Kept for the next attempt (a full disk recovers when space returns).
             state.withLock { state in
                 state.writing -= batch.count
-                state.pending = batch + state.pending
-                state.oldestPendingAt = state.oldestPendingAt ?? 0
+                state.held = (batch + state.held).sorted { $0.at < $1.at }
+                if let travel, state.travel == nil { state.travel = (travel, 0) }
+                if let sending = state.sending, batch.contains(where: { $0.batchId == sending }) { state.sendingWritten = false }
                 state.lastError = Store.describeWriteFailure(error)
             }
+            return
+        }
+        let checkRetention = state.withLock { state -> Bool in
+            state.writing -= batch.count
+            state.committed += batch.count
+            for held in batch { state.keptByMotion[held.ping.motion, default: 0] += 1 }
+            if let travel { state.lastTravelWritten = travel }
+            state.lastError = nil
+            state.sinceRetention = state.sinceRetention == Int.max ? Int.max : state.sinceRetention + batch.count
+            guard state.sinceRetention >= Self.retentionInterval else { return false }
+            state.sinceRetention = 0
+            return true
+        }
+        // A long time without the backend: the log goes into the database in bulk, where the caps apply.
+        guard checkRetention || store.loggedPings >= Self.foldPings else { return }
+        do {
+            try store.foldPingLog()
+        } catch {
+            state.withLock { $0.lastError = Store.describeWriteFailure(error) }
+            return
+        }
+        if checkRetention, let retention, let result = try? Outbox(store: store).applyRetention(retention), !result.isEmpty {
+            onRetention?(result)
         }
     }
 }

@@ -26,10 +26,14 @@ extension Outbox {
     /// backlog is thinned to one ping per minute of fix time, then the oldest are dropped.
     @discardableResult
     public func applyRetention(_ policy: RetentionPolicy) throws -> RetentionResult {
-        try store.pool.write { db in
+        if store.loggedPings > 0 { try store.foldPingLog() }
+        return try store.pool.write { db in
             var result = RetentionResult()
-            if let newest = try db.value(Double.self, sql: "SELECT MAX(fix_time) FROM ping") {
-                try db.execute(sql: "DELETE FROM ping WHERE batch_id IS NULL AND fix_time < ?", arguments: [newest - policy.maxAge])
+            // Fix times grow with ids: the newest ping's, and the first id young enough (walked in id order, it stops at
+            // the first young ping), bound what is too old without an index on fix times.
+            if let newest = try db.value(Double.self, sql: "SELECT fix_time FROM ping ORDER BY id DESC LIMIT 1"),
+               let young = try db.value(Int64.self, sql: "SELECT id FROM ping WHERE fix_time >= ? ORDER BY id LIMIT 1", arguments: [newest - policy.maxAge]) {
+                try db.execute(sql: "DELETE FROM ping WHERE batch_id IS NULL AND id < ?", arguments: [young])
                 result.dropped += db.changesCount
             }
             var excess = (try db.value(Int.self, sql: "SELECT COUNT(*) FROM ping") ?? 0) - policy.maxPings

@@ -1,5 +1,8 @@
 import SQLiteKit
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The daemon's SQLite database, opened once (a WAL `DatabasePool`: one writer, two readers), migrated with frozen SQL.
 public final class Store: Sendable {
@@ -8,16 +11,13 @@ public final class Store: Sendable {
     /// for the unit's own values), and nothing outside writes SQL.
     let pool: DatabasePool
     public let path: String
-    /// The outbox's only pending item, as the commit that queued it left the database (`queueing`), for the uplink's
-    /// next look at the queue (`Outbox.headItems`): a driver's action goes to the backend without being read back.
-    let soleItem = Mutex<SoleItem?>(nil)
-
-    struct SoleItem {
-        let item: OutboxItemRecord
-        /// The database as the commit left it: nothing written since, by this connection or any other.
-        let changes: Int
-        let dataVersion: Int
-    }
+    /// Items committed without waiting for the disk (`queueing(durably: false)`) whose sync has not finished: the
+    /// sender must not see them yet. A backend that holds a change the unit then loses in a power cut would refuse
+    /// the driver's repeat of it (a new key); sending only what is on disk keeps the two in step.
+    private let awaitingSync = Mutex<[Int64]>([])
+    /// Pings written before the backend took them (`PingLog`), and the next ping id: appends (the recorder, on the GPS
+    /// thread) and folds into the database (before a batch is taken from the disk, at start) go one at a time.
+    let pingLog: Mutex<PingLog>
 
     /// Opens (creating when absent) `driverd.sqlite` in `directory` and applies pending migrations.
     /// An older database is upgraded in place; nothing is ever erased on a schema change.
@@ -32,16 +32,27 @@ public final class Store: Sendable {
         configuration.cacheKiB = 512
         configuration.readers = 2
         configuration.prepare = { db in
-            // Pings tolerate NORMAL: in WAL mode a crash of the process loses nothing committed; transitions
-            // and proof of delivery raise it to FULL for their own transactions.
+            // NORMAL: a commit reaches the write-ahead log without waiting for the disk; what must survive a power
+            // cut is synced by its writer (FULL for what a driver did, a log sync for the pings' group commit).
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            // Deleted rows are overwritten, not left in free pages: a logout must really remove customers'
-            // names and phones, and acked pings are locations.
-            try db.execute(sql: "PRAGMA secure_delete = ON")
+            // Deleted rows are zeroed in the pages a change writes anyway (no extra flash writes); the free pages
+            // they leave are wiped at logout (`erasePersonalTraces`), where customers' names and phones must go.
+            try db.execute(sql: "PRAGMA secure_delete = FAST")
+            // A checkpoint leaves the log at most this long (it is reused from its start either way).
+            try db.execute(sql: "PRAGMA journal_size_limit = \(Self.logSizeLimit)")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         try Migrations.migrator.migrate(pool)
+        pingLog = Mutex(PingLog(directory: directory))
+        // What the last run logged goes into the database before anyone reads it (the odometer's state among it).
+        try foldPingLog()
+        // SQLite makes its log's name durable but not the database file's: a unit that loses power after its first
+        // start would otherwise come back without the file (and every transition committed in it).
+        try DurableFile.syncDirectory(directory)
     }
+
+    /// Bytes of write-ahead log kept after a checkpoint.
+    static let logSizeLimit = 1 << 20
 
     /// Runs `body` in one transaction committed with `synchronous = FULL`: once this returns, a power cut
     /// cannot lose it. For what a driver did (transitions, proofs of delivery), never for pings.
@@ -56,53 +67,92 @@ public final class Store: Sendable {
         return try db.inTransaction(body)
     }
 
-    /// Commits `body`, which queues an item, at once or (`durably`) with `synchronous = FULL`. When the item is then
-    /// the only pending one, it is remembered as the queue's head until the next look at the queue or the next write.
+    /// Commits `body`, which queues an item, at once or (`durably`) with `synchronous = FULL`. An item committed at
+    /// once is kept from the sender until `syncToDisk` has run.
     func queueing(durably: Bool, _ body: (Database) throws -> OutboxItemRecord) throws -> OutboxItemRecord {
-        try pool.writeWithoutTransaction { db in
-            var alone = false
-            let queued = try Self.transaction(db, durably: durably) { () throws -> OutboxItemRecord in
-                let queued = try body(db)
-                alone = try db.value(Int.self, sql: "SELECT COUNT(*) FROM outbox_item WHERE state = ?", arguments: [OutboxItemRecord.State.pending.rawValue]) == 1
-                return queued
+        let queued = try pool.writeWithoutTransaction { db in try Self.transaction(db, durably: durably) { try body(db) } }
+        if !durably, let id = queued.id { awaitingSync.withLock { $0.append(id) } }
+        return queued
+    }
+
+    // MARK: The ping log
+
+    /// Appends pings (given ids here, above every one so far) and the odometer's state to the ping log, synced.
+    func logPings(_ pings: [PingRecord], travel: TravelRecord?) throws {
+        try pingLog.withLock { log in
+            var entries: [PingLog.Entry] = []
+            for var ping in pings {
+                ping.id = log.nextId
+                log.nextId += 1
+                entries.append(.ping(ping))
             }
-            // Only once committed (a failed commit queued nothing), and under the writer's lock, as the uplink's look.
-            // Nothing here may throw now: the item is stored, and the caller must hear so.
-            let version = alone ? (try? Self.dataVersion(db)) : nil
-            let sole = version.map { SoleItem(item: queued, changes: db.totalChangesCount, dataVersion: $0) }
-            soleItem.withLock { $0 = sole }
-            return queued
+            if let travel { entries.append(.travel(travel)) }
+            try log.append(entries)
         }
     }
 
-    /// The remembered head, once: valid while the database is as its commit left it. Call it on the writer.
-    func takeSoleItem(_ db: Database) throws -> OutboxItemRecord? {
-        guard let sole = soleItem.withLock({ sole in defer { sole = nil }; return sole }) else { return nil }
-        guard sole.changes == db.totalChangesCount, sole.dataVersion == (try Self.dataVersion(db)) else { return nil }
-        return sole.item
-    }
+    /// Pings in the log, waiting to be folded into the database.
+    var loggedPings: Int { pingLog.withLock { $0.pings } }
 
-    /// Changes when another connection (another process) commits to the database.
-    private static func dataVersion(_ db: Database) throws -> Int {
-        try db.value(Int.self, sql: "PRAGMA data_version", arguments: []) ?? 0
+    /// Moves what the log holds into the database (one durable transaction, pings by id so a fold repeated after a
+    /// power cut adds nothing twice), then empties the log; and finds the next ping id.
+    func foldPingLog() throws {
+        try pingLog.withLock { log in
+            let entries = try log.read()
+            let pings = entries.compactMap { if case .ping(let ping) = $0 { ping } else { nil } }
+            let travel = entries.compactMap { if case .travel(let travel) = $0 { travel } else { nil } }.last
+            let newest = try writeDurably { db -> Int64 in
+                for ping in pings { try ping.insertIfAbsent(db) }
+                try travel?.save(db)
+                return max(
+                    try db.value(Int64.self, sql: "SELECT MAX(id) FROM ping") ?? 0,
+                    try db.value(Int64.self, sql: "SELECT last_claimed_ping FROM unit_state") ?? 0)
+            }
+            try log.clear()
+            log.nextId = max(log.nextId, newest + 1)
+        }
     }
 
     /// Makes every commit so far durable, as `writeDurably` does for its own: for a change committed with `write`
     /// whose durability may come a moment later (a transition goes to the backend while the disk syncs; its reply
     /// waits for this). Blocks for the disk: call it off the event loop.
-    public func syncToDisk() throws { try pool.syncLog() }
+    public func syncToDisk() throws {
+        // What was committed before this sync is durable after it; a commit that comes during the sync waits for the next.
+        let committed = awaitingSync.withLock { $0 }
+        try pool.syncLog()
+        if !committed.isEmpty { awaitingSync.withLock { $0.removeAll { committed.contains($0) } } }
+    }
 
-    /// Folds the write-ahead log into the database and empties it, so deleted data is gone from both files.
+    /// Whether an item was committed without waiting for the disk and is not synced yet (not to be sent).
+    func isAwaitingSync(_ itemId: Int64?) -> Bool {
+        guard let itemId else { return false }
+        return awaitingSync.withLock { $0.contains(itemId) }
+    }
+
+    /// Folds the write-ahead log into the database and empties it.
     public func checkpoint() throws {
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+
+    /// Rebuilds the database without its free pages, then empties the log: nothing deleted so far (customers' names,
+    /// phones, messages) stays in either file. For logout: it rewrites the whole database once (a few hundred KB).
+    public func erasePersonalTraces() throws {
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "VACUUM") }
+        try checkpoint()
     }
 
     /// A failed write, said so an operator knows what to do: a full disk (or file-size limit) and an I/O error
     /// look alike to SQLite, and both keep everything already committed.
     public static func describeWriteFailure(_ error: any Error) -> String {
-        guard let error = error as? SQLiteError, error.isWriteFailure else { return "\(error)" }
-        return "cannot write the store (disk full, a file-size limit or a failing disk?); pending rows are kept and "
-            + "retried: \(error.message)"
+        let message: String
+        if let error = error as? SQLiteError, error.isWriteFailure {
+            message = error.message
+        } else if let error = error as? DurableFile.Failure, [ENOSPC, EFBIG, EDQUOT, EIO, EROFS].contains(error.errno) {
+            message = error.description
+        } else {
+            return "\(error)"
+        }
+        return "cannot write the store (disk full, a file-size limit or a failing disk?); pending rows are kept and retried: \(message)"
     }
 
     /// The SQLite library in use, e.g. "3.40.1".

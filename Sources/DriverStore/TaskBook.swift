@@ -71,17 +71,15 @@ public final class TaskBook: Sendable {
     }
 
     /// Logout: every task (names, phones, addresses) and the stop order go; the outbox stays. Returns how
-    /// many tasks were removed.
+    /// many tasks were removed. Their traces leave the files with `Store.erasePersonalTraces`.
     @discardableResult
     public func removeAll() throws -> Int {
-        let removed = try store.pool.write { db in
+        try store.writeDurably { db in
             try db.execute(sql: "DELETE FROM route_stop")
             // A refused item's answer may hold the backend's task, names and phones included.
             try db.execute(sql: "UPDATE outbox_item SET backend_answer = '(cleared at logout)' WHERE backend_answer IS NOT NULL")
             return try TaskRecord.deleteAll(db)
         }
-        try store.checkpoint()
-        return removed
     }
 
     private static func writeSequence(_ sequence: [String], _ db: Database) throws {

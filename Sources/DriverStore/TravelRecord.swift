@@ -34,6 +34,14 @@ public struct TravelRecord: Sendable, Equatable, TableRecord {
     }
 
     public init() {}
+
+    /// Whether the distance and the shift's counts are those of `other` (the anchor and the trip rules' clock
+    /// may differ: they move with every fix, the counts only with driving and events).
+    func sameCounts(as other: TravelRecord) -> Bool {
+        metres == other.metres && bridgedMetres == other.bridgedMetres && gaps == other.gaps && shiftStartedAt == other.shiftStartedAt
+            && shiftStartMetres == other.shiftStartMetres && shiftBridgedStartMetres == other.shiftBridgedStartMetres
+            && shiftTrips == other.shiftTrips && shiftIdleSeconds == other.shiftIdleSeconds && shiftHarshEvents == other.shiftHarshEvents
+    }
 }
 
 /// A row of `trip`: a finished trip or idle period, kept for `driverctl trips` and sent once through the outbox.

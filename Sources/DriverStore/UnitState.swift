@@ -34,10 +34,11 @@ public struct UnitState: Sendable {
         try store.pool.read { db in try UnitStateRecord.fetchOne(db) ?? UnitStateRecord() }
     }
 
-    /// Applies `change` to the stored row atomically; returns the new row.
+    /// Applies `change` to the stored row atomically and durably (a shift started, a driver logged out: told to
+    /// the driver, so a power cut must not undo it); returns the new row. Rare: it waits for the disk.
     @discardableResult
     public func update(_ change: @Sendable (inout UnitStateRecord) -> Void) throws -> UnitStateRecord {
-        try store.pool.write { db in
+        try store.writeDurably { db in
             var record = try UnitStateRecord.fetchOne(db) ?? UnitStateRecord()
             change(&record)
             try record.save(db)

@@ -16,7 +16,7 @@ public final class Database {
     /// each time cost more than SQLite took to run them.
     private var recordStatements: [RecordStatementKey: (columns: [String], sql: String)] = [:]
 
-    enum RecordOperation { case insert, save }
+    enum RecordOperation { case insert, insertIfAbsent, save }
 
     private struct RecordStatementKey: Hashable {
         let type: ObjectIdentifier

@@ -13,13 +13,24 @@ extension TableRecord {
     /// Inserts the record as a new row; returns its row id (the id SQLite gave a nil `INTEGER PRIMARY KEY`).
     @discardableResult
     public func insert(_ db: Database) throws -> Int64 {
+        try insert(db, .insert)
+        return db.lastInsertedRowID
+    }
+
+    /// Inserts the record unless a row with its key (or another unique value) exists; true when it inserted.
+    @discardableResult
+    public func insertIfAbsent(_ db: Database) throws -> Bool {
+        try insert(db, .insertIfAbsent)
+        return db.changesCount > 0
+    }
+
+    private func insert(_ db: Database, _ operation: Database.RecordOperation) throws {
         let columns = try RowEncoder.columns(of: self)
-        let sql = db.recordSQL(Self.self, .insert, columns) {
-            "INSERT INTO \(Self.tableName) (\(columns.map(\.name).joined(separator: ", "))) "
+        let sql = db.recordSQL(Self.self, operation, columns) {
+            "INSERT \(operation == .insertIfAbsent ? "OR IGNORE " : "")INTO \(Self.tableName) (\(columns.map(\.name).joined(separator: ", "))) "
                 + "VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
         }
         try db.execute(sql: sql, arguments: columns.map(\.value))
-        return db.lastInsertedRowID
     }
 
     /// Inserts the row, or updates every other column of the row with the same key.

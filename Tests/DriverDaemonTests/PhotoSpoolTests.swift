@@ -1,6 +1,7 @@
 @testable import DriverDaemon
 import DriverAPI
 import DriverDomain
+import DriverStore
 import Foundation
 import Testing
 

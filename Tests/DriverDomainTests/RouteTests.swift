@@ -92,14 +92,32 @@ struct TaskSyncTests {
         #expect(TaskSync.merge(backend: .arrivedAtStore, confirmed: .assigned, pending: [.init(itemId: 3, to: .pickedUp)]) == .keepLocal(.pickedUp))
     }
 
-    @Test("a cancelled task or one moved elsewhere: a conflict, the backend's state, every queued item dead")
+    @Test("a cancelled task or one moved to another branch: a conflict, the backend's state, every queued item dead")
     func conflicts() {
         #expect(TaskSync.merge(backend: .cancelled, confirmed: .accepted, pending: pending)
             == .conflict(local: .pickedUp, backend: .cancelled, deadItems: [1, 2]))
-        #expect(TaskSync.merge(backend: .delivered, confirmed: .accepted, pending: pending)
-            == .conflict(local: .pickedUp, backend: .delivered, deadItems: [1, 2]))
         #expect(TaskSync.merge(backend: .deliveryFailed, confirmed: .arrivedAtDestination, pending: [.init(itemId: 4, to: .delivered)])
             == .conflict(local: .delivered, backend: .deliveryFailed, deadItems: [4]))
+        #expect(TaskSync.merge(backend: .returnedToVendor, confirmed: .arrivedAtDestination, pending: [.init(itemId: 5, to: .delivered)])
+            == .conflict(local: .delivered, backend: .returnedToVendor, deadItems: [5]))
+    }
+
+    @Test("the backend past the whole queue (changes the unit sent before a power cut lost their record): its status, nothing dead")
+    func backendAhead() {
+        #expect(TaskSync.merge(backend: .delivered, confirmed: .accepted, pending: pending) == .backend(.delivered))
+        #expect(TaskSync.merge(backend: .arrivedAtStore, confirmed: .assigned, pending: [.init(itemId: 6, to: .accepted)]) == .backend(.arrivedAtStore))
+    }
+
+    @Test("already applied: the same status, or one only reachable after it; never another branch or a cancellation")
+    func alreadyApplied() {
+        let table: [(target: TaskStatus, backend: TaskStatus, applied: Bool)] = [
+            (.accepted, .accepted, true), (.accepted, .arrivedAtStore, true), (.accepted, .delivered, true),
+            (.deliveryFailed, .returnedToVendor, true), (.pickedUp, .accepted, false), (.delivered, .arrivedAtDestination, false),
+            (.delivered, .deliveryFailed, false), (.deliveryFailed, .delivered, false), (.accepted, .cancelled, false),
+        ]
+        for row in table {
+            #expect(TaskSync.alreadyApplied(target: row.target, backend: row.backend) == row.applied, "\(row)")
+        }
     }
 
     @Test("precedes: forward along driver actions only")

@@ -55,7 +55,7 @@ struct OutboxTests {
             }
         }
         let store = try Store(directory: directory)
-        #expect(try store.appliedMigrations() == ["v1_pings", "v2_outbox", "v3_tasks", "v4_pushes", "v5_time_source", "v6_unit_state", "v7_visits", "v8_travel", "v9_harsh_events", "v10_remote_config", "v11_fleet_requests"])
+        #expect(try store.appliedMigrations() == ["v1_pings", "v2_outbox", "v3_tasks", "v4_pushes", "v5_time_source", "v6_unit_state", "v7_visits", "v8_travel", "v9_harsh_events", "v10_remote_config", "v11_fleet_requests", "v12_ping_ids"])
         let pings = try store.pool.read { try PingRecord.fetchAll($0, "ORDER BY id") }
         #expect(pings.count == 25 && pings.allSatisfy { $0.batchId == nil } && pings.last?.fixTime == 24)
         #expect(try Outbox(store: store).depth().pings == 25)

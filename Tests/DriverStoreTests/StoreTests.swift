@@ -12,6 +12,18 @@ struct StoreTests {
         return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
     }
 
+    /// Pings on disk: in the database, or in the log (folded in first).
+    static func stored(_ store: Store, order: String = "ORDER BY id") throws -> [PingRecord] {
+        try store.foldPingLog()
+        return try store.pool.read { try PingRecord.fetchAll($0, order) }
+    }
+
+    /// The odometer's state on disk (folded in from the log first).
+    static func travel(_ store: Store) throws -> TravelRecord? {
+        try store.foldPingLog()
+        return try store.pool.read { try TravelRecord.fetchOne($0) }
+    }
+
     static func ping(_ t: Double, motion: Motion = .moving) -> PingRecord {
         PingRecord(fix: Fix(time: t, latitude: 52.5, longitude: 13.4, speed: 3), motion: motion, reason: .interval, recordedAt: t)
     }
@@ -22,11 +34,11 @@ struct StoreTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         do {
             let store = try Store(directory: directory)
-            #expect(try store.appliedMigrations() == ["v1_pings", "v2_outbox", "v3_tasks", "v4_pushes", "v5_time_source", "v6_unit_state", "v7_visits", "v8_travel", "v9_harsh_events", "v10_remote_config", "v11_fleet_requests"])
+            #expect(try store.appliedMigrations() == ["v1_pings", "v2_outbox", "v3_tasks", "v4_pushes", "v5_time_source", "v6_unit_state", "v7_visits", "v8_travel", "v9_harsh_events", "v10_remote_config", "v11_fleet_requests", "v12_ping_ids"])
             let recorder = PingRecorder(store: store)
             for t in 0..<10 { recorder.append(Self.ping(Double(t)), now: 0, nextSampleIn: 0) }
             recorder.flush()
-            #expect(recorder.committed == 10)
+            #expect(recorder.kept == 10)
         }
         let reopened = try Store(directory: directory)
         #expect(try reopened.pool.read { try PingRecord.fetchCount($0) } == 10)
@@ -34,27 +46,128 @@ struct StoreTests {
         #expect(journalMode == "wal")
     }
 
-    @Test("group commit: fast rates batch until the deadline; slow rates commit at once")
+    @Test("group commit: fast rates batch until the window ends; slow rates commit at once")
     func groupCommit() throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try Store(directory: directory)
-        let recorder = PingRecorder(store: store, maxDelay: 5)
+        let recorder = PingRecorder(store: store, movingWindow: 5, stationaryWindow: 5)
         // 1 Hz: the batch is committed when the next sample would be more than 5 s after the oldest.
         for t in 0..<4 { #expect(!recorder.append(Self.ping(Double(t)), now: 100 + Double(t), nextSampleIn: 1)) }
-        #expect(recorder.committed == 0 && recorder.pendingCount == 4)
+        #expect(recorder.kept == 0 && recorder.pendingCount == 4)
         #expect(recorder.append(Self.ping(4), now: 104.2, nextSampleIn: 1))
-        #expect(recorder.committed == 5 && recorder.pendingCount == 0)
+        #expect(recorder.kept == 5 && recorder.pendingCount == 0)
         // A batch whose stream stopped is committed by its deadline.
         #expect(recorder.commitIfDue(now: 200) == nil)
         recorder.append(Self.ping(5), now: 200, nextSampleIn: 1)
         #expect(recorder.commitIfDue(now: 203) == 2)
         #expect(recorder.commitIfDue(now: 205.1) == nil)
-        #expect(recorder.committed == 6 && recorder.pendingCount == 0)
+        #expect(recorder.kept == 6 && recorder.pendingCount == 0)
         // 0.1 Hz: each ping at once.
         #expect(recorder.append(Self.ping(10, motion: .stationary), now: 110, nextSampleIn: 10))
-        #expect(recorder.committed == 7)
-        #expect(recorder.committedByMotion == ["moving": 6, "stationary": 1])
+        #expect(recorder.kept == 7)
+        #expect(recorder.keptByMotion == ["moving": 6, "stationary": 1])
+        #expect(try Self.stored(store).count == 7)
+    }
+
+    @Test("a stationary ping waits its longer window: the next sample's append writes both when the window would pass before the one after")
+    func stationaryWindow() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        let recorder = PingRecorder(store: store, movingWindow: 7, stationaryWindow: 12)
+        #expect(!recorder.append(Self.ping(0, motion: .stationary), now: 100, nextSampleIn: 10))
+        #expect(recorder.append(Self.ping(10, motion: .stationary), now: 110, nextSampleIn: 10))
+        #expect(try Self.stored(store).count == 2)
+    }
+
+    @Test("pings the backend acknowledges within their window are never written")
+    func deliveredFromMemory() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        let recorder = PingRecorder(store: store, movingWindow: 7, stationaryWindow: 12)
+        for t in 0..<3 { #expect(!recorder.append(Self.ping(Double(t)), now: 100 + Double(t), nextSampleIn: 1)) }
+        let batch = try #require(recorder.claimBatch(maxPings: 500) { "b1" })
+        #expect(batch.batchId == "b1" && batch.pings.map(\.fixTime) == [0, 1, 2] && batch.pings.allSatisfy { $0.batchId == "b1" })
+        #expect(recorder.claimBatch(maxPings: 500) { "b2" } == nil, "one batch from memory at a time")
+        recorder.acknowledged("b1")
+        #expect(recorder.kept == 3 && recorder.delivered == 3 && recorder.pendingCount == 0)
+        #expect(try Self.stored(store).isEmpty)
+        #expect(recorder.commitIfDue(now: 200) == nil)
+    }
+
+    @Test("a batch whose answer comes after its window is written under its batch id; the answer then deletes the rows")
+    func slowAnswer() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        let recorder = PingRecorder(store: store, movingWindow: 7, stationaryWindow: 12)
+        recorder.append(Self.ping(0), now: 100, nextSampleIn: 1)
+        _ = try #require(recorder.claimBatch(maxPings: 500) { "slow" })
+        #expect(recorder.append(Self.ping(6), now: 106.5, nextSampleIn: 1), "the window of the ping in flight ends before the next sample")
+        let rows = try Self.stored(store, order: "ORDER BY fix_time")
+        #expect(rows.map(\.batchId) == ["slow", nil])
+        recorder.acknowledged("slow")
+        #expect(try Self.stored(store).map(\.fixTime) == [6])
+        #expect(recorder.kept == 2 && recorder.delivered == 0)
+    }
+
+    @Test("a batch that was not acknowledged goes again unchanged, before newer pings")
+    func failedSend() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        let recorder = PingRecorder(store: store, movingWindow: 7, stationaryWindow: 12)
+        for t in 0..<2 { recorder.append(Self.ping(Double(t)), now: 100 + Double(t), nextSampleIn: 1) }
+        _ = try #require(recorder.claimBatch(maxPings: 500) { "first" })
+        recorder.sendFailed("first")
+        recorder.append(Self.ping(2), now: 102, nextSampleIn: 1)
+        let again = try #require(recorder.claimBatch(maxPings: 500) { "other" })
+        #expect(again.batchId == "first" && again.pings.map(\.fixTime) == [0, 1])
+        recorder.acknowledged("first")
+        let next = try #require(recorder.claimBatch(maxPings: 500) { "second" })
+        #expect(next.batchId == "second" && next.pings.map(\.fixTime) == [2])
+    }
+
+    @Test("the odometer's state is written with the pings or alone after its window; a fix that moves only its anchor asks for no write")
+    func travelState() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        let recorder = PingRecorder(store: store, movingWindow: 7, stationaryWindow: 12)
+        var travel = TravelRecord()
+        travel.metres = 120
+        recorder.noteTravel(travel, now: 100)
+        #expect(recorder.commitIfDue(now: 100) == PingRecorder.travelWindow)
+        #expect(recorder.commitIfDue(now: 100 + PingRecorder.travelWindow) == nil)
+        #expect(try Self.travel(store)?.metres == 120)
+        travel.anchorTime = 5
+        recorder.noteTravel(travel, now: 200)
+        #expect(recorder.commitIfDue(now: 300) == nil, "nothing waits")
+        travel.metres = 130
+        recorder.noteTravel(travel, now: 300)
+        #expect(recorder.commitIfDue(now: 301) != nil)
+        // Its window ends while pings wait for the backend's answer: it is written alone, the pings stay in memory.
+        for t in 0..<3 { recorder.append(Self.ping(Double(t)), now: 325 + Double(t), nextSampleIn: 1) }
+        #expect(recorder.commitIfDue(now: 330) != nil)
+        #expect(try Self.travel(store)?.metres == 130)
+        #expect(try recorder.pendingCount == 3 && Self.stored(store).isEmpty)
+    }
+
+    @Test("ping ids never go back, even after every ping was acknowledged and the table emptied")
+    func idsNeverGoBack() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        let recorder = PingRecorder(store: store), outbox = Outbox(store: store)
+        for t in 0..<3 { recorder.append(Self.ping(Double(t)), now: 0, nextSampleIn: 100) }
+        let batch = try #require(try outbox.claimPingBatch(maxPings: 500) { "b" })
+        #expect(batch.pings.compactMap(\.id).max() == 3)
+        try outbox.ackPingBatch("b")
+        #expect(try store.pool.read { try PingRecord.fetchCount($0) } == 0)
+        recorder.append(Self.ping(3), now: 0, nextSampleIn: 100)
+        #expect(try Self.stored(store).map(\.id) == [4])
     }
 
     @Test("a failed write keeps the pings pending and reports the error")
@@ -63,13 +176,15 @@ struct StoreTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try Store(directory: directory)
         let recorder = PingRecorder(store: store)
-        try store.pool.write { try $0.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON ping BEGIN SELECT RAISE(ABORT, 'disk full'); END") }
+        // The log cannot be opened (as on a full or failing disk).
+        #expect(mkdir(directory + "/pings.log", 0o700) == 0)
         recorder.append(Self.ping(0), now: 0, nextSampleIn: 10)
-        #expect(recorder.committed == 0)
+        #expect(recorder.kept == 0)
         #expect(recorder.pendingCount == 1)
-        #expect(recorder.lastError?.contains("disk full") == true)
-        try store.pool.write { try $0.execute(sql: "DROP TRIGGER refuse") }
+        #expect(recorder.lastError?.contains("pings.log") == true, "\(recorder.lastError ?? "no error")")
+        #expect(rmdir(directory + "/pings.log") == 0)
         recorder.flush()
-        #expect(recorder.committed == 1 && recorder.pendingCount == 0 && recorder.lastError == nil)
+        #expect(recorder.kept == 1 && recorder.pendingCount == 0 && recorder.lastError == nil)
+        #expect(try Self.stored(store).count == 1)
     }
 }

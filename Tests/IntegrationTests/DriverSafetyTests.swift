@@ -182,6 +182,8 @@ struct DriverSafetyTests {
         let photo = rig.daemon.directory.file("handover.png")
         try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 7, count: 2000)).write(to: URL(fileURLWithPath: photo))
         try rig.ctl("pod", "photo", photo, "--task", "task-1002")
+        _ = try await rig.http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "taskId": "task-1001", "text": "leave it at the door"])
+        try rig.waitFor("the message kept") { try client.call(Methods.eventsPending, NoParams()).pending >= 1 }
         _ = try Harness.drain(rig.daemon)
         let spool = rig.daemon.directory.file("state/spool")
         #expect(try FileManager.default.contentsOfDirectory(atPath: spool).count == 1)
@@ -195,9 +197,14 @@ struct DriverSafetyTests {
         let route = try rig.route()
         #expect(route.stops.isEmpty && route.tasks.isEmpty)
         #expect(try rig.ctl("next").stdout.contains("No stops left"))
-        // Names and phones are gone from the database too.
-        let database = try Data(contentsOf: URL(fileURLWithPath: rig.daemon.directory.file("state/driverd.sqlite")))
-        #expect(database.range(of: Data("A. Customer".utf8)) == nil)
+        // Names, phones and messages are gone from the database and its log too, free pages included (deleted rows
+        // are zeroed only where a page is written anyway; logout rebuilds the file and empties the log).
+        for file in ["driverd.sqlite", "driverd.sqlite-wal"] {
+            let bytes = (try? Data(contentsOf: URL(fileURLWithPath: rig.daemon.directory.file("state/" + file)))) ?? Data()
+            for secret in ["A. Customer", "B. Customer", "+49 151", "Dachauplatz", "leave it at the door"] {
+                #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(secret) in \(file) after logout")
+            }
+        }
         try await rig.restoreNetwork()
         let paused = try client.call(Methods.outboxFlush, NoParams())
         #expect(paused.transitions == 2 && paused.link == .authRequired)

@@ -52,8 +52,6 @@ final class FleetRequestDesk: Sendable {
     let report: @Sendable () throws -> DiagReport
     let bundleMaker: DiagBundleMaker?
     let logger: Logger
-    let requests: AsyncStream<FleetRequest>
-    private let continuation: AsyncStream<FleetRequest>.Continuation
     /// The pending return to the configured log level.
     private let levelReturn = Mutex<Task<Void, Never>?>(nil)
 
@@ -70,17 +68,11 @@ final class FleetRequestDesk: Sendable {
         self.report = report
         self.bundleMaker = bundleMaker
         self.logger = logger
-        (requests, continuation) = AsyncStream.makeStream(of: FleetRequest.self, bufferingPolicy: .bufferingNewest(32))
     }
 
-    /// A push carried a request: answered in order by the service.
-    func received(_ request: FleetRequest) { continuation.yield(request) }
+    func finish() { levelReturn.withLock { $0?.cancel() } }
 
-    func finish() {
-        continuation.finish()
-        levelReturn.withLock { $0?.cancel() }
-    }
-
+    /// A push carried a request: answered, and recorded with its answer, before the push counts as handled.
     func handle(_ request: FleetRequest) async {
         guard BackendPaths.isValidTaskID(request.requestId) else {
             logger.warning("a fleet request with an unusable id was ignored")
@@ -110,7 +102,10 @@ final class FleetRequestDesk: Sendable {
                 ack.detail = refusal.reason
             }
         case .diagnosticBundle:
-            switch await bundle(request) {
+            let made = await bundle(request)
+            // Stopping (a restart to apply a configuration): left untaken, the request comes again with its push.
+            guard !Task.isCancelled else { return }
+            switch made {
             case .success(let (items, bytes, sha256)):
                 chunks = items
                 ack.bundleBytes = bytes
@@ -203,14 +198,12 @@ final class FleetRequestDesk: Sendable {
     }
 }
 
-/// Answers the fleet's requests one at a time, until shutdown.
+/// At shutdown, a temporary log level's return is called off (the configured level starts with the next run).
 struct FleetRequestService: Service {
     let desk: FleetRequestDesk
 
     func run() async {
-        await cancelWhenGracefulShutdown {
-            for await request in desk.requests { await desk.handle(request) }
-        }
+        try? await gracefulShutdown()
         desk.finish()
     }
 }

@@ -156,10 +156,13 @@ final class TrackingPipeline: GPSEventHandler {
             return .continue
         }
         if let recorder, shift?.isOn ?? true {
-            let stamp = tracker.clock.now()
+            let stamp = tracker.clock.now(), monotonic = tracker.clock.monotonic
             recorder.append(
                 PingRecord(fix: fix, motion: outcome.motion, reason: reason, recordedAt: stamp.time, timeSource: stamp.source),
-                now: tracker.clock.monotonic, nextSampleIn: 1 / outcome.effectiveHz)
+                now: monotonic, nextSampleIn: 1 / outcome.effectiveHz)
+            // Each ping by its fix time, for whoever follows them to the backend (the power-cut tests do).
+            logger.debug(
+                "ping recorded", metadata: ["fix_time": "\(fix.time)", "motion": "\(outcome.motion.rawValue)", "monotonic": "\(monotonic)"])
         }
         hub.publish(Events.gpsFix, fix)
         return pace(after: plan)

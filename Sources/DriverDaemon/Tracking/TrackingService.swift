@@ -15,7 +15,7 @@ struct TrackingService: Service {
         reader.start()
         try? await gracefulShutdown()
         reader.stop()
-        // The final flush: nothing sampled is lost on a graceful stop.
-        pipeline.recorder?.flush()
+        // The final flush: nothing sampled is lost on a graceful stop, and it is all in the database.
+        pipeline.recorder?.flushIntoStore()
     }
 }

@@ -87,7 +87,7 @@ final class TravelMonitor: Sendable {
         }
         if let harsh { queue(harsh, record: record) }
         guard !actions.isEmpty else {
-            if harsh == nil { recorder?.noteTravel(record) }
+            if harsh == nil { recorder?.noteTravel(record, now: monotonic) }
             return
         }
         for action in actions { store(action, record: record) }

@@ -22,15 +22,21 @@ final class PushInbox: Sendable {
 
     var lastId: Int { state.withLock { $0.lastId } }
 
-    /// Whether `push` is new (then it is remembered durably, before anyone acts on it).
+    /// Whether `push` is new (then it is marked seen in memory: a second copy is not handed on).
     func accept(_ push: Push) -> Bool {
-        let isNew = state.withLock { state -> Bool in
+        state.withLock { state -> Bool in
             guard push.id > state.lastId else { return false }
             state.lastId = push.id
             return true
         }
-        if isNew { _ = try? unitState.update { $0.lastPushId = max($0.lastPushId, push.id) } }
-        return isNew
+    }
+
+    /// `push` was handed on (and stored by whoever keeps it): a reconnect's catch-up starts after it. Written after
+    /// the push itself, so a power cut never keeps this id and loses the push; an ETA only refreshes the card and
+    /// costs no flash write (seen again after a restart, it harms nothing).
+    func handled(_ push: Push) {
+        guard push.kind != .eta else { return }
+        _ = try? unitState.update { $0.lastPushId = max($0.lastPushId, push.id) }
     }
 
     /// The id to poll after when a poll is due at `now` (monotonic), else nil.

@@ -1,7 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import BackendContract
+import DriverAPI
+import DriverDomain
+import DriverStore
 import FoundationEssentials
 
 /// The backend tokens, kept in the state directory with mode 0600 (they are the driver's credentials).
@@ -13,42 +13,45 @@ struct StoredTokens: Codable, Sendable, Equatable {
     var expiresAt: Double
     /// Unix seconds of the login these tokens come from (a refresh keeps it); nil in files of older releases.
     var loggedInAt: Double?
+    /// The clocks those two stamps came from (nil in files of older releases): a stamp of an unsynchronised clock
+    /// cannot be compared with another clock's reading.
+    var expiresSource: TimeSource?
+    var loggedInSource: TimeSource?
 
-    init(_ response: TokenResponse, now: Double, loggedInAt: Double? = nil) {
+    /// Tokens from a login (`loggedIn` nil) or a refresh (`loggedIn`: the login, stamped again), stamped `now`.
+    init(_ response: TokenResponse, now: Stamp, loggedIn: Stamp? = nil) {
         accessToken = response.accessToken
         refreshToken = response.refreshToken
         driverId = response.driverId
-        expiresAt = now + Double(response.expiresIn)
-        self.loggedInAt = loggedInAt ?? now
+        expiresAt = now.time + Double(response.expiresIn)
+        expiresSource = now.source
+        loggedInAt = (loggedIn ?? now).time
+        loggedInSource = (loggedIn ?? now).source
     }
+
+    /// The login's stamp (nil in files of older releases; their stamps count as true time).
+    var loggedIn: Stamp? { loggedInAt.map { Stamp(time: $0, source: loggedInSource ?? .ntp) } }
 }
 
 enum TokenFile {
     static func path(in directory: String) -> String { directory + "/tokens.json" }
 
     static func load(from directory: String) -> StoredTokens? {
-        guard let data = FileManager.default.contents(atPath: path(in: directory)) else { return nil }
+        guard let data = try? DurableFile.contents(path(in: directory)) else { return nil }
         return try? JSONDecoder().decode(StoredTokens.self, from: data)
     }
 
-    /// Written to a scratch file created 0600, synced, then renamed: never readable by others, never half
-    /// written.
+    /// Written whole (0600 from its creation, synced, renamed into place, the directory synced): never readable by
+    /// others, never half written, and still there after a power cut.
     static func save(_ tokens: StoredTokens, in directory: String) throws {
-        let data = try JSONEncoder().encode(tokens)
-        let final = path(in: directory), scratch = final + ".new"
-        let fd = open(scratch, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw TokenFileError("cannot write \(scratch): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        fchmod(fd, 0o600)
-        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard written == data.count, fsync(fd) == 0 else {
-            unlink(scratch)
-            throw TokenFileError("cannot write \(scratch): \(String(cString: strerror(errno)))")
+        do {
+            try DurableFile.write(try JSONEncoder().encode(tokens), to: path(in: directory))
+        } catch {
+            throw TokenFileError("cannot write \(path(in: directory)): \(error)")
         }
-        guard rename(scratch, final) == 0 else { throw TokenFileError("cannot rename \(scratch): \(String(cString: strerror(errno)))") }
     }
 
-    static func remove(from directory: String) { unlink(path(in: directory)) }
+    static func remove(from directory: String) { try? DurableFile.remove(path(in: directory)) }
 }
 
 struct TokenFileError: Error, CustomStringConvertible {

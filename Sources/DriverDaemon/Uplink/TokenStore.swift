@@ -1,5 +1,6 @@
 import BackendContract
 import DriverAPI
+import DriverDomain
 import Synchronization
 
 /// The backend tokens' one owner: the file in the state directory (mode 0600), the tokens in memory, and
@@ -49,6 +50,14 @@ final class TokenStore: Sendable {
         return times.expires - now < 60 ? .refresh(tokens) : .valid(tokens.accessToken)
     }
 
+    /// Tokens from a refresh: stamped now, with the login stamped again on the clock of now at the age it has (a
+    /// refresh keeps the login's age, whatever clock stamped it first).
+    func refreshed(_ response: TokenResponse) -> StoredTokens {
+        let now = clock.now(), monotonic = clock.monotonic
+        let age = state.withLock { $0.times }.map { monotonic - $0.loggedIn } ?? 0
+        return StoredTokens(response, now: now, loggedIn: Stamp(time: now.time - age, source: now.source))
+    }
+
     /// Written to the file (0600, synced, renamed into place), then kept.
     func store(_ tokens: StoredTokens) throws {
         try writing.withLock { _ in
@@ -81,13 +90,24 @@ final class TokenStore: Sendable {
 /// A login's age and a token's expiry on the monotonic clock: computed from their stamps and the trusted
 /// clock when the tokens are loaded or stored (and again when the clock's source changes), then compared with
 /// the monotonic clock only.
+///
+/// Stamps are compared with the clock only when both come from the same clock or both tell true time (NTP or
+/// GPS): a login stamped with GPS time and read back at the next start against an unsynchronised system clock days
+/// ahead is not days old. Such an age is unknown until the clock is trusted (`clockSourceChanged`): counted from
+/// now, and the access token refreshed at its next use (which stamps it on the clock of now).
 struct TokenTimes: Sendable, Equatable {
     var loggedIn: Double
     var expires: Double
 
     init(_ tokens: StoredTokens, clock: DaemonClock) {
-        let stamp = clock.now().time, monotonic = clock.monotonic
-        loggedIn = monotonic - (stamp - (tokens.loggedInAt ?? stamp))
-        expires = monotonic + (tokens.expiresAt - stamp)
+        self.init(tokens, now: clock.now(), monotonic: clock.monotonic)
+    }
+
+    init(_ tokens: StoredTokens, now: Stamp, monotonic: Double) {
+        // The same clock, or two that both tell true time.
+        func comparable(_ source: TimeSource?) -> Bool { source == now.source || (now.source != .unsynced && source != .unsynced) }
+        let login = tokens.loggedIn ?? now
+        loggedIn = comparable(login.source) ? monotonic - (now.time - login.time) : monotonic
+        expires = comparable(tokens.expiresSource) ? monotonic + (tokens.expiresAt - now.time) : monotonic
     }
 }

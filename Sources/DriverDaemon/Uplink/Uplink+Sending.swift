@@ -1,6 +1,7 @@
 import BackendClient
 import BackendContract
 import DriverAPI
+import DriverDomain
 import DriverStore
 import FoundationEssentials
 import Synchronization
@@ -60,12 +61,22 @@ extension Uplink {
             logger.error("the backend refused an SOS; trying again", metadata: ["status": "\(error.status ?? 0)"])
             throw BackendClientError.unexpected("the backend refused the SOS (\(error.status ?? 0)): \(error.reason)")
         } catch let error as BackendClientError where error.errorClass == .refused {
+            let refusal = BackendRefusal(error)
+            if let applied = Self.appliedEarlier(item, refusal) {
+                // The unit's own change coming back (it lost its record of sending it): acknowledged, not refused.
+                logger.notice(
+                    "the backend already has the queued \(applied.rawValue) of task \(item.taskId): taken as acknowledged",
+                    metadata: ["status": "\(error.status ?? 0)"])
+                await observer?.itemAcked(item, appliedStatus: applied)
+                try outbox.complete(itemId: id)
+                return
+            }
             // Never retried: kept with the backend's answer, and front ends are told.
             let answer = error.rawBody.isEmpty ? error.reason : error.rawBody
             try outbox.deadLetter(itemId: id, answer: answer, now: clock.now().time)
             hub.publish(Events.outboxRefused, OutboxRefusedEvent(
                 taskId: item.taskId, kind: item.kind.rawValue, idempotencyKey: item.idempotencyKey, status: error.status ?? 0, answer: answer))
-            await observer?.itemRefused(item, refusal: BackendRefusal(error))
+            await observer?.itemRefused(item, refusal: refusal)
             logger.warning(
                 "the backend refused a queued \(item.kind.rawValue) for task \(item.taskId)",
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.outboxRefused.rawValue)", "status": "\(error.status ?? 0)"])
@@ -73,6 +84,14 @@ extension Uplink {
             try? outbox.recordFailure(itemId: id, error: error.reason)
             throw error
         }
+    }
+
+    /// The backend's status of the task when its refusal of a transition says it already has that change.
+    static func appliedEarlier(_ item: OutboxItemRecord, _ refusal: BackendRefusal) -> TaskStatus? {
+        guard let target = item.transitionStatus, let backend = refusal.task?.status,
+              TaskSync.alreadyApplied(target: target, backend: backend)
+        else { return nil }
+        return backend
     }
 
     /// A chunk of a spooled diagnostic bundle, read from its file now; the last one acked removes the file. A
@@ -108,8 +127,19 @@ extension Uplink {
         ) { sent, total in observer?.uploadProgress(item, sent: sent, total: total) }
     }
 
+    /// Pings in batches: those in memory first, once (the live position), then what waits on disk, oldest first.
     func sendPings(token: String) async throws {
         guard onShift() || state.withLock({ $0.shiftEndFlush }) else { return }
+        if let batch = recorder?.claimBatch(maxPings: Self.maxPings, newBatchId: { RandomID.uuid() }) {
+            do {
+                try await send(LocationBatch(batchId: batch.batchId, pings: batch.pings.map(Self.locationPing)), token: token)
+            } catch {
+                recorder?.sendFailed(batch.batchId)
+                throw error
+            }
+            recorder?.acknowledged(batch.batchId)
+            state.withLock { $0.machine.pingsSent(now: now) }
+        }
         for _ in 0..<Self.batchesPerAttempt {
             // What was queued meanwhile does not wait behind the backlog: one batch at most.
             if itemsQueued.load(ordering: .acquiring) { try await sendItems(upTo: .normal, token: token) }

@@ -32,8 +32,13 @@ extension Uplink {
     /// A push from the backend: remembered by id, so none is handed on twice.
     func received(_ push: Push) async {
         guard pushes.accept(push) else { return }
-        logger.info("push from the backend", metadata: ["kind": "\(push.kind.rawValue)", "id": "\(push.id)"])
+        // An ETA comes every half minute while a stop is ahead: not worth a journal line each.
+        logger.log(
+            level: push.kind == .eta ? .debug : .info, "push from the backend", metadata: ["kind": "\(push.kind.rawValue)", "id": "\(push.id)"])
         await observer?.pushReceived(push)
+        // Stopping in the middle of it (a fleet request's bundle cut short): the push comes again next time.
+        guard !Task.isCancelled else { return }
+        pushes.handled(push)
     }
 
     /// Without the WebSocket, pushes are polled (at most every 30 s).

@@ -38,6 +38,8 @@ final class Uplink: Sendable {
     /// The WebSocket, tried first for batches and pushes; HTTPS batches and push polling while it is down.
     let webSocket: WebSocketLink?
     let outbox: Outbox
+    /// Pings not written yet: sent from memory when nothing older waits on disk (nil: tracking is off).
+    let recorder: PingRecorder?
     let tokens: TokenStore
     let pushes: PushInbox
     private let credentials: Credentials?
@@ -64,7 +66,7 @@ final class Uplink: Sendable {
     static let webSocketBackoff = Backoff(base: 1, cap: 60)
 
     init(
-        client: any BackendAPI, webSocket: WebSocketLink?, outbox: Outbox, stateDirectory: String, credentials: Credentials?,
+        client: any BackendAPI, webSocket: WebSocketLink?, outbox: Outbox, recorder: PingRecorder? = nil, stateDirectory: String, credentials: Credentials?,
         hub: EventHub, configuration: UplinkStateMachine.Configuration = .init(), logger: Logger,
         isMoving: @escaping @Sendable () -> Bool, onShift: @escaping @Sendable () -> Bool = { true }, maxLoginAge: Double = 24 * 3600,
         clock: DaemonClock, heartbeat: @escaping @Sendable () -> UnitHeartbeat? = { nil }
@@ -75,6 +77,7 @@ final class Uplink: Sendable {
         self.client = client
         self.webSocket = webSocket
         self.outbox = outbox
+        self.recorder = recorder
         self.credentials = credentials
         self.hub = hub
         self.logger = logger
@@ -177,7 +180,7 @@ final class Uplink: Sendable {
         }
         let depth = (try? outbox.depth()) ?? Outbox.Depth()
         let heads = itemsHeld ? [] : (try? outbox.headItems()) ?? []
-        let pings = onShift() || state.withLock({ $0.shiftEndFlush }) ? depth.pings : 0
+        let pings = onShift() || state.withLock({ $0.shiftEndFlush }) ? depth.pings + (recorder?.pendingCount ?? 0) : 0
         let gps = onShift() ? heartbeat().flatMap { GPSLinkState(rawValue: $0.gps) } : nil
         return UplinkStateMachine.Backlog(
             pings: pings, items: heads.count { $0.kind.priority < .low }, urgent: heads.count { $0.kind.priority == .urgent },
@@ -284,8 +287,7 @@ final class Uplink: Sendable {
             return try await login(username: credentials.username, password: credentials.password).accessToken
         case .refresh(let stored):
             do {
-                let refreshed = StoredTokens(
-                    try await client.refresh(refreshToken: stored.refreshToken), now: clock.now().time, loggedInAt: stored.loggedInAt)
+                let refreshed = tokens.refreshed(try await client.refresh(refreshToken: stored.refreshToken))
                 try tokens.store(refreshed)
                 return refreshed.accessToken
             } catch let error as BackendClientError where error.errorClass != .transient {
@@ -298,7 +300,7 @@ final class Uplink: Sendable {
     /// Logs in, stores the tokens (0600) and lets the loop go again: its next success fetches the route.
     @discardableResult
     func login(username: String, password: String) async throws -> StoredTokens {
-        let stored = StoredTokens(try await client.login(username: username, password: password), now: clock.now().time)
+        let stored = StoredTokens(try await client.login(username: username, password: password), now: clock.now())
         try tokens.store(stored)
         let released = state.withLock { state -> Bool in
             let held = state.machine.itemsHeldFor
@@ -324,7 +326,9 @@ final class Uplink: Sendable {
 
     /// - Parameter maxAge: how old the queue depths may be (a snapshot for `agent.status`; exact for `outbox.status`).
     func status(maxAge: Duration = .zero) -> OutboxStatus {
-        let depth = (try? outbox.depth(maxAge: maxAge)) ?? Outbox.Depth()
+        var depth = (try? outbox.depth(maxAge: maxAge)) ?? Outbox.Depth()
+        // Pings still in memory wait for the backend too (on disk only if their window ends first).
+        depth.pings += recorder?.pendingCount ?? 0
         let transport: UplinkTransport = webSocket?.isConnected == true ? .websocket : .https
         let machine = state.withLock { $0.machine }
         return OutboxStatus(

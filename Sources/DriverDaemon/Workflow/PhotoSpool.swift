@@ -2,6 +2,7 @@ import BackendContract
 import Crypto
 import DriverAPI
 import DriverDomain
+import DriverStore
 import FoundationEssentials
 
 /// A photo proof in the daemon's spool, as its outbox item holds it: where the copy is, its hash, and where

@@ -20,6 +20,11 @@ extension Workflow {
         serverETAs = [:]
         syncedAt = nil
         await pushes.removeAll()
+        do {
+            try book.store.erasePersonalTraces()
+        } catch {
+            logger.error("cannot wipe the deleted personal data from the store's files: \(Store.describeWriteFailure(error))")
+        }
         var removedPhotos = 0
         let files = (try? FileManager.default.contentsOfDirectory(atPath: spool.directory)) ?? []
         for name in files where !keptPhotos.contains(spool.directory + "/" + name) {

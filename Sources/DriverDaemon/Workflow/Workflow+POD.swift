@@ -67,6 +67,8 @@ extension Workflow {
                     task.updatedAt = now()
                     try commit(task, item: nil)
                     logger.info("task \(task.id): code accepted", metadata: ["task_id": "\(task.id)"])
+                    // The driver is told it is accepted: after a power cut the unit must still know, offline too.
+                    try await syncToDisk()
                     return PODResult(task: view(task))
                 } catch let error as BackendClientError where error.errorClass == .refused {
                     throw Self.otpRefusal(BackendRefusal(error))

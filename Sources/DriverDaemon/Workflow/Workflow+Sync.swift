@@ -25,10 +25,9 @@ extension Workflow {
         // What is queued, read once: the merge below is rules only.
         let queued = try outbox.pendingItemsByTask()
         for remote in active.tasks {
-            guard var local = tasks[remote.id] else {
-                upserts.append(LocalTask(backend: remote, now: now))
-                continue
-            }
+            // A task new here may still have changes queued (kept through a logout): they are merged like any other's.
+            let known = tasks[remote.id]
+            var local = known ?? LocalTask(backend: remote, now: now)
             let items = queued[remote.id] ?? []
             // Queued transitions are what the merge replays; a queued proof moves no status (its verdict comes
             // with its answer), and the stop order has a lane of its own.
@@ -54,9 +53,13 @@ extension Workflow {
                 conflicts.append(TaskConflictEvent(taskId: remote.id, localStatus: localStatus, backendStatus: backendStatus, reason: reason))
             }
             // The backend never takes a proof back; a list that does not show it yet is older than the answer.
-            if remote.podAccepted { local.pod = .accepted }
-            if local != before {
-                local.updatedAt = now
+            if remote.podAccepted {
+                local.pod = .accepted
+            } else if known == nil, let proof = items.last(where: { $0.kind.category == .proof }) {
+                local.pod = proof.kind == .podOTP ? .unverified : .captured
+            }
+            if known == nil || local != before {
+                if local != before { local.updatedAt = now }
                 upserts.append(local)
             }
         }
@@ -127,7 +130,11 @@ extension Workflow: UplinkObserver {
         guard var task = tasks[item.taskId] else { return }
         switch item.kind.category {
         case .transition:
-            if let appliedStatus { task.backendStatus = appliedStatus }
+            if let appliedStatus {
+                task.backendStatus = appliedStatus
+                // A backend past what the unit knew (its own changes, sent before a power cut lost their record).
+                if TaskWorkflow.precedes(task.status, appliedStatus) { task.status = appliedStatus }
+            }
         case .proof:
             let wasAccepted = task.pod == .accepted
             task.pod = .accepted
@@ -216,7 +223,9 @@ extension Workflow: UplinkObserver {
         case .customerMessage: break
         case .configUpdate: fleetAsks.withLock { $0 }?()
         case .fleetRequest:
-            if let request = push.request { fleetRequests.withLock { $0 }?(request) }
+            // Taken (recorded with its answer, durably) before the push counts as handled: a power cut in between
+            // brings the push back at the next connection.
+            if let request = push.request, let take = fleetRequests.withLock({ $0 }) { await take(request) }
         }
     }
 

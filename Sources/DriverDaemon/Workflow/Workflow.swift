@@ -45,7 +45,7 @@ actor Workflow {
     /// Told when the fleet may have a new configuration document (a `CONFIG_UPDATE` push, the link back).
     let fleetAsks = Mutex<(@Sendable () -> Void)?>(nil)
     /// Told what the fleet asks in a `FLEET_REQUEST` push.
-    let fleetRequests = Mutex<(@Sendable (FleetRequest) -> Void)?>(nil)
+    let fleetRequests = Mutex<(@Sendable (FleetRequest) async -> Void)?>(nil)
 
     init(
         book: TaskBook, outbox: Outbox, uplink: Uplink?, hub: EventHub, tracker: Tracker, spool: PhotoSpool, pushes: PushCenter,
@@ -79,7 +79,7 @@ actor Workflow {
 
     nonisolated func whenFleetAsks(_ action: @escaping @Sendable () -> Void) { fleetAsks.withLock { $0 = action } }
 
-    nonisolated func whenFleetRequests(_ action: @escaping @Sendable (FleetRequest) -> Void) { fleetRequests.withLock { $0 = action } }
+    nonisolated func whenFleetRequests(_ action: @escaping @Sendable (FleetRequest) async -> Void) { fleetRequests.withLock { $0 = action } }
     nonisolated var monotonic: Double { tracker.clock.monotonic }
 
     // MARK: The route
@@ -176,11 +176,10 @@ actor Workflow {
     /// Validates the action, commits the new state with its outbox item durably, and returns. A delivery or
     /// failure beyond the stop's exit border needs `outsideReason`; an arrival opens the stop's visit.
     ///
-    /// The commit reaches the write-ahead log first (a full disk fails the action there, before anything is
-    /// sent), the uplink is woken, and the disk sync runs on NIO's blocking pool while the uplink sends: the reply
-    /// still waits for the sync, the backend's ack no longer waits behind it (docs/LEAN.md, "Action to ack"). A
-    /// power cut inside that sync may leave the backend knowing a transition the unit lost; the next sync with the
-    /// backend brings it back, and the idempotency key makes the queued copy's resend harmless.
+    /// The commit reaches the write-ahead log first (a full disk fails the action there) without holding the actor
+    /// for the disk; the sync runs on NIO's blocking pool, and only then is the uplink woken and the driver told.
+    /// The backend never hears of a change the unit could lose in a power cut (the store keeps an item from the
+    /// sender until its sync is done): a driver repeating a lost action under a new key would be refused.
     func act(
         _ action: DriverAction, taskId: String?, reason: FailureReason? = nil, note: String? = nil, outsideReason: OutsideReason? = nil,
         source: TransitionSource = .driver
@@ -220,6 +219,7 @@ actor Workflow {
         logger.info(
             "task \(task.id): \(action.rawValue) → \(next.rawValue)\(source == .geofence ? " (geofence)" : "")", metadata: ["task_id": "\(task.id)"])
         let prepared = try await syncToDisk(thenEncode: view(task))
+        uplink?.itemQueued()
         // The ack may have come during the sync: front ends hear the task as it is now, never an older state after it.
         let current = tasks[task.id] ?? task
         let told = view(current)
@@ -228,7 +228,7 @@ actor Workflow {
         return encoded
     }
 
-    /// Waits for the disk to hold what was committed with `syncLater` (off the event loop: the uplink sends
+    /// Waits for the disk to hold what was committed with `syncLater` (off the event loop: other calls go on
     /// meanwhile). Commits that come in the meantime share the sync. The pool's thread first encodes `value`, the
     /// view that is both the reply and the front ends' event: once, and not on the event loop.
     func syncToDisk<Value: Encodable & Sendable>(thenEncode value: Value) async throws -> EncodedJSON<Value> {
@@ -245,6 +245,17 @@ actor Workflow {
             throw APIError(.internalError, "the change is queued, but the disk did not confirm it: \(Store.describeWriteFailure(error))")
         }
         return try encoded.get()
+    }
+
+    /// Waits for the disk to hold every commit so far (off the event loop).
+    func syncToDisk() async throws {
+        let store = book.store
+        do {
+            try await NIOThreadPool.singleton.runIfActive { try store.syncToDisk() }
+        } catch {
+            logger.error("a committed change could not be synced to disk: \(error)")
+            throw APIError(.internalError, "the change is stored, but the disk did not confirm it: \(Store.describeWriteFailure(error))")
+        }
     }
 
     static func refused(_ refusal: TaskWorkflow.Refusal) -> APIError {
@@ -266,9 +277,10 @@ actor Workflow {
             throw APIError(.internalError, "the change was not stored: \(Store.describeWriteFailure(error))")
         }
         tasks[task.id] = task
+        // A change whose sync comes later goes to the uplink and front ends once it is on disk (the caller's part).
+        guard !syncLater else { return }
         if item != nil { uplink?.itemQueued() }
-        // A change whose sync comes later is told once it is on disk (by the caller): the uplink sends first.
-        if !syncLater { publish(task) }
+        publish(task)
     }
 
     /// Whether `task`'s backend detail differs from the one held (and stored) now.

@@ -24,6 +24,14 @@ public enum TaskSync {
         case conflict(local: TaskStatus, backend: TaskStatus, deadItems: [Int64])
     }
 
+    /// Whether a backend holding its task at `backend` has already applied a queued change to `target`: the same
+    /// status, or one only reachable after it. A unit that lost its record of a change the backend took (a power cut
+    /// between the send and the disk, a restored backup) sends it again under a new key and is refused; that
+    /// refusal is its own change coming back, an acknowledgement, never a dead letter.
+    public static func alreadyApplied(target: TaskStatus, backend: TaskStatus) -> Bool {
+        backend == target || TaskWorkflow.precedes(target, backend)
+    }
+
     /// - Parameters:
     ///   - backend: the status the backend reports.
     ///   - confirmed: the last status the backend confirmed to this daemon (the queue starts from it).
@@ -36,6 +44,9 @@ public enum TaskSync {
         // Statuses only move forward: a backend behind the queue's target has not had all of it yet (or its
         // list was read before the latest answers, or an ack was not recorded); the queue is replayed.
         if backend == target || TaskWorkflow.precedes(backend, target) { return .keepLocal(target) }
+        // A backend past the queue has had all of it (sent before a power cut took the unit's record of it): its
+        // status stands, and the queued copies are acknowledged when the backend answers them.
+        if alreadyApplied(target: target, backend: backend) { return .backend(backend) }
         return .conflict(local: target, backend: backend, deadItems: pending.map(\.itemId))
     }
 }

@@ -1,0 +1,123 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Files the daemon must not lose half of (spooled photos, diagnostic bundles, the backend tokens), with POSIX
+/// calls: Foundation's `FileHandle` would link ICU into the daemon (docs/LEAN.md).
+///
+/// A power cut keeps only what was synced: a file's data after its `fsync`, a name (a new file, a rename, a new
+/// directory) after an `fsync` of the directory that holds it. Every write here ends with both.
+public enum DurableFile {
+    /// A failed system call, with its errno.
+    public struct Failure: Error, CustomStringConvertible {
+        public let call: String
+        public let path: String
+        public let errno: Int32
+        public var description: String { "\(call) \(path): \(String(cString: strerror(errno)))" }
+    }
+
+    /// Written to a temporary name, synced, renamed, and the directory synced: a crash or a power cut leaves the
+    /// old state or the whole file. Missing directories are made (0700), durably; the file is 0600.
+    public static func write(_ bytes: Data, to target: String) throws {
+        let directory = Self.directory(of: target)
+        try makeDirectory(directory)
+        let temporary = target + ".partial"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure(call: "open", path: temporary, errno: errno) }
+        do {
+            // An existing scratch file keeps its old mode through O_CREAT.
+            guard fchmod(fd, 0o600) == 0 else { throw Failure(call: "fchmod", path: temporary, errno: errno) }
+            try bytes.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                    if written < 0, errno == EINTR { continue }
+                    guard written > 0 else { throw Failure(call: "write", path: temporary, errno: errno) }
+                    offset += written
+                }
+            }
+            guard fsync(fd) == 0 else { throw Failure(call: "fsync", path: temporary, errno: errno) }
+            guard close(fd) == 0 else { throw Failure(call: "close", path: temporary, errno: errno) }
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
+        guard rename(temporary, target) == 0 else {
+            let failure = Failure(call: "rename", path: target, errno: errno)
+            unlink(temporary)
+            throw failure
+        }
+        try syncDirectory(directory)
+    }
+
+    /// Makes `path` and any missing parents (0700), each new one durable in its parent.
+    public static func makeDirectory(_ path: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0 { return }
+        let parent = directory(of: path)
+        if parent != path { try makeDirectory(parent) }
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw Failure(call: "mkdir", path: path, errno: errno) }
+        try syncDirectory(parent)
+    }
+
+    /// Makes the directory's entries durable (files created, renamed or removed in it).
+    public static func syncDirectory(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(call: "open", path: path, errno: errno) }
+        defer { close(fd) }
+        while fsync(fd) != 0 {
+            guard errno == EINTR else { throw Failure(call: "fsync", path: path, errno: errno) }
+        }
+    }
+
+    /// Removes the file at `path` durably (no error when it is already gone).
+    public static func remove(_ path: String) throws {
+        guard unlink(path) == 0 else {
+            if errno == ENOENT { return }
+            throw Failure(call: "unlink", path: path, errno: errno)
+        }
+        try syncDirectory(directory(of: path))
+    }
+
+    /// The whole file at `path`; nil when there is none.
+    public static func contents(_ path: String) throws -> Data? {
+        guard let size = try? regularFileSize(path) else { return nil }
+        return try read(path, offset: 0, count: size)
+    }
+
+    /// Up to `count` bytes of the file at `path` from `offset` (fewer at its end).
+    public static func read(_ path: String, offset: Int, count: Int) throws -> Data {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(call: "open", path: path, errno: errno) }
+        defer { close(fd) }
+        var bytes = Data(count: count)
+        let total = try bytes.withUnsafeMutableBytes { buffer -> Int in
+            var total = 0
+            while total < count {
+                let got = pread(fd, buffer.baseAddress! + total, count - total, off_t(offset + total))
+                if got < 0, errno == EINTR { continue }
+                guard got >= 0 else { throw Failure(call: "read", path: path, errno: errno) }
+                if got == 0 { break }
+                total += got
+            }
+            return total
+        }
+        return bytes.prefix(total)
+    }
+
+    /// The size of the regular file at `path`; nil when it is something else (a directory, a device, a FIFO).
+    public static func regularFileSize(_ path: String) throws -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw Failure(call: "stat", path: path, errno: errno) }
+        guard info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int(info.st_size)
+    }
+
+    /// The directory part of a path ("." for a bare name).
+    public static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}
