@@ -73,10 +73,7 @@ public final class BackendClient: Sendable {
 
     /// A status update whose body was encoded when it was queued (the replay must be the same request).
     public func patchStatus(taskId: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> StatusAccepted {
-        // Read directly: the answer is on the way from a driver's action to its ack.
-        try await send(.PATCH, BackendPaths.taskStatus(taskId), body: body, token: token, idempotencyKey: idempotencyKey) { data in
-            try StatusAccepted(jsonText: data)
-        }
+        try await send(.PATCH, BackendPaths.taskStatus(taskId), body: body, token: token, idempotencyKey: idempotencyKey)
     }
 
     public func postOTP(taskId: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> PODReceipt {

@@ -71,17 +71,6 @@ public struct StatusAccepted: Codable, Sendable, Equatable {
     }
 }
 
-extension StatusAccepted {
-    /// The answer's text read directly (`JSONObjectReader`): the same value `JSONDecoder` gives, or an error where it
-    /// gives one.
-    public init(jsonText: some Collection<UInt8>) throws {
-        let object = try JSONObjectReader(parsing: jsonText)
-        self.init(
-            taskId: try object.string("taskId"), status: try object.name("status"), previousStatus: try object.name("previousStatus"),
-            idempotencyKey: try object.string("idempotencyKey"), acceptedAt: try object.number("acceptedAt"))
-    }
-}
-
 /// Whether a completion's position was checked against its stop.
 public enum PositionCheck: String, Codable, Sendable, Equatable {
     /// No fresh fix: the distance from the stop is not known.

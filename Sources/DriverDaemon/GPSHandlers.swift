@@ -56,9 +56,9 @@ enum GPSHandlers {
             return RequestRateResult(requestedHz: params.hz, effectiveHz: effective)
         }
         router.register(Methods.eventsSubscribe) { params, connection in
-            let unknown = params.topics.filter { !EventTopic.all.contains($0) }
+            let unknown = params.topics.filter { !Events.topics.contains($0) }
             guard unknown.isEmpty, !params.topics.isEmpty else {
-                throw APIError.invalidParams("unknown topic \(unknown.first ?? "(none)"); topics: \(EventTopic.all.joined(separator: ", "))")
+                throw APIError.invalidParams("unknown topic \(unknown.first ?? "(none)"); topics: \(Events.topics.joined(separator: ", "))")
             }
             return SubscribeResult(topics: runtime.hub.subscribe(connection, to: params.topics))
         }

@@ -22,13 +22,9 @@ public enum BridgeDecision: Equatable, Sendable {
 
 public struct BridgePolicy: Sendable {
     /// The driver's screen: read the route and the status, act on tasks, capture proofs, take and acknowledge
-    /// pushes, start and end the shift, call for help. `pod.photo` only through `kiosk.photo` (its `path`
-    /// would let a page make the daemon read any file it can).
-    public static let forwardedMethods: Set<String> = [
-        "agent.describe", "agent.status", "gps.status", "outbox.status", "route.get", "route.next", "nav.links",
-        "task.accept", "task.arrive", "task.pickup", "task.deliver", "task.fail", "task.returnToVendor", "pod.otp",
-        "events.subscribe", "events.ack", "events.pending", "shift.start", "shift.end", "shift.status", "sos.raise",
-    ]
+    /// pushes, start and end the shift, call for help (the methods marked `screen` in `Methods`). `pod.photo`
+    /// only through `kiosk.photo` (its `path` would let a page make the daemon read any file it can).
+    public static let forwardedMethods = Set(Methods.all.filter(\.forScreen).map(\.name))
     public static let describeMethod = "kiosk.describe"
     public static let photoMethod = "kiosk.photo"
     /// driverd's own line limit (`rpc.max_line_bytes`): a longer line would cost the page its connection.

@@ -1,10 +1,6 @@
-/// JSON's scalars as Foundation's `JSONEncoder` writes them (`[.withoutEscapingSlashes]`), for `JSONBytesEncoder`
-/// and `JSONWriter`.
+/// JSON strings and key order as Foundation's `JSONEncoder` writes them (`[.sortedKeys, .withoutEscapingSlashes]`),
+/// for what `Codec` does not write: a `JSONValue` (`JSONWriter`) and the envelope's method name.
 enum JSONText {
-    static let nullText = Array("null".utf8)
-    static let trueText = Array("true".utf8)
-    static let falseText = Array("false".utf8)
-    static let emptyObject = Array("{}".utf8)
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Quoted: `"` and `\` escaped, control characters as `\n`, `\r`, `\t`, `\b`, `\f` or `\u00xx`; the rest,
@@ -36,64 +32,6 @@ enum JSONText {
             output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         }
         output.append(UInt8(ascii: "\""))
-    }
-
-    static func writeInteger(_ value: Int64, into output: inout [UInt8]) {
-        if value < 0 {
-            output.append(UInt8(ascii: "-"))
-            writeUnsigned(value.magnitude, into: &output)
-        } else {
-            writeUnsigned(UInt64(value), into: &output)
-        }
-    }
-
-    static func writeUnsigned(_ value: UInt64, into output: inout [UInt8]) {
-        // Twenty digits hold any UInt64; written from the end.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var position = 20
-            var rest = value
-            repeat {
-                position -= 1
-                digits[position] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: digits[position..<20]))
-        }
-    }
-
-    /// The shortest text that reads back as the same number (Swift's `description`), a whole number without `.0`;
-    /// NaN and the infinities are refused, as JSON has no text for them.
-    static func writeDouble(_ value: Double, into output: inout [UInt8], path: JSONSink?, component: JSONSink.Component) throws {
-        guard value.isFinite else { throw nonConforming(value, path: path, component: component) }
-        writeNumber(value.description, into: &output)
-    }
-
-    static func writeFloat(_ value: Float, into output: inout [UInt8], path: JSONSink?, component: JSONSink.Component) throws {
-        guard value.isFinite else { throw nonConforming(value, path: path, component: component) }
-        writeNumber(value.description, into: &output)
-    }
-
-    private static func writeNumber(_ text: String, into output: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { bytes in
-            let whole = bytes.count > 2 && bytes[bytes.count - 2] == UInt8(ascii: ".") && bytes[bytes.count - 1] == UInt8(ascii: "0")
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<(whole ? bytes.count - 2 : bytes.count)]))
-        }
-    }
-
-    private static func nonConforming(_ value: some BinaryFloatingPoint, path: JSONSink?, component: JSONSink.Component) -> EncodingError {
-        EncodingError.invalidValue(
-            value, .init(codingPath: JSONSink.codingPath(of: path, then: component), debugDescription: "Unable to encode \(type(of: value)).\(value) directly in JSON."))
-    }
-
-    /// The first eight UTF-8 bytes, big-endian, zero-padded: ordered as the strings are in byte order, but for ties.
-    static func sortPrefix(_ text: String) -> UInt64 {
-        var text = text
-        return text.withUTF8 { bytes in
-            var prefix: UInt64 = 0
-            for index in 0..<min(8, bytes.count) { prefix |= UInt64(bytes[index]) << (56 - 8 * UInt64(index)) }
-            return prefix
-        }
     }
 
     /// UTF-8 byte order, the order of Foundation's sorted keys.

@@ -19,18 +19,10 @@ public struct RPCRouter: Sendable {
         _ method: Method<Params, Result>,
         handler: @escaping @Sendable (Params, RPCConnection) async throws -> Result
     ) {
-        registerEncoded(method, handler: { params, connection in try EncodedJSON(try await handler(params, connection)) })
-    }
-
-    /// A handler that returns its result already encoded (`EncodedJSON`): the text is the reply as is.
-    public mutating func registerEncoded<Params, Result>(
-        _ method: Method<Params, Result>,
-        handler: @escaping @Sendable (Params, RPCConnection) async throws -> EncodedJSON<Result>
-    ) {
         precondition(entries[method.name] == nil, "\(method.name) registered twice")
         let name = method.name
         entries[name] = Entry(isMutating: method.isMutating) { params, connection in
-            try await handler(try Self.decodeParams(Params.self, from: params, method: name), connection).bytes
+            try Codec.encode(try await handler(try Self.decodeParams(Params.self, from: params, method: name), connection))
         }
     }
 

@@ -49,7 +49,7 @@ struct WorkflowBench: AsyncParsableCommand {
         try waitForSocket(socket)
         let client = try RPCClient(socketPath: socket, timeout: .seconds(30))
         let events = try RPCClient(socketPath: socket, timeout: .seconds(30))
-        _ = try events.call(Methods.eventsSubscribe, SubscribeParams(topics: [EventTopic.taskChanged]))
+        _ = try events.call(Methods.eventsSubscribe, SubscribeParams(topics: [Events.taskChanged.topic]))
         let deadline = ContinuousClock.now + .seconds(60)
         while try client.call(Methods.routeGet, NoParams()).tasks.count < tasks * 2 {
             guard ContinuousClock.now < deadline else { throw ValidationError("driverd did not sync the \(tasks * 2) tasks") }

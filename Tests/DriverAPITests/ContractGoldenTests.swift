@@ -235,10 +235,10 @@ struct ContractGoldenTests {
     func methodsDocumented() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let doc = try String(contentsOf: root.appendingPathComponent("docs/API.md"), encoding: .utf8)
-        for name in Methods.allNames {
+        for name in Methods.all.map(\.name) {
             #expect(doc.contains("### `\(name)`"), "docs/API.md lacks a section for \(name)")
         }
-        for topic in EventTopic.all {
+        for topic in Events.topics {
             #expect(doc.contains("`\(topic)`"), "docs/API.md lacks topic \(topic)")
         }
         for code in [-32700, -32600, -32601, -32602, -32603, 1001, 1002, 1003, 1004, 1005, 1006, 1007] {

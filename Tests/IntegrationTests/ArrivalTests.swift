@@ -142,7 +142,7 @@ struct ArrivalTests {
     func suggestAndOutside() async throws {
         let rig = try Rig(mode: "suggest")
         try rig.ctl("accept", "--task", "task-1001")
-        let events = try SubscribedConnection(rig.daemon, topics: [EventTopic.arrivalSuggested], timeout: 90)
+        let events = try SubscribedConnection(rig.daemon, topics: [Events.arrivalSuggested.topic], timeout: 90)
         // Drive to the pizzeria and stand there.
         let start = SyntheticRoute.Point(lat: Self.pizzeria.lat - 300 / 111_320, lon: Self.pizzeria.lon)
         let route = SyntheticRoute(
@@ -150,7 +150,7 @@ struct ArrivalTests {
             noise: 3, seed: 4)
         let fake = try GPSFake(log: try Harness.synthesise(route, rig.directory, "pizzeria.nmea"), delay: 0.25, port: rig.gpsdPort)
         defer { fake.kill() }
-        let suggestion = try events.waitFor(EventTopic.arrivalSuggested)
+        let suggestion = try events.waitFor(Events.arrivalSuggested.topic)
         #expect(suggestion["stopId"] == .string("task-1001-pickup"), "\(suggestion)")
         let card = try rig.daemon.client().call(Methods.routeNext, NoParams())
         #expect(card.next?.arrivalDetected?.stopId == "task-1001-pickup" && card.next?.arrivalDetected?.mode == .suggest)
@@ -184,7 +184,7 @@ struct ArrivalTests {
     func borderScatter() async throws {
         let rig = try Rig(mode: "auto")
         for action in ["accept", "arrive", "pickup"] { try rig.ctl(action, "--task", "task-1001") }
-        let events = try SubscribedConnection(rig.daemon, topics: [EventTopic.stopLeftUnfinished], timeout: 5)
+        let events = try SubscribedConnection(rig.daemon, topics: [Events.stopLeftUnfinished.topic], timeout: 5)
         // From 400 m south to 100 m south of the customer (the geofence's edge), then ten minutes parked there.
         let border = SyntheticRoute.Point(lat: Self.customerA.lat - 100 / 111_320, lon: Self.customerA.lon)
         let route = SyntheticRoute(
@@ -202,7 +202,7 @@ struct ArrivalTests {
         let visits = try rig.daemon.client().call(Methods.visitsList, NoParams()).visits.filter { $0.stopId == "task-1001-dropoff" }
         #expect(visits.count == 1 && visits.first?.state == "open" && visits.first?.leftUnfinished == false, "\(visits)")
         #expect(try await rig.visits().isEmpty, "no departure reached the backend")
-        #expect(throws: (any Error).self, "no stop.leftUnfinished") { _ = try events.waitFor(EventTopic.stopLeftUnfinished) }
+        #expect(throws: (any Error).self, "no stop.leftUnfinished") { _ = try events.waitFor(Events.stopLeftUnfinished.topic) }
         try rig.daemon.stop()
     }
 }

@@ -40,7 +40,7 @@ struct DriverSafetyTests {
         let driving = try GPSFake(log: try Self.writeLog(RoutePresets.driving(laps: 20, speed: 12), directory.file("drive.nmea")), delay: 0.1, loop: true)
         let rig = try WorkflowTests.Rig(gpsd: driving.endpoint, ignition: nil, directory: directory)
         let events = try SubscribedConnection(
-            rig.daemon, topics: [EventTopic.push, EventTopic.pushSummary, EventTopic.safetyChanged], timeout: 120)
+            rig.daemon, topics: [Events.push.topic, Events.pushSummary.topic, Events.safetyChanged.topic], timeout: 120)
         for action in ["accept", "arrive", "pickup", "arrive"] { try rig.ctl(action, "--task", "task-1001") }
         try rig.waitFor("driving", timeout: .seconds(60)) { try Self.safety(rig.daemon).state == .moving }
         // A screen reads the closed gate with the daemon's reason for its disabled buttons (API 1.9); it learns
@@ -50,9 +50,9 @@ struct DriverSafetyTests {
 
         let sent = try await rig.http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "taskId": "task-1001", "text": "leave it at the door"])
         let push = try sent.decode(Push.self)
-        let summary = try events.waitFor(EventTopic.pushSummary)
+        let summary = try events.waitFor(Events.pushSummary.topic)
         #expect(summary["held"]?.number == 1 && summary["summary"] == .string("1 message"), "\(summary)")
-        #expect(!events.received.contains { $0.0 == EventTopic.push }, "nothing interruptive while driving")
+        #expect(!events.received.contains { $0.0 == Events.push.topic }, "nothing interruptive while driving")
 
         let client = try rig.daemon.client()
         let otp = Self.gateError { _ = try client.call(Methods.podOTP, OTPParams(taskId: "task-1001", otp: "4812")) }
@@ -69,10 +69,10 @@ struct DriverSafetyTests {
             log: try Self.writeLog(RoutePresets.parked(seconds: 900), directory.file("parked.nmea")), delay: 0.1, port: driving.port)
 
         // The vehicle stops: the gate opens, the message comes, and the same actions go through.
-        var opened = try events.waitFor(EventTopic.safetyChanged)
-        while opened["open"] != .bool(true) { opened = try events.waitFor(EventTopic.safetyChanged) }
+        var opened = try events.waitFor(Events.safetyChanged.topic)
+        while opened["open"] != .bool(true) { opened = try events.waitFor(Events.safetyChanged.topic) }
         #expect(opened["state"] == .string("stationary") && opened["reason"] == nil, "\(opened)")
-        let delivered = try events.waitFor(EventTopic.push)
+        let delivered = try events.waitFor(Events.push.topic)
         #expect(delivered["id"]?.number == push.id && delivered["message"] == .string("leave it at the door"))
         #expect(try Self.safety(rig.daemon).state == .stationary)
         #expect(try client.call(Methods.podOTP, OTPParams(taskId: "task-1001", otp: "4812")).task.pod == .accepted)
@@ -82,7 +82,7 @@ struct DriverSafetyTests {
         // driverctl watch, not on a terminal, prints a status line and a line per push: one that starts after a
         // push came gets it too, since nobody acknowledged it.
         _ = try await rig.http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "new entrance at the back"])
-        while try events.waitFor(EventTopic.push)["message"] != .string("new entrance at the back") {}
+        while try events.waitFor(Events.push.topic)["message"] != .string("new entrance at the back") {}
         let watched = try runProgram(
             Binaries.path("driverctl"), ["watch", "--seconds", "3", "--refresh", "0.5"], environment: ["DRIVERD_SOCKET": rig.daemon.socketPath])
         #expect(watched.status == 0, "\(watched.stderr)")
@@ -90,11 +90,11 @@ struct DriverSafetyTests {
         #expect(watched.stdout.contains("ON SHIFT · stopped · link online"), "\(watched.stdout)")
         // A front end that connects later gets what nobody acknowledged; an acknowledged push is gone.
         _ = try await rig.http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "door code on the sign"])
-        while try events.waitFor(EventTopic.push)["message"] != .string("door code on the sign") {}
-        let late = try SubscribedConnection(rig.daemon, topics: [EventTopic.push])
+        while try events.waitFor(Events.push.topic)["message"] != .string("door code on the sign") {}
+        let late = try SubscribedConnection(rig.daemon, topics: [Events.push.topic])
         var replayed: [JSONValue] = []
         while replayed.count < 6, !replayed.contains(.string("door code on the sign")) {
-            replayed.append(try late.waitFor(EventTopic.push)["message"] ?? .null)
+            replayed.append(try late.waitFor(Events.push.topic)["message"] ?? .null)
         }
         #expect(replayed.contains(.string("new entrance at the back")) && replayed.contains(.string("door code on the sign")), "\(replayed)")
         #expect(!replayed.contains(.string("leave it at the door")), "the acknowledged push is not sent again")
@@ -154,14 +154,14 @@ struct DriverSafetyTests {
         }
         try login()
         let client = try daemon.client(timeout: .seconds(60))
-        let events = try SubscribedConnection(daemon, topics: [EventTopic.authRequired])
+        let events = try SubscribedConnection(daemon, topics: [Events.authRequired.topic])
         try waitUntil("the route synced", timeout: .seconds(30), detail: daemon.log) { try !client.call(Methods.routeGet, NoParams()).stops.isEmpty }
         _ = try client.call(Methods.taskAccept, TaskParams(taskId: "task-1001"))
         _ = try Harness.drain(daemon)
         // 0.001 h is 3.6 s: past it the stored login is refused by the daemon itself.
         try await Task.sleep(for: .seconds(4))
         _ = try client.call(Methods.taskArrive, TaskParams(taskId: "task-1001"))
-        let required = try events.waitFor(EventTopic.authRequired)
+        let required = try events.waitFor(Events.authRequired.topic)
         #expect(required["reason"].map { JSONWriter.string($0).contains("older than") } == true, "\(required)")
         let status = try client.call(Methods.outboxFlush, NoParams())
         #expect(status.link == .authRequired && status.transitions == 1)

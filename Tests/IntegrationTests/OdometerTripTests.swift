@@ -102,7 +102,7 @@ struct OdometerTripTests {
         defer { fake.kill() }
         let (ignition, config) = try Self.ignition(in: directory, backend: sim, extra: "[motion]\nstationary_seconds = 120\n")
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: config, directory: directory)
-        let recorded = try SubscribedConnection(daemon, topics: [EventTopic.tripRecorded], timeout: 120)
+        let recorded = try SubscribedConnection(daemon, topics: [Events.tripRecorded.topic], timeout: 120)
         func fixTime() throws -> Double { try Harness.status(daemon).lastFix.map { $0.time - startTime } ?? 0 }
         try waitUntil("the second drive's end", timeout: .seconds(120), detail: daemon.log) { try fixTime() >= 388 }
         try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
@@ -132,7 +132,7 @@ struct OdometerTripTests {
         let listed = try runProgram(Binaries.path("driverctl"), ["trips"], environment: ["DRIVERD_SOCKET": daemon.socketPath])
         #expect(listed.stdout.contains("idle") && listed.stdout.contains("trip"), "\(listed.stdout)")
         // Front ends heard each as it ended: the first trip, the idling, the second trip.
-        let kinds = try (0..<3).map { _ in try recorded.waitFor(EventTopic.tripRecorded)["kind"] }
+        let kinds = try (0..<3).map { _ in try recorded.waitFor(Events.tripRecorded.topic)["kind"] }
         #expect(kinds == [.string("trip"), .string("idle"), .string("trip")], "\(kinds)")
         // Restarted, the odometer goes on from where it was.
         try daemon.stop(signal: SIGKILL)

@@ -195,7 +195,7 @@ struct UplinkTests {
 
         // Subscribe, revoke every token on the backend, queue something: the uplink stops and says why.
         let events = try daemon.client(timeout: .seconds(30))
-        _ = try events.call(Methods.eventsSubscribe, SubscribeParams(topics: [EventTopic.authRequired, EventTopic.outboxRefused]))
+        _ = try events.call(Methods.eventsSubscribe, SubscribeParams(topics: [Events.authRequired.topic, Events.outboxRefused.topic]))
         _ = try await http.request(.POST, "/sim/tokens/revoke", json: ["driverId": "drv-1"])
         try Outbox(store: try Store(directory: directory.file("state"))).enqueue(OutboxItemRecord(
             kind: .status, taskId: "task-1001", idempotencyKey: "after-revoke",

@@ -89,13 +89,13 @@ struct UrgentTests {
         try daemon.stop(signal: SIGKILL)
 
         daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: config, directory: directory)
-        let events = try SubscribedConnection(daemon, topics: [EventTopic.sosChanged], timeout: 30)
+        let events = try SubscribedConnection(daemon, topics: [Events.sosChanged.topic], timeout: 30)
         let before = try await http.request(.GET, "/sim/stats").decode(SimStats.self).faultsInjected
         try await waitUntil("the SOS tried again after the restart", timeout: .seconds(20), detail: daemon.log) {
             try await http.request(.GET, "/sim/stats").decode(SimStats.self).faultsInjected > before
         }
         _ = try await http.request(.DELETE, "/sim/faults")
-        let acknowledged = try SOSView(decoding: try events.waitFor(EventTopic.sosChanged))
+        let acknowledged = try SOSView(decoding: try events.waitFor(Events.sosChanged.topic))
         #expect(acknowledged.state == .acknowledged && acknowledged.sosId == raised.sosId && acknowledged.note == "test: repeated")
         let activity = try await http.request(.GET, "/sim/activity").decode(ActivityList.self)
         #expect(activity.sos.map(\.report.sosId) == [raised.sosId])

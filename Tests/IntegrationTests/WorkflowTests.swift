@@ -152,7 +152,7 @@ struct WorkflowTests {
     @Test("two tasks on one route; the dispatcher re-orders and cancels; a customer-unavailable failure and the return to the vendor")
     func twoTasks() async throws {
         let rig = try Rig()
-        let events = try SubscribedConnection(rig.daemon, topics: [EventTopic.taskChanged, EventTopic.routeChanged, EventTopic.taskConflict])
+        let events = try SubscribedConnection(rig.daemon, topics: [Events.taskChanged.topic, Events.routeChanged.topic, Events.taskConflict.topic])
         try rig.ctl("accept")
         try rig.ctl("accept", "--task", "task-1002")
         // The route interleaves the tasks: store A, store B, customer A, customer B.
@@ -185,7 +185,7 @@ struct WorkflowTests {
         _ = try Harness.drain(rig.daemon)
         try rig.waitFor("task-1002 to leave the route") { try !rig.route().stops.contains { $0.taskId == "task-1002" } }
         #expect(try Harness.outbox(rig.daemon).deadLetters == 1)
-        let conflict = try events.waitFor(EventTopic.taskConflict)
+        let conflict = try events.waitFor(Events.taskConflict.topic)
         #expect(conflict["taskId"] == .string("task-1002") && conflict["backendStatus"] == .string("CANCELLED"), "\(conflict)")
         // Customer A does not open: a failure with its reason, then back to the vendor.
         try rig.ctl("arrive")
@@ -205,7 +205,7 @@ struct WorkflowTests {
     @Test("a photo proof: refused when it is not an image, spooled, uploaded with progress events, and the backend has the same bytes")
     func photoProof() async throws {
         let rig = try Rig()
-        let events = try SubscribedConnection(rig.daemon, topics: [EventTopic.podProgress, EventTopic.podVerdict])
+        let events = try SubscribedConnection(rig.daemon, topics: [Events.podProgress.topic, Events.podVerdict.topic])
         for action in ["accept", "arrive", "pickup"] { try rig.ctl(action, "--task", "task-1002") }
         let directory = TemporaryDirectory()
         let notImage = directory.file("notes.txt")
@@ -221,11 +221,11 @@ struct WorkflowTests {
         let sha = SHA256.hash(data: photo).map { String(format: "%02x", $0) }.joined()
         #expect(result.sha256 == sha && result.bytes == photo.count && result.task.pod == .captured)
         try FileManager.default.removeItem(atPath: path)  // the daemon has its own copy
-        let verdict = try events.waitFor(EventTopic.podVerdict)
+        let verdict = try events.waitFor(Events.podVerdict.topic)
         #expect(verdict["accepted"] == .bool(true))
-        let progress = events.received.filter { $0.0 == EventTopic.podProgress }.compactMap { $0.1["sentBytes"]?.number }
+        let progress = events.received.filter { $0.0 == Events.podProgress.topic }.compactMap { $0.1["sentBytes"]?.number }
         #expect(progress.count >= 5 && progress == progress.sorted(), "\(progress)")
-        let total = events.received.last { $0.0 == EventTopic.podProgress }?.1["totalBytes"]?.number
+        let total = events.received.last { $0.0 == Events.podProgress.topic }?.1["totalBytes"]?.number
         #expect(progress.last == total && (total ?? 0) > photo.count)
         let stats = try await rig.stats()
         #expect(stats.pods.last?.sha256 == sha && stats.pods.last?.bytes == photo.count)

@@ -39,7 +39,9 @@ def test_journey_by_touch(browser, parked_stack, tmp_path):
     # Off shift: the one button starts the shift.
     wait_for(lambda: page.locator("#primary-button").inner_text() == "Start shift", what="the Start shift button")
     page.locator("#primary-button").tap()
-    wait_for(lambda: card(page) is not None, what="the first order on the card")
+    # The card may show the order while off shift: wait for the shift itself, and the button that moves the order.
+    wait_for(lambda: card(page) is not None and page.locator("#primary-button").inner_text() not in ("", "Start shift"),
+             what="the first order's action on the card")
 
     photo = tmp_path / "handover.png"
     photo.write_bytes(png())

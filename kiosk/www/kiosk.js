@@ -356,6 +356,8 @@ function renderMessages() {
 async function act(method, params) {
   if (state.busy) return;
   state.busy = true;
+  // A second tap while the first is on its way is refused visibly, not dropped silently.
+  $("primary-button").disabled = true;
   say("");
   try {
     const result = await call(method, params);

@@ -44,11 +44,6 @@ final class EventHub: Sendable {
         publish(event.topic) { encode(event, payload()) }
     }
 
-    /// The same, with the payload's text made already (a driver action's view is also its reply).
-    func publish<Payload>(_ event: Event<Payload>, encoded payload: EncodedJSON<Payload>) {
-        publish(event.topic) { payload.bytes }
-    }
-
     private func publish(_ topic: String, params: () -> [UInt8]?) {
         let targets = subscribers.withLock { Array(($0[topic] ?? [:]).values) }
         guard !targets.isEmpty, let params = params() else { return }

@@ -183,7 +183,7 @@ actor Workflow {
     func act(
         _ action: DriverAction, taskId: String?, reason: FailureReason? = nil, note: String? = nil, outsideReason: OutsideReason? = nil,
         source: TransitionSource = .driver
-    ) async throws -> EncodedJSON<TaskView> {
+    ) async throws -> TaskView {
         var task = try resolve(taskId)
         let next: TaskStatus
         switch TaskWorkflow.apply(action, to: task.status, podCaptured: task.pod.allowsDelivery) {
@@ -218,33 +218,12 @@ actor Workflow {
         }
         logger.info(
             "task \(task.id): \(action.rawValue) → \(next.rawValue)\(source == .geofence ? " (geofence)" : "")", metadata: ["task_id": "\(task.id)"])
-        let prepared = try await syncToDisk(thenEncode: view(task))
+        try await syncToDisk()
         uplink?.itemQueued()
         // The ack may have come during the sync: front ends hear the task as it is now, never an older state after it.
         let current = tasks[task.id] ?? task
-        let told = view(current)
-        let encoded = told == prepared.value ? prepared : try EncodedJSON(told)
-        publish(current, encoded: encoded)
-        return encoded
-    }
-
-    /// Waits for the disk to hold what was committed with `syncLater` (off the event loop: other calls go on
-    /// meanwhile). Commits that come in the meantime share the sync. The pool's thread first encodes `value`, the
-    /// view that is both the reply and the front ends' event: once, and not on the event loop.
-    func syncToDisk<Value: Encodable & Sendable>(thenEncode value: Value) async throws -> EncodedJSON<Value> {
-        let store = book.store
-        let encoded: Result<EncodedJSON<Value>, any Error>
-        do {
-            encoded = try await NIOThreadPool.singleton.runIfActive {
-                let encoded = Result { try EncodedJSON(value) }
-                try store.syncToDisk()
-                return encoded
-            }
-        } catch {
-            logger.error("a committed change could not be synced to disk: \(error)")
-            throw APIError(.internalError, "the change is queued, but the disk did not confirm it: \(Store.describeWriteFailure(error))")
-        }
-        return try encoded.get()
+        publish(current)
+        return view(current)
     }
 
     /// Waits for the disk to hold every commit so far (off the event loop).
@@ -289,15 +268,10 @@ actor Workflow {
     }
 
     /// Every task change goes through here or `publishRoute`: the geofences follow (unless the caller knows
-    /// that neither the status nor the visits changed). `encoded`: the task's view, already encoded (a driver
-    /// action's, which is also its reply).
-    func publish(_ task: LocalTask, geofencesFollow: Bool = true, encoded: EncodedJSON<TaskView>? = nil) {
+    /// that neither the status nor the visits changed).
+    func publish(_ task: LocalTask, geofencesFollow: Bool = true) {
         if geofencesFollow { refreshGeofences() }
-        if let encoded {
-            hub.publish(Events.taskChanged, encoded: encoded)
-        } else {
-            hub.publish(Events.taskChanged, view(task))
-        }
+        hub.publish(Events.taskChanged, view(task))
     }
 
     func publishRoute() {
@@ -313,7 +287,7 @@ actor Workflow {
 
     static func newKey() -> String { RandomID.uuid() }
 
-    /// A queued request's body, in the API's encoding (sorted keys; `Codec`, leaner than Foundation's encoder).
+    /// A queued request's body, in the API's encoding (`Codec`: sorted keys).
     static func encode(_ value: some Encodable) throws -> Data {
         do {
             return Data(try Codec.encode(value))

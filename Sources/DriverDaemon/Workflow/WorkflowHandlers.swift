@@ -18,15 +18,15 @@ enum WorkflowHandlers {
             (Methods.taskDeliver, .deliver), (Methods.taskReturnToVendor, .returnToVendor),
         ]
         for (method, action) in actions {
-            router.registerEncoded(method, handler: { params, _ in
+            router.register(method) { params, _ in
                 if action == .deliver { try safety.require("delivering") }
                 return try await workflow.act(action, taskId: params.taskId, outsideReason: params.outsideReason)
-            })
+            }
         }
-        router.registerEncoded(Methods.taskFail, handler: { params, _ in
+        router.register(Methods.taskFail) { params, _ in
             try safety.require("a failed delivery")
             return try await workflow.act(.fail, taskId: params.taskId, reason: params.reason, note: params.note, outsideReason: params.outsideReason)
-        })
+        }
         router.register(Methods.visitsList) { _, _ in try await workflow.visits() }
         router.register(Methods.tripsList) { _, _ in try workflow.travel.recentTrips() }
         router.register(Methods.podPhoto) { params, _ in

@@ -184,11 +184,25 @@ public struct DaemonConfig: Sendable, Equatable {
         /// Sets the value; returns what is allowed when the value is not.
         let apply: @Sendable (inout DaemonConfig, ConfigValue) -> String?
         let show: @Sendable (DaemonConfig) -> ConfigValue
+        /// Whether a fleet's signed document may set it (`remoteKeys`).
+        var isRemote = false
+
+        /// The same key, settable from afar.
+        var fleetMayChange: Key {
+            var key = self
+            key.isRemote = true
+            return key
+        }
     }
+
+    /// What a fleet may change from afar, marked on each key below: sampling, battery, motion, arrival, safety,
+    /// retention, trips, harsh driving, the uplink's cadence and the log level. Never where the daemon listens or
+    /// stores, whom it talks to, or with which credentials: a bad document must not be able to cut a unit off or leak.
+    public static let remoteKeys: Set<String> = Set(keys.filter(\.value.isRemote).keys)
 
     private static let keys: [String: Key] = [
         "daemon.state_dir": path(\.stateDirectory),
-        "daemon.log_level": choice(\.logLevel),
+        "daemon.log_level": choice(\.logLevel).fleetMayChange,
         "daemon.log_target": choice(\.logTarget),
         "rpc.socket": Key(
             apply: { config, value in
@@ -209,17 +223,17 @@ public struct DaemonConfig: Sendable, Equatable {
             },
             show: { .string($0.gpsd) }),
         "gps.watch": choice(\.gpsWatch),
-        "gps.max_horizontal_error": number(\.fixLimits.maxHorizontalError, 5...10_000, "metres from 5 to 10000"),
-        "motion.stationary_seconds": number(\.motion.stationaryDuration, 10...600, "seconds from 10 to 600"),
+        "gps.max_horizontal_error": number(\.fixLimits.maxHorizontalError, 5...10_000, "metres from 5 to 10000").fleetMayChange,
+        "motion.stationary_seconds": number(\.motion.stationaryDuration, 10...600, "seconds from 10 to 600").fleetMayChange,
         "tracking.enabled": flag(\.trackingEnabled),
         "ignition.path": optionalPath(\.ignitionPath, none: "none"),
         "battery.power_supply_dir": path(\.powerSupplyDirectory),
-        "battery.saver_threshold_percent": integer(\.saverThresholdPercent, 0...100),
-        "battery.poll_seconds": integer(\.powerPollSeconds, 1...3600),
-        "sampling.moving_hz": rate(\.rates.moving),
-        "sampling.stationary_hz": rate(\.rates.stationary),
-        "sampling.saver_moving_hz": rate(\.rates.saverMoving),
-        "sampling.saver_stationary_hz": rate(\.rates.saverStationary),
+        "battery.saver_threshold_percent": integer(\.saverThresholdPercent, 0...100).fleetMayChange,
+        "battery.poll_seconds": integer(\.powerPollSeconds, 1...3600).fleetMayChange,
+        "sampling.moving_hz": rate(\.rates.moving).fleetMayChange,
+        "sampling.stationary_hz": rate(\.rates.stationary).fleetMayChange,
+        "sampling.saver_moving_hz": rate(\.rates.saverMoving).fleetMayChange,
+        "sampling.saver_stationary_hz": rate(\.rates.saverStationary).fleetMayChange,
         "backend.url": Key(
             apply: { config, value in
                 guard case .string(let text) = value, text.isEmpty || isBackendURL(text) else {
@@ -232,21 +246,21 @@ public struct DaemonConfig: Sendable, Equatable {
         "backend.ca_file": optionalPath(\.backendCAFile, none: "the system's roots"),
         "backend.username": text(\.backendUsername),
         "backend.password": text(\.backendPassword),
-        "outbox.max_ping_age_hours": integer(\.maxPingAgeHours, 1...8760),
-        "outbox.max_pings": integer(\.maxPings, 1000...100_000_000),
-        "uplink.moving_batch_seconds": number(\.uplinkMovingSeconds, 1...300, "seconds from 1 to 300"),
-        "uplink.stationary_batch_seconds": number(\.uplinkStationarySeconds, 1...300, "seconds from 1 to 300"),
-        "uplink.urgent_retry_seconds": number(\.urgentRetrySeconds, 1...60, "seconds from 1 to 60"),
-        "safety.speed_limit": number(\.safetySpeedLimit, 0.5...50, "a speed in m/s from 0.5 to 50"),
-        "safety.stale_fix_seconds": number(\.safetyStaleFixSeconds, 1...300, "seconds from 1 to 300"),
+        "outbox.max_ping_age_hours": integer(\.maxPingAgeHours, 1...8760).fleetMayChange,
+        "outbox.max_pings": integer(\.maxPings, 1000...100_000_000).fleetMayChange,
+        "uplink.moving_batch_seconds": number(\.uplinkMovingSeconds, 1...300, "seconds from 1 to 300").fleetMayChange,
+        "uplink.stationary_batch_seconds": number(\.uplinkStationarySeconds, 1...300, "seconds from 1 to 300").fleetMayChange,
+        "uplink.urgent_retry_seconds": number(\.urgentRetrySeconds, 1...60, "seconds from 1 to 60").fleetMayChange,
+        "safety.speed_limit": number(\.safetySpeedLimit, 0.5...50, "a speed in m/s from 0.5 to 50").fleetMayChange,
+        "safety.stale_fix_seconds": number(\.safetyStaleFixSeconds, 1...300, "seconds from 1 to 300").fleetMayChange,
         "shift.auto_start": flag(\.shiftAutoStart),
         "auth.max_login_age_hours": number(\.maxLoginAgeHours, 0.0005...720, "hours from 0.0005 to 720"),
-        "arrival.mode": choice(\.arrivalMode),
-        "arrival.radius": number(\.arrivalRadius, 10...5000, "metres from 10 to 5000"),
-        "arrival.dwell_seconds": number(\.arrivalDwellSeconds, 0...600, "seconds from 0 to 600"),
-        "trips.idle_seconds": number(\.idleSeconds, 30...3600, "seconds from 30 to 3600"),
-        "harsh.braking_mps2": number(\.harshBraking, 0...15, "m/s² from 0 (off) to 15"),
-        "harsh.acceleration_mps2": number(\.harshAcceleration, 0...15, "m/s² from 0 (off) to 15"),
+        "arrival.mode": choice(\.arrivalMode).fleetMayChange,
+        "arrival.radius": number(\.arrivalRadius, 10...5000, "metres from 10 to 5000").fleetMayChange,
+        "arrival.dwell_seconds": number(\.arrivalDwellSeconds, 0...600, "seconds from 0 to 600").fleetMayChange,
+        "trips.idle_seconds": number(\.idleSeconds, 30...3600, "seconds from 30 to 3600").fleetMayChange,
+        "harsh.braking_mps2": number(\.harshBraking, 0...15, "m/s² from 0 (off) to 15").fleetMayChange,
+        "harsh.acceleration_mps2": number(\.harshAcceleration, 0...15, "m/s² from 0 (off) to 15").fleetMayChange,
         "remote.public_key": string(\.remotePublicKey, "the fleet's Ed25519 public key: 44 characters of base64, or \"\" for none") {
             $0.isEmpty || isBase64Key($0)
         },

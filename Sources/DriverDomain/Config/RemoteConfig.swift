@@ -67,7 +67,7 @@ public struct ConfigOverrides: Sendable, Equatable {
 }
 
 /// The layers of the daemon's configuration, lowest first: the defaults, the file, the fleet's remote document
-/// (only `RemoteConfigRules.remoteKeys`), the command line. Parsed in one pass, so the remote layer is applied
+/// (only `DaemonConfig.remoteKeys`), the command line. Parsed in one pass, so the remote layer is applied
 /// atomically on top of the file, and each key knows its source.
 public struct ConfigLayers: Sendable, Equatable {
     public var file: [String: ConfigValue]
@@ -94,17 +94,6 @@ public struct ConfigLayers: Sendable, Equatable {
 }
 
 public enum RemoteConfigRules {
-    /// What a fleet may change from afar: sampling, battery, motion, arrival, safety, retention, trips, harsh
-    /// driving, the uplink's cadence and the log level. Never where the daemon listens or stores, whom it talks
-    /// to, or with which credentials: a bad document must not be able to cut a unit off or leak.
-    public static let remoteKeys: Set<String> = [
-        "daemon.log_level", "gps.max_horizontal_error", "motion.stationary_seconds", "battery.saver_threshold_percent",
-        "battery.poll_seconds", "sampling.moving_hz", "sampling.stationary_hz", "sampling.saver_moving_hz", "sampling.saver_stationary_hz",
-        "outbox.max_ping_age_hours", "outbox.max_pings", "uplink.moving_batch_seconds", "uplink.stationary_batch_seconds",
-        "uplink.urgent_retry_seconds", "safety.speed_limit", "safety.stale_fix_seconds", "arrival.mode", "arrival.radius",
-        "arrival.dwell_seconds", "trips.idle_seconds", "harsh.braking_mps2", "harsh.acceleration_mps2",
-    ]
-
     /// Whether a unit running `running` (nil: none yet) and last offered `newest` may take `document` on top of
     /// `layers`: it must be newer, set only remote keys, and every value must be valid. Returns the configuration
     /// it gives.
@@ -113,7 +102,7 @@ public enum RemoteConfigRules {
         guard document.version > floor else {
             return .failure(RemoteConfigRefusal("version \(document.version) is not newer than v\(floor), which this unit already has"))
         }
-        let forbidden = document.settings.keys.filter { !remoteKeys.contains($0) }.sorted()
+        let forbidden = document.settings.keys.filter { !DaemonConfig.remoteKeys.contains($0) }.sorted()
         guard forbidden.isEmpty else {
             let unknown = forbidden.filter { !DaemonConfig.knownKeys.contains($0) }
             let detail = unknown.isEmpty ? "" : " (\(unknown.joined(separator: ", ")) unknown)"

@@ -12,7 +12,7 @@ public struct VoiceService: Service {
     let speaker: Speaker
     let logger: Logger
     static let topics = [
-        EventTopic.push, EventTopic.pushSummary, EventTopic.arrivalSuggested, EventTopic.stopLeftUnfinished, EventTopic.routeChanged,
+        Events.push.topic, Events.pushSummary.topic, Events.arrivalSuggested.topic, Events.stopLeftUnfinished.topic, Events.routeChanged.topic,
     ]
 
     public init(configuration: KioskConfiguration, logger: Logger) {
@@ -73,13 +73,13 @@ public struct VoiceService: Service {
         guard case .string(let topic)? = message["method"], let params = message["params"] else { return [] }
         let action: VoicePrompter.Action?
         switch topic {
-        case EventTopic.routeChanged:
+        case Events.routeChanged.topic:
             return ((try? Events.routeChanged.decode(params)).map { prompter.route($0) } ?? []).map(VoicePrompter.Action.say)
-        case EventTopic.push, EventTopic.stopLeftUnfinished:
+        case Events.push.topic, Events.stopLeftUnfinished.topic:
             action = (try? Events.push.decode(params)).flatMap { prompter.push($0) }
-        case EventTopic.pushSummary:
+        case Events.pushSummary.topic:
             action = (try? Events.pushSummary.decode(params)).flatMap { prompter.summary($0) }.map(VoicePrompter.Action.say)
-        case EventTopic.arrivalSuggested:
+        case Events.arrivalSuggested.topic:
             action = (try? Events.arrivalSuggested.decode(params)).flatMap { prompter.arrival($0) }.map(VoicePrompter.Action.say)
         default:
             action = nil
