@@ -63,7 +63,7 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         // The only Swift target that imports CSQLite: connections, a WAL pool (one writer, few readers), Codable
-        // records, migrations. In place of GRDB, whose Foundation use links ICU's 30 MB into the daemon (docs/LEAN.md).
+        // records, migrations. In place of GRDB, whose Foundation use links ICU's 30 MB into the daemon (docs/ARCHITECTURE.md, "Why no GRDB and no ICU").
         .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
         // The SQLite store: frozen SQL migrations, one record per table, the ping recorder.
         .target(name: "DriverStore", dependencies: ["DriverDomain", "SQLiteKit"]),
@@ -200,6 +200,9 @@ let package = Package(
         .testTarget(name: "DriverDomainTests", dependencies: ["DriverDomain", "DriverAPI"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
         .testTarget(name: "DriverKioskTests", dependencies: ["DriverKiosk", "DriverAPI", "JSONRPC"]),
+        .testTarget(
+            name: "DriverctlCommandsTests",
+            dependencies: ["DriverctlCommands", "DriverDomain", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // Unit tests of the daemon's parts, and the whole daemon built in-process (`DaemonAssembly`) against a
         // stand-in backend that answers by the reference backend's own rules.
         .testTarget(

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The kiosk's figures, each beside its baseline from the same run:
 
+  tap -> screen    a tap on the card's button (accept, arrived, picked up) until the card shows the next step, against
+                   the same action called by a raw client on driverd's socket until its reply (the floor);
   push -> screen   a backend push (POST /sim/messages) until the page shows it, against the same push read by a
                    raw `events.subscribe` client on driverd's socket (the floor: what driverd itself takes);
   memory           the page's JS heap and the renderer's RSS after a loop of the whole journey (--soak-minutes),
                    against the same at its start; the kiosk's peak RSS against driverd's.
 
-    kiosk-bench.py BIN_DIR [--pushes 50] [--soak-minutes 0]
+    kiosk-bench.py BIN_DIR [--taps 30] [--pushes 50] [--soak-minutes 0]
 """
 import argparse
 import json
@@ -21,6 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 parser = argparse.ArgumentParser()
 parser.add_argument("bin")
 parser.add_argument("--pushes", type=int, default=50)
+parser.add_argument("--taps", type=int, default=30)
 parser.add_argument("--soak-minutes", type=float, default=0)
 args = parser.parse_args()
 os.environ["DRIVERD_BIN_DIR"] = os.path.abspath(args.bin)
@@ -114,12 +117,82 @@ def latency(stack, page, raw, pushes):
     return screen, floor
 
 
-def journey(stack, client, index):
-    """One order, assigned and delivered: the page follows every change."""
-    task = json.load(open(os.path.join(os.path.dirname(__file__), "..", "Tests", "kiosk", "scenario.json")))["tasks"][0]
-    task_id = f"task-soak-{index}"
+SCENARIO = os.path.join(os.path.dirname(__file__), "..", "Tests", "kiosk", "scenario.json")
+
+
+def post_order(stack, client, task_id):
+    task = json.load(open(SCENARIO))["tasks"][0]
     stack.sim("/sim/tasks", dict(task, id=task_id))
     wait_for(lambda: any(t["id"] == task_id for t in client.call("route.get")["tasks"]), timeout=30, what=task_id)
+    return task
+
+
+def finish(client, task_id):
+    """The proof step is not a tap on the card's button: the order is failed through the socket, untimed."""
+    try:
+        client.call("task.fail", {"taskId": task_id, "reason": "CUSTOMER_UNAVAILABLE"})
+    except RuntimeError:
+        client.call("task.fail", {"taskId": task_id, "reason": "CUSTOMER_UNAVAILABLE", "outsideReason": "OTHER"})
+
+
+def tap_latency(stack, page, client, taps):
+    """Taps the card's button until `taps` taps were timed: from the click (in the page) until the card's button
+    shows the next step. Each timed tap has a floor: the same method on an order of its own, called by a raw
+    client, until its reply."""
+    page.evaluate("""() => {
+        const button = document.getElementById('primary-button');
+        button.addEventListener('click', () => {
+            const before = button.textContent;
+            const started = performance.now();
+            window.benchTap = null;
+            const observer = new MutationObserver(() => {
+                if (button.textContent !== before || button.hidden) { window.benchTap = performance.now() - started; observer.disconnect(); }
+            });
+            observer.observe(document.getElementById('stand-view'), {childList: true, subtree: true, characterData: true, attributes: true});
+        }, {capture: true});
+    }""")
+    screen, floor = [], []
+    index = 0
+    while len(screen) < taps:
+        card = wait_for(lambda: page.evaluate("() => window.kioskState.next && window.kioskState.next.next"), timeout=30,
+                        what="a card")
+        action, task_id = card["primaryAction"], card["task"]["id"]
+        method = {"Accept": "task.accept", "Arrived": "task.arrive", "Picked up": "task.pickup",
+                  "Arrived at destination": "task.arrive"}.get(action)
+        if method is None:
+            # The proof step or the return to the vendor: done through the socket, untimed; a fresh order keeps the
+            # card busy.
+            if action == "Return to vendor":
+                client.call("task.returnToVendor", {"taskId": task_id})
+            else:
+                finish(client, task_id)
+            post_order(stack, client, f"task-tap-{index}")
+            index += 1
+            wait_for(lambda: (lambda n: n and (n["task"]["id"], n["primaryAction"]) != (task_id, action))(
+                page.evaluate("() => window.kioskState.next && window.kioskState.next.next")), timeout=20, what="the card to move on")
+            continue
+        page.wait_for_function("() => !document.getElementById('primary-button').disabled")
+        page.locator("#primary-button").tap()
+        screen.append(wait_for(lambda: page.evaluate("() => window.benchTap"), timeout=20, interval=0.005, what=f"{action} on screen"))
+        # The floor: the same method on an order of its own, brought to the same step first.
+        floor_id = f"task-floor-{len(floor)}"
+        post_order(stack, client, floor_id)
+        steps = ["task.accept", "task.arrive", "task.pickup", "task.arrive"]
+        timed = 3 if action == "Arrived at destination" else steps.index(method)
+        for position, step in enumerate(steps):
+            started = time.perf_counter()
+            client.call(step, {"taskId": floor_id})
+            if position == timed:
+                floor.append((time.perf_counter() - started) * 1000)
+        finish(client, floor_id)
+        time.sleep(0.3)
+    return screen, floor
+
+
+def journey(stack, client, index):
+    """One order, assigned and delivered: the page follows every change."""
+    task_id = f"task-soak-{index}"
+    task = post_order(stack, client, task_id)
     for method in ("task.accept", "task.arrive", "task.pickup", "task.arrive"):
         client.call(method, {"taskId": task_id})
         time.sleep(1)
@@ -161,7 +234,7 @@ def main():
         client.call("shift.start")
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-            context = browser.new_context(viewport={"width": 800, "height": 480})
+            context = browser.new_context(viewport={"width": 800, "height": 480}, has_touch=True)
             page = context.new_page()
             cdp = context.new_cdp_session(page)
             cdp.send("Performance.enable")
@@ -169,6 +242,12 @@ def main():
             raw = RawSubscriber(stack.socket)
             page.goto(stack.url)
             page.wait_for_selector("#stand-view:not([hidden])", timeout=30000)
+
+            screen, floor = tap_latency(stack, page, client, args.taps)
+            print(f"tap -> screen ({args.taps} taps on the card's button): p50 {percentile(screen, 50):.1f} ms, "
+                  f"p99 {percentile(screen, 99):.1f} ms")
+            print(f"  baseline, the same action by a raw client until its reply: p50 {percentile(floor, 50):.1f} ms, "
+                  f"p99 {percentile(floor, 99):.1f} ms; ratio p50 {percentile(screen, 50) / max(percentile(floor, 50), 0.001):.2f}x")
 
             screen, floor = latency(stack, page, raw, args.pushes)
             print(f"push -> screen ({args.pushes} pushes): p50 {percentile(screen, 50):.1f} ms, p99 {percentile(screen, 99):.1f} ms")

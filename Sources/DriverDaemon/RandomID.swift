@@ -1,7 +1,7 @@
 /// A random (version 4) UUID, lowercase: the daemon's idempotency keys, batch ids and report ids.
 ///
 /// FoundationEssentials' `UUID()` opens, reads and closes `/dev/urandom` for every one (three system calls; 27 µs
-/// of a driver action's path to the backend under load, docs/LEAN.md "Action to ack"); this is two `getrandom`s (the
+/// of a driver action's path to the backend under load); this is two `getrandom`s (the
 /// standard library's generator), and the text is made lowercase as it is written.
 enum RandomID {
     static func uuid() -> String {

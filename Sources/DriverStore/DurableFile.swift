@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// Files the daemon must not lose half of (spooled photos, diagnostic bundles, the backend tokens), with POSIX
-/// calls: Foundation's `FileHandle` would link ICU into the daemon (docs/LEAN.md).
+/// calls: Foundation's `FileHandle` would link ICU into the daemon (docs/ARCHITECTURE.md, "Why no GRDB and no ICU").
 ///
 /// A power cut keeps only what was synced: a file's data after its `fsync`, a name (a new file, a rename, a new
 /// directory) after an `fsync` of the directory that holds it. Every write here ends with both.

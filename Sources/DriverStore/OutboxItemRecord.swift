@@ -100,7 +100,7 @@ public struct OutboxItemRecord: Sendable, Equatable, TableRecord {
     }
 
     /// Inserts the item and returns the id the database gave it: its columns named here, not found through
-    /// `Encodable` (every driver action inserts one; 14,000 instructions less, docs/LEAN.md "Action to ack").
+    /// `Encodable` (every driver action inserts one; 14,000 instructions less).
     /// `OutboxTests.insertedColumns` holds it to what `TableRecord.insert` writes.
     func insertItem(_ db: Database) throws -> Int64 {
         try db.execute(

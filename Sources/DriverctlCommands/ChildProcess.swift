@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// Runs a program to its end with posix_spawn, stdout and stderr read together from one pipe, stdin from
-/// /dev/null. Foundation's `Process` would link ICU into the binary (docs/LEAN.md).
+/// /dev/null. Foundation's `Process` would link ICU into the binary (docs/ARCHITECTURE.md, "Why no GRDB and no ICU").
 enum ChildProcess {
     struct Failure: Error, CustomStringConvertible {
         let description: String

@@ -4,7 +4,7 @@ import Synchronization
 /// Writes a connection's notifications to its channel as they are published, in the order they are, without a
 /// task in between: a task that wrote them (it was an `AsyncStream` and the channel's async writer) ran only when
 /// the publisher's event loop was done with what it was doing, so a backend's ack reached the driver's screen up to
-/// 120 µs after it was published (docs/LEAN.md, "Action to ack").
+/// 120 µs after it was published.
 ///
 /// Lines wait in a queue kept in publishing order; whoever finds the queue unwritten writes it on the channel's event
 /// loop, at once when it publishes from that loop. A client that does not read makes the channel unwritable (NIO's

@@ -22,7 +22,7 @@ enum DriverdEntry {
         // not kill the daemon.
         signal(SIGXFSZ, SIG_IGN)
         // The daemon is I/O-light: two event loops at most (one served 50 RPC clients at 2.3× a raw echo's p99, two
-        // at 1.65×, and waking no more often), two threads for blocking file work. Measured: docs/LEAN.md.
+        // at 1.65×, and waking no more often), two threads for blocking file work. Measured with `driverd-bench rpc`.
         NIOSingletons.groupLoopCountSuggestion = min(2, System.coreCount)
         NIOSingletons.blockingPoolThreadCountSuggestion = 2
         // Run Swift Concurrency on NIO's event loops instead of libdispatch's worker pool (see ConcurrencyOnNIO).

@@ -263,7 +263,7 @@ final class Uplink: Sendable {
     private func explained(_ reason: String) -> String {
         let lowered = reason.lowercased()
         // firstRange(of:) is the standard library's: `contains("…")` here resolves to Foundation's StringProtocol
-        // extension (visible through a dependency), which links ICU into the daemon (docs/LEAN.md).
+        // extension (visible through a dependency), which links ICU into the daemon (docs/ARCHITECTURE.md, "Why no GRDB and no ICU").
         let tlsWords = ["certificate", "handshake", "tls", "ssl"]
         guard tlsWords.contains(where: { lowered.firstRange(of: $0) != nil }) else { return reason }
         let clock = clock.status()
