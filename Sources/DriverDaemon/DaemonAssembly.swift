@@ -111,12 +111,9 @@ struct DaemonAssembly: Sendable {
         } catch {
             throw Daemon.StartupError(description: "cannot read the tasks in the store: \(error)")
         }
-        uplink?.setObserver(workflow)
         let remote = inputs.remote ?? RemoteConfigStart(layers: ConfigLayers(file: [:]), config: config, running: nil, onTrial: false)
         let remoteConfig = RemoteConfigDesk(
             book: RemoteConfigBook(store: store), outbox: outbox, uplink: uplink, start: remote, clock: clock, logger: Logger(label: "config"))
-        workflow.whenFleetAsks { remoteConfig.requestCheck() }
-        if let uplink { travel.whenQueued { uplink.itemQueued() } }
         let runtime = AgentRuntime(
             started: .now, socketPath: config.socketPath, socketActivated: inputs.socketActivated, counters: counters,
             logLevel: inputs.levelControl, tracking: tracking,
@@ -135,15 +132,23 @@ struct DaemonAssembly: Sendable {
                 chunkBytes: config.diagChunkBytes, maxBundleBytes: config.diagMaxBundleBytes, configuredLevel: Logger.Level(config.logLevel),
                 spoolDirectory: config.stateDirectory + "/diagnostics"),
             report: { try DiagHandlers.report(diagRuntime) }, bundleMaker: inputs.bundleMaker, logger: Logger(label: "fleet"))
-        workflow.whenFleetRequests { await fleetRequests.handle($0) }
         GPSHandlers.register(in: &router, runtime: tracking, logger: Logger(label: "gps"))
         UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox, clock: clock)
         WorkflowHandlers.register(in: &router, workflow: workflow, safety: safety)
         router.register(Methods.configShow) { _, _ in remoteConfig.show() }
+        let sos = SOSDesk(outbox: outbox, uplink: uplink, tracker: tracker, clock: clock, hub: hub, logger: Logger(label: "sos"))
         DriverHandlers.register(
-            in: &router, shift: shift, pushes: pushes, workflow: workflow, recorder: recorder, uplink: uplink, travel: travel,
-            sos: SOSDesk(outbox: outbox, uplink: uplink, tracker: tracker, clock: clock, hub: hub, logger: Logger(label: "sos")),
+            in: &router, shift: shift, pushes: pushes, workflow: workflow, recorder: recorder, uplink: uplink, travel: travel, sos: sos,
             logger: Logger(label: "shift"))
+        if let uplink {
+            // Front ends hear every push first; then each owner sends its lanes, takes their outcomes and picks its pushes.
+            uplink.whenPushed { await pushes.received($0) }
+            workflow.attach(to: uplink)
+            travel.attach(to: uplink)
+            sos.attach(to: uplink)
+            remoteConfig.attach(to: uplink)
+            fleetRequests.attach(to: uplink)
+        }
 
         let services: [ServiceGroupConfiguration.ServiceConfiguration] =
             (uplink.map { [ServiceGroupConfiguration.ServiceConfiguration(service: UplinkService(uplink: $0))] } ?? []) + [

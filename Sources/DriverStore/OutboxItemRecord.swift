@@ -1,4 +1,5 @@
 import DriverAPI
+import DriverDomain
 import SQLiteKit
 import FoundationEssentials
 
@@ -56,14 +57,8 @@ public struct OutboxItemRecord: Sendable, Equatable, TableRecord {
         public static func < (lhs: Priority, rhs: Priority) -> Bool { lhs.rawValue < rhs.rawValue }
     }
 
-    public enum Category: Sendable, Equatable {
-        case transition, proof, routeChange
-        /// A record of where and how the vehicle went (a visit, a trip, idling, harsh driving), or the unit's
-        /// answer to the fleet (a configuration acknowledgement): never changes a task, refused alone.
-        case activity
-        /// A driver's SOS: never a dead letter (a refusal is retried like a lost request).
-        case alert
-    }
+    /// What the item counts as (the outcome policy in DriverDomain decides by it).
+    public typealias Category = OutboxCategory
 
     public enum State: String, Codable, Sendable {
         case pending, dead

@@ -1,3 +1,4 @@
+import BackendClient
 import BackendContract
 import DriverAPI
 import DriverStore
@@ -59,5 +60,22 @@ struct SOSDesk: Sendable {
         return SOSView(
             sosId: report.sosId, state: state, raisedAt: report.raisedAt, timeSource: report.timeSource, position: position,
             gps: GPSLinkState(rawValue: report.gps) ?? .lost, note: report.note, acknowledgedAt: acknowledgedAt)
+    }
+}
+
+/// The SOS desk owns the SOS lane: it sends each call for help and tells front ends when the backend has it.
+/// (A refusal never ends an SOS: `OutboxOutcomePolicy` has it tried again.)
+extension SOSDesk: OutboxItemOwner {
+    func attach(to uplink: Uplink) { uplink.register(self, for: [.sos]) }
+
+    func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {
+        _ = try await client.postActivity(path: BackendPaths.sos, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+        return nil
+    }
+
+    func acknowledged(_ item: OutboxItemRecord, applied: TaskStatus?) async {
+        guard let report = try? JSONDecoder().decode(SOSReport.self, from: item.payload) else { return }
+        hub.publish(Events.sosChanged, Self.view(report, state: .acknowledged, acknowledgedAt: clock.now().time))
+        logger.notice("the backend acknowledged the SOS", metadata: ["sos": "\(report.sosId)"])
     }
 }

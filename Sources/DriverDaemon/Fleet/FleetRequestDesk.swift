@@ -207,3 +207,48 @@ struct FleetRequestService: Service {
         desk.finish()
     }
 }
+
+/// The desk owns the fleet's lanes (its one answer to each request, and a bundle's chunks), and takes the
+/// requests a `FLEET_REQUEST` push brings.
+extension FleetRequestDesk: OutboxItemOwner {
+    static let ownedKinds: [OutboxItemRecord.Kind] = [.fleetAck, .diagChunk]
+
+    func attach(to uplink: Uplink) {
+        uplink.register(self, for: Self.ownedKinds)
+        uplink.whenPushed { [self] push in await pushReceived(push) }
+    }
+
+    func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {
+        switch item.kind {
+        case .fleetAck:
+            _ = try await client.postActivity(path: BackendPaths.requestAcks, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+        case .diagChunk:
+            try await sendChunk(item, with: client, token: token)
+        default:  // another owner's: never handed here (`attach(to:)` registers `ownedKinds`)
+            throw BackendClientError.unexpected("the fleet request desk does not send \(item.kind.rawValue) items")
+        }
+        return nil
+    }
+
+    /// A chunk of a spooled diagnostic bundle, read from its file now; the last one acked removes the file. A
+    /// spool file that is gone cannot be sent ever: refused.
+    private func sendChunk(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws {
+        let chunk: DiagChunkItem
+        let bytes: Data
+        do {
+            chunk = try JSONDecoder().decode(DiagChunkItem.self, from: item.payload)
+            bytes = try DurableFile.read(chunk.file, offset: chunk.offset, count: chunk.length)
+        } catch {
+            throw BackendClientError(refusedLocally: "the spooled diagnostic bundle cannot be read: \(error)")
+        }
+        _ = try await client.putDiagnosticChunk(
+            requestId: chunk.requestId, index: chunk.index, count: chunk.count, sha256: chunk.sha256, bytes: bytes, token: token)
+        if chunk.index == chunk.count - 1 { try? FileManager.default.removeItem(atPath: chunk.file) }
+    }
+
+    /// Taken (recorded with its answer, durably) before the push counts as handled: a power cut in between brings
+    /// the push back at the next connection.
+    func pushReceived(_ push: Push) async {
+        if push.kind == .fleetRequest, let request = push.request { await handle(request) }
+    }
+}

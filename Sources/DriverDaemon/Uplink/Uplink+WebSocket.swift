@@ -35,7 +35,7 @@ extension Uplink {
         // An ETA comes every half minute while a stop is ahead: not worth a journal line each.
         logger.log(
             level: push.kind == .eta ? .debug : .info, "push from the backend", metadata: ["kind": "\(push.kind.rawValue)", "id": "\(push.id)"])
-        await observer?.pushReceived(push)
+        for handler in state.withLock({ $0.pushHandlers }) { await handler(push) }
         // Stopping in the middle of it (a fleet request's bundle cut short): the push comes again next time.
         guard !Task.isCancelled else { return }
         pushes.handled(push)

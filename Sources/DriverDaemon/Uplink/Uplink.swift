@@ -29,7 +29,12 @@ final class Uplink: Sendable {
             defer { flushWaiters = [] }
             return flushWaiters
         }
-        var observer: (any UplinkObserver)?
+        /// Who sends each kind of item and handles its outcomes.
+        var owners: [OutboxItemRecord.Kind: any OutboxItemOwner] = [:]
+        /// Told of every push, in the order they registered.
+        var pushHandlers: [@Sendable (Push) async -> Void] = []
+        /// Told when the link comes back (the first success after start or after it was down).
+        var linkRestoredHandlers: [@Sendable () async -> Void] = []
         /// The flush at the end of a shift sends the shift's last pings although the shift is over.
         var shiftEndFlush = false
     }
@@ -89,9 +94,21 @@ final class Uplink: Sendable {
         state = Mutex(State(machine: UplinkStateMachine(configuration: configuration, itemsHeldFor: heldFor, now: clock.monotonic)))
     }
 
-    /// The workflow, told about answers, pushes and the link coming back.
-    func setObserver(_ observer: any UplinkObserver) { state.withLock { $0.observer = observer } }
-    var observer: (any UplinkObserver)? { state.withLock { $0.observer } }
+    /// `owner` sends `kinds` and hears their outcomes (replacing an earlier owner of them).
+    func register(_ owner: any OutboxItemOwner, for kinds: [OutboxItemRecord.Kind]) {
+        state.withLock { state in for kind in kinds { state.owners[kind] = owner } }
+    }
+
+    func owner(of kind: OutboxItemRecord.Kind) -> (any OutboxItemOwner)? { state.withLock { $0.owners[kind] } }
+
+    /// The kinds some owner sends (every kind, once the daemon is assembled).
+    var ownedKinds: Set<OutboxItemRecord.Kind> { state.withLock { Set($0.owners.keys) } }
+
+    /// `handler` hears every push from the backend (each picks the kinds it cares about).
+    func whenPushed(_ handler: @escaping @Sendable (Push) async -> Void) { state.withLock { $0.pushHandlers.append(handler) } }
+
+    /// `handler` runs each time the link comes back.
+    func whenLinkRestored(_ handler: @escaping @Sendable () async -> Void) { state.withLock { $0.linkRestoredHandlers.append(handler) } }
 
     var isOnline: Bool { state.withLock { $0.machine.isOnline } }
 
@@ -244,7 +261,7 @@ final class Uplink: Sendable {
         case .none:
             break
         case .linkRestored:
-            await observer?.linkRestored()
+            for handler in state.withLock({ $0.linkRestoredHandlers }) { await handler() }
         case .loginWithCredentials:
             guard let credentials else { return }
             do {

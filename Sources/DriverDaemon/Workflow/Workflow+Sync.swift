@@ -111,108 +111,9 @@ extension Workflow {
             storeServerETA(eta)
         }
     }
-}
 
-// MARK: What the uplink reports
-
-extension Workflow: UplinkObserver {
-    func itemAcked(_ item: OutboxItemRecord, appliedStatus: TaskStatus?) async {
-        switch item.kind {
-        case .visit: try? visitBook.markSent(id: item.idempotencyKey)
-        case .trip, .idle: try? travel.book.markSent(id: item.idempotencyKey)
-        case .sos:
-            if let report = try? JSONDecoder().decode(SOSReport.self, from: item.payload) {
-                hub.publish(Events.sosChanged, SOSDesk.view(report, state: .acknowledged, acknowledgedAt: now()))
-                logger.notice("the backend acknowledged the SOS", metadata: ["sos": "\(report.sosId)"])
-            }
-        case .status, .podOTP, .podPhoto, .route, .harsh, .configAck, .fleetAck, .diagChunk: break
-        }
-        guard var task = tasks[item.taskId] else { return }
-        switch item.kind.category {
-        case .transition:
-            if let appliedStatus {
-                task.backendStatus = appliedStatus
-                // A backend past what the unit knew (its own changes, sent before a power cut lost their record).
-                if TaskWorkflow.precedes(task.status, appliedStatus) { task.status = appliedStatus }
-            }
-        case .proof:
-            let wasAccepted = task.pod == .accepted
-            task.pod = .accepted
-            if !wasAccepted { publishVerdict(item, task: task.id, accepted: true, message: nil) }
-        case .routeChange, .activity, .alert:
-            return
-        }
-        // The acked item itself is still queued until this returns.
-        let othersQueued = (try? outbox.hasPendingItems(taskId: task.id, besides: item.id)) ?? true
-        if !othersQueued, task.sync == .pending { task.sync = .synced }
-        task.updatedAt = now()
-        // Front ends hear the ack first (the notification is written as it is published), then it is written: the
-        // write only mirrors what the backend holds (the item stays queued until this returns, and a sync restores
-        // the task after a power cut).
-        tasks[task.id] = task
-        // An answer changes neither the task's status nor its visits: the geofences stay as they are.
-        publish(task, geofencesFollow: false)
-        do {
-            try book.commit(task.record, detailChanged: false, item: nil)
-        } catch {
-            logger.error("cannot store task \(task.id): \(Store.describeWriteFailure(error))")
-        }
-    }
-
-    /// A refused change: the task goes back to the backend's state (its 409 answer says which), and the
-    /// task's later items, which followed from the refused one, become dead letters too.
-    func itemRefused(_ item: OutboxItemRecord, refusal: BackendRefusal) async {
-        let category = item.kind.category
-        switch category {
-        case .routeChange:
-            requestSync()
-            return
-        case .activity, .alert:
-            // A record of where the vehicle went: refused alone (a dead letter), the task is not touched. (An
-            // SOS is never refused: the uplink tries it again.)
-            return
-        case .transition, .proof:
-            break
-        }
-        guard var task = tasks[item.taskId] else { return }
-        let local = task.status
-        if let remote = refusal.task {
-            task.detail = remote
-            task.backendStatus = remote.status
-            task.pod = remote.podAccepted ? .accepted : task.pod
-            task.failureReason = remote.failureReason
-        }
-        task.status = task.backendStatus
-        task.sync = .rejected
-        switch category {
-        case .proof:
-            task.pod = .rejected
-            publishVerdict(item, task: task.id, accepted: false, message: refusal.message)
-        case .transition, .routeChange, .activity, .alert:
-            break
-        }
-        task.updatedAt = now()
-        let later = ((try? outbox.pendingItems(taskId: task.id)) ?? []).compactMap(\.id)
-        let reason = "the backend refused an earlier change of task \(task.id): \(refusal.message)"
-        do {
-            try book.applySync(
-                upserts: [task.record], removals: [], sequence: nil,
-                deadLetters: Dictionary(uniqueKeysWithValues: later.map { ($0, reason) }), now: now())
-            tasks[task.id] = task
-        } catch {
-            logger.error("cannot store the backend's state of task \(task.id): \(Store.describeWriteFailure(error))")
-        }
-        let event = TaskConflictEvent(taskId: task.id, localStatus: local, backendStatus: task.status, reason: refusal.message)
-        hub.publish(Events.taskConflict, event)
-        publish(task)
-    }
-
-    nonisolated func uploadProgress(_ item: OutboxItemRecord, sent: Int, total: Int) {
-        hub.publish(Events.podProgress, PODProgressEvent(taskId: item.taskId, sentBytes: sent, totalBytes: total))
-    }
-
+    /// A push about tasks: the route is fetched again; an ETA is kept for the card.
     func pushReceived(_ push: Push) async {
-        await pushes.received(push)
         switch push.kind {
         case .taskAssigned, .routeChanged, .taskCancelled: requestSync()
         case .eta:
@@ -220,27 +121,7 @@ extension Workflow: UplinkObserver {
                 storeServerETA(ETAResponse(
                     taskId: taskId, stopId: stopId, etaSeconds: seconds, distanceMeters: nil, positionTimestamp: nil, computedAt: push.sentAt))
             }
-        case .customerMessage: break
-        case .configUpdate: fleetAsks.withLock { $0 }?()
-        case .fleetRequest:
-            // Taken (recorded with its answer, durably) before the push counts as handled: a power cut in between
-            // brings the push back at the next connection.
-            if let request = push.request, let take = fleetRequests.withLock({ $0 }) { await take(request) }
+        case .customerMessage, .configUpdate, .fleetRequest: break
         }
-    }
-
-    func linkRestored() async {
-        requestSync()
-        fleetAsks.withLock { $0 }?()
-    }
-
-    private func publishVerdict(_ item: OutboxItemRecord, task: String, accepted: Bool, message: String?) {
-        let type: String
-        switch item.kind {
-        case .podPhoto: type = PODType.photo.rawValue
-        case .podOTP: type = PODType.otp.rawValue
-        case .status, .route, .visit, .trip, .idle, .harsh, .sos, .configAck, .fleetAck, .diagChunk: return
-        }
-        hub.publish(Events.podVerdict, PODVerdictEvent(taskId: task, type: type, accepted: accepted, message: message))
     }
 }

@@ -42,10 +42,6 @@ actor Workflow {
     /// Set by pushes and reconnects; the service loop syncs when it is.
     let syncNeeded = Wakeup()
     var syncRequested = true
-    /// Told when the fleet may have a new configuration document (a `CONFIG_UPDATE` push, the link back).
-    let fleetAsks = Mutex<(@Sendable () -> Void)?>(nil)
-    /// Told what the fleet asks in a `FLEET_REQUEST` push.
-    let fleetRequests = Mutex<(@Sendable (FleetRequest) async -> Void)?>(nil)
 
     init(
         book: TaskBook, outbox: Outbox, uplink: Uplink?, hub: EventHub, tracker: Tracker, spool: PhotoSpool, pushes: PushCenter,
@@ -77,9 +73,6 @@ actor Workflow {
     /// from the monotonic one.
     nonisolated func now() -> Double { tracker.clock.now().time }
 
-    nonisolated func whenFleetAsks(_ action: @escaping @Sendable () -> Void) { fleetAsks.withLock { $0 = action } }
-
-    nonisolated func whenFleetRequests(_ action: @escaping @Sendable (FleetRequest) async -> Void) { fleetRequests.withLock { $0 = action } }
     nonisolated var monotonic: Double { tracker.clock.monotonic }
 
     // MARK: The route

@@ -35,26 +35,26 @@ struct InProcessDaemonTests {
     }
 
     /// Sees each answer as the uplink reports it, and whether the item was still queued then.
-    final class AckProbe: UplinkObserver, @unchecked Sendable {
+    final class AckProbe: OutboxItemOwner, @unchecked Sendable {
         let outbox: Outbox
-        let wrapped: any UplinkObserver
+        let wrapped: Workflow
         let queuedWhenAcked = Mutex<[Bool]>([])
         let answeredStatuses = Mutex<[TaskStatus?]>([])
-        init(outbox: Outbox, wrapping: any UplinkObserver) {
+        init(outbox: Outbox, wrapping: Workflow) {
             self.outbox = outbox
             wrapped = wrapping
         }
 
-        func itemAcked(_ item: OutboxItemRecord, appliedStatus: TaskStatus?) async {
+        func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {
+            try await wrapped.send(item, with: client, token: token)
+        }
+        func acknowledged(_ item: OutboxItemRecord, applied: TaskStatus?) async {
             let queued = ((try? outbox.pendingItems(taskId: item.taskId)) ?? []).contains { $0.id == item.id }
             queuedWhenAcked.withLock { $0.append(queued) }
-            answeredStatuses.withLock { $0.append(appliedStatus) }
-            await wrapped.itemAcked(item, appliedStatus: appliedStatus)
+            answeredStatuses.withLock { $0.append(applied) }
+            await wrapped.acknowledged(item, applied: applied)
         }
-        func itemRefused(_ item: OutboxItemRecord, refusal: BackendRefusal) async { await wrapped.itemRefused(item, refusal: refusal) }
-        func uploadProgress(_ item: OutboxItemRecord, sent: Int, total: Int) { wrapped.uploadProgress(item, sent: sent, total: total) }
-        func pushReceived(_ push: Push) async { await wrapped.pushReceived(push) }
-        func linkRestored() async { await wrapped.linkRestored() }
+        func refused(_ item: OutboxItemRecord, refusal: BackendRefusal) async { await wrapped.refused(item, refusal: refusal) }
     }
 
     @Test("the workflow hears an ack, with the status the backend applied, while the item is still queued (a sync merged in between keeps the local status), and the item leaves after")
@@ -64,7 +64,7 @@ struct InProcessDaemonTests {
         try await daemon.running {
             try await Self.routeSynced(daemon)
             let probe = AckProbe(outbox: daemon.assembly.outbox, wrapping: daemon.assembly.workflow)
-            daemon.assembly.uplink?.setObserver(probe)
+            daemon.assembly.uplink?.register(probe, for: Workflow.ownedKinds)
             for method in [Methods.taskAccept, Methods.taskArrive] {
                 _ = try await daemon.call(method, TaskParams(taskId: "task-1001"))
                 let status = try await daemon.call(Methods.outboxFlush)

@@ -1,4 +1,5 @@
 import DriverAPI
+import DriverStore
 @testable import DriverDaemon
 import Foundation
 import Testing
@@ -13,6 +14,13 @@ struct RegistryDriftTests {
         let declared = Methods.all.map(\.name)
         #expect(Set(declared).count == declared.count, "a method declared twice")
         #expect(daemon.assembly.router.methodNames == declared.sorted())
+    }
+
+    @Test("every outbox kind has an owner that sends it and takes its outcomes")
+    func everyKindOwned() throws {
+        let daemon = try InProcessDaemon(backend: StandInBackend())
+        let uplink = try #require(daemon.assembly.uplink)
+        #expect(uplink.ownedKinds == Set(OutboxItemRecord.Kind.allCases))
     }
 
     @Test("the screen subscribes to declared topics and calls only methods the kiosk forwards")

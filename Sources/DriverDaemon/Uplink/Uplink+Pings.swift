@@ -1,0 +1,68 @@
+import BackendClient
+import BackendContract
+import DriverAPI
+import DriverDomain
+import DriverStore
+import FoundationEssentials
+import Synchronization
+
+/// Ping batches and the heartbeat: the live position from memory first, then the backlog on disk, oldest first.
+extension Uplink {
+    /// Pings in batches: those in memory first, once (the live position), then what waits on disk, oldest first.
+    func sendPings(token: String) async throws {
+        guard onShift() || state.withLock({ $0.shiftEndFlush }) else { return }
+        if let batch = recorder?.claimBatch(maxPings: Self.maxPings, newBatchId: { RandomID.uuid() }) {
+            do {
+                try await send(LocationBatch(batchId: batch.batchId, pings: batch.pings.map(Self.locationPing)), token: token)
+            } catch {
+                recorder?.sendFailed(batch.batchId)
+                throw error
+            }
+            recorder?.acknowledged(batch.batchId)
+            state.withLock { $0.machine.pingsSent(now: now) }
+        }
+        for _ in 0..<Self.batchesPerAttempt {
+            // What was queued meanwhile does not wait behind the backlog: one batch at most.
+            if itemsQueued.load(ordering: .acquiring) { try await sendItems(upTo: .normal, token: token) }
+            guard let batch = try outbox.claimPingBatch(maxPings: Self.maxPings, newBatchId: { RandomID.uuid() }) else {
+                try await sendHeartbeatIfDue(token: token)
+                return
+            }
+            try await send(LocationBatch(batchId: batch.batchId, pings: batch.pings.map(Self.locationPing)), token: token)
+            try outbox.ackPingBatch(batch.batchId)
+            state.withLock { $0.machine.pingsSent(now: now) }
+        }
+    }
+
+    /// While the receiver has no usable fix, the backend hears so at once and every minute instead of nothing
+    /// (or an old position): a batch without pings, with the unit's GPS state and its time stamp.
+    func sendHeartbeatIfDue(token: String) async throws {
+        guard onShift(), let heartbeat = heartbeat(), let gps = GPSLinkState(rawValue: heartbeat.gps),
+              state.withLock({ $0.machine.heartbeatDue(now: now, gps: gps) })
+        else { return }
+        try await send(LocationBatch(batchId: RandomID.uuid(), pings: [], heartbeat: heartbeat), token: token)
+        state.withLock { $0.machine.heartbeatSent(now: now, gps: gps) }
+        logger.debug("heartbeat sent", metadata: ["gps": "\(heartbeat.gps)"])
+    }
+
+    /// One location batch, over the WebSocket when it is open, else HTTPS; throws unless the backend acked it.
+    func send(_ request: LocationBatch, token: String) async throws {
+        let ack: BatchAck
+        if let webSocket, webSocket.isConnected, let viaSocket = try? await webSocket.send(request) {
+            ack = viaSocket
+        } else {
+            // The same batch id over HTTPS: if the WebSocket copy arrived after all, it is stored once.
+            ack = try await client.postLocations(request, token: token)
+        }
+        guard ack.batchId == request.batchId else { throw BackendClientError.unexpected("ack for \(ack.batchId), sent \(request.batchId)") }
+    }
+
+    /// A recorded ping as sent: coordinates to 1e-7 degrees (about a centimetre), the rest to what a receiver
+    /// actually resolves, so a batch carries no noise digits.
+    static func locationPing(_ ping: PingRecord) -> LocationPing {
+        func round(_ value: Double, _ digits: Double) -> Double { (value * digits).rounded() / digits }
+        return LocationPing(
+            lat: round(ping.latitude, 1e7), lng: round(ping.longitude, 1e7), accuracy: ping.horizontalError.map { round($0, 10) },
+            speed: ping.speed.map { round($0, 100) }, heading: ping.track.map { round($0, 10) }, timestamp: round(ping.fixTime, 1000))
+    }
+}

@@ -1,0 +1,149 @@
+import BackendClient
+import BackendContract
+import DriverAPI
+import DriverDomain
+import DriverStore
+import FoundationEssentials
+import JSONRPC
+
+/// The workflow owns the task lanes: transitions, proofs, the stop order and visits. It sends them and handles
+/// their outcomes (an ack confirms the task's state, a refusal puts the task back to the backend's).
+extension Workflow: OutboxItemOwner {
+    static let ownedKinds: [OutboxItemRecord.Kind] = [.status, .podOTP, .podPhoto, .route, .visit]
+
+    /// Sends the task lanes; fetches the route again on task pushes and when the link comes back.
+    nonisolated func attach(to uplink: Uplink) {
+        uplink.register(self, for: Self.ownedKinds)
+        uplink.whenPushed { [self] push in await pushReceived(push) }
+        uplink.whenLinkRestored { [self] in await requestSync() }
+    }
+
+    nonisolated func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {
+        switch item.kind {
+        case .status:
+            return try await client.patchStatus(taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token).status
+        case .podOTP:
+            _ = try await client.postOTP(taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+        case .podPhoto:
+            _ = try await uploadPhoto(item, with: client, token: token)
+        case .route:
+            _ = try await client.putRoute(body: item.payload, token: token)
+        case .visit:
+            _ = try await client.postVisit(body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+        default:  // another owner's: never handed here (`attach(to:)` registers `ownedKinds`)
+            throw BackendClientError.unexpected("the workflow does not send \(item.kind.rawValue) items")
+        }
+        return nil
+    }
+
+    /// A spooled photo, streamed with progress. A spool file that is gone cannot be sent ever: refused.
+    private nonisolated func uploadPhoto(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> PODReceipt {
+        let spooled: SpooledPhoto
+        let bytes: Data
+        do {
+            spooled = try JSONDecoder().decode(SpooledPhoto.self, from: item.payload)
+            bytes = try Data(contentsOf: URL(fileURLWithPath: spooled.file))
+        } catch {
+            throw BackendClientError(refusedLocally: "the spooled photo cannot be read: \(error)")
+        }
+        let hub = hub
+        return try await client.postPhoto(
+            taskId: item.taskId, photo: bytes, contentType: spooled.contentType, fields: spooled.formFields,
+            idempotencyKey: item.idempotencyKey, token: token
+        ) { sent, total in
+            hub.publish(Events.podProgress, PODProgressEvent(taskId: item.taskId, sentBytes: sent, totalBytes: total))
+        }
+    }
+
+    func acknowledged(_ item: OutboxItemRecord, applied appliedStatus: TaskStatus?) async {
+        if item.kind == .visit { try? visitBook.markSent(id: item.idempotencyKey) }
+        guard var task = tasks[item.taskId] else { return }
+        switch item.kind.category {
+        case .transition:
+            if let appliedStatus {
+                task.backendStatus = appliedStatus
+                // A backend past what the unit knew (its own changes, sent before a power cut lost their record).
+                if TaskWorkflow.precedes(task.status, appliedStatus) { task.status = appliedStatus }
+            }
+        case .proof:
+            let wasAccepted = task.pod == .accepted
+            task.pod = .accepted
+            if !wasAccepted { publishVerdict(item, task: task.id, accepted: true, message: nil) }
+        case .routeChange, .activity, .alert:
+            return
+        }
+        // The acked item itself is still queued until this returns.
+        let othersQueued = (try? outbox.hasPendingItems(taskId: task.id, besides: item.id)) ?? true
+        if !othersQueued, task.sync == .pending { task.sync = .synced }
+        task.updatedAt = now()
+        // Front ends hear the ack first (the notification is written as it is published), then it is written: the
+        // write only mirrors what the backend holds (the item stays queued until this returns, and a sync restores
+        // the task after a power cut).
+        tasks[task.id] = task
+        // An answer changes neither the task's status nor its visits: the geofences stay as they are.
+        publish(task, geofencesFollow: false)
+        do {
+            try book.commit(task.record, detailChanged: false, item: nil)
+        } catch {
+            logger.error("cannot store task \(task.id): \(Store.describeWriteFailure(error))")
+        }
+    }
+
+    /// A refused change: the task goes back to the backend's state (its 409 answer says which), and the
+    /// task's later items, which followed from the refused one, become dead letters too.
+    func refused(_ item: OutboxItemRecord, refusal: BackendRefusal) async {
+        let category = item.kind.category
+        switch category {
+        case .routeChange:
+            requestSync()
+            return
+        case .activity, .alert:
+            // A record of where the vehicle went: refused alone (a dead letter), the task is not touched. (An
+            // SOS is never refused: the uplink tries it again.)
+            return
+        case .transition, .proof:
+            break
+        }
+        guard var task = tasks[item.taskId] else { return }
+        let local = task.status
+        if let remote = refusal.task {
+            task.detail = remote
+            task.backendStatus = remote.status
+            task.pod = remote.podAccepted ? .accepted : task.pod
+            task.failureReason = remote.failureReason
+        }
+        task.status = task.backendStatus
+        task.sync = .rejected
+        switch category {
+        case .proof:
+            task.pod = .rejected
+            publishVerdict(item, task: task.id, accepted: false, message: refusal.message)
+        case .transition, .routeChange, .activity, .alert:
+            break
+        }
+        task.updatedAt = now()
+        let later = ((try? outbox.pendingItems(taskId: task.id)) ?? []).compactMap(\.id)
+        let reason = "the backend refused an earlier change of task \(task.id): \(refusal.message)"
+        do {
+            try book.applySync(
+                upserts: [task.record], removals: [], sequence: nil,
+                deadLetters: Dictionary(uniqueKeysWithValues: later.map { ($0, reason) }), now: now())
+            tasks[task.id] = task
+        } catch {
+            logger.error("cannot store the backend's state of task \(task.id): \(Store.describeWriteFailure(error))")
+        }
+        let event = TaskConflictEvent(taskId: task.id, localStatus: local, backendStatus: task.status, reason: refusal.message)
+        hub.publish(Events.taskConflict, event)
+        publish(task)
+    }
+
+    private func publishVerdict(_ item: OutboxItemRecord, task: String, accepted: Bool, message: String?) {
+        let type: String
+        switch item.kind {
+        case .podPhoto: type = PODType.photo.rawValue
+        case .podOTP: type = PODType.otp.rawValue
+        default: return
+        }
+        hub.publish(Events.podVerdict, PODVerdictEvent(taskId: task, type: type, accepted: accepted, message: message))
+    }
+}
