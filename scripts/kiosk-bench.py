@@ -5,10 +5,12 @@
                    the same action called by a raw client on driverd's socket until its reply (the floor);
   push -> screen   a backend push (POST /sim/messages) until the page shows it, against the same push read by a
                    raw `events.subscribe` client on driverd's socket (the floor: what driverd itself takes);
+  order -> screen  a new order from the dispatcher (POST /sim/tasks: a push, then driverd fetches the route) until
+                   the page lists its stop, against a raw client seeing the order's `task.changed`;
   memory           the page's JS heap and the renderer's RSS after a loop of the whole journey (--soak-minutes),
                    against the same at its start; the kiosk's peak RSS against driverd's.
 
-    kiosk-bench.py BIN_DIR [--taps 30] [--pushes 50] [--soak-minutes 0]
+    kiosk-bench.py BIN_DIR [--taps 30] [--orders 20] [--pushes 50] [--soak-minutes 0]
 """
 import argparse
 import json
@@ -24,6 +26,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("bin")
 parser.add_argument("--pushes", type=int, default=50)
 parser.add_argument("--taps", type=int, default=30)
+parser.add_argument("--orders", type=int, default=20)
 parser.add_argument("--soak-minutes", type=float, default=0)
 args = parser.parse_args()
 os.environ["DRIVERD_BIN_DIR"] = os.path.abspath(args.bin)
@@ -189,6 +192,38 @@ def tap_latency(stack, page, client, taps):
     return screen, floor
 
 
+def order_latency(stack, page, orders):
+    """A dispatcher's new order until the page's route lists it, and until a raw subscriber hears of it."""
+    page.evaluate("""() => {
+        window.benchOrders = {};
+        new MutationObserver(() => {
+            const route = window.kioskState.route;
+            for (const task of (route && route.tasks) || []) {
+                if (task.id.startsWith('task-order-') && !(task.id in window.benchOrders)) window.benchOrders[task.id] = Date.now();
+            }
+        }).observe(document.getElementById('stops'), {childList: true, subtree: true});
+    }""")
+    raw = RPC(stack.socket)
+    raw.call("events.subscribe", {"topics": ["task.changed"]})
+    template = json.load(open(SCENARIO))["tasks"][0]
+    screen, floor = [], []
+    for index in range(orders):
+        task_id = f"task-order-{index}"
+        sent = time.time()
+        stack.sim("/sim/tasks", dict(template, id=task_id))
+        while True:
+            message = raw.read()
+            if message.get("method") == "task.changed" and message["params"]["id"] == task_id:
+                floor.append((time.time() - sent) * 1000)
+                break
+        shown = wait_for(lambda: page.evaluate(f"() => window.benchOrders['{task_id}']"), timeout=20, interval=0.005,
+                         what=f"{task_id} on screen")
+        screen.append(shown - sent * 1000)
+        time.sleep(0.3)
+    raw.close()
+    return screen, floor
+
+
 def journey(stack, client, index):
     """One order, assigned and delivered: the page follows every change."""
     task_id = f"task-soak-{index}"
@@ -248,6 +283,13 @@ def main():
                   f"p99 {percentile(screen, 99):.1f} ms")
             print(f"  baseline, the same action by a raw client until its reply: p50 {percentile(floor, 50):.1f} ms, "
                   f"p99 {percentile(floor, 99):.1f} ms; ratio p50 {percentile(screen, 50) / max(percentile(floor, 50), 0.001):.2f}x")
+
+            screen, floor = order_latency(stack, page, args.orders)
+            print(f"order -> screen ({args.orders} new orders from the dispatcher): p50 {percentile(screen, 50):.1f} ms, "
+                  f"p99 {percentile(screen, 99):.1f} ms")
+            print(f"  baseline, the order's task.changed on a raw client: p50 {percentile(floor, 50):.1f} ms, "
+                  f"p99 {percentile(floor, 99):.1f} ms; the screen's own share p50 "
+                  f"{statistics.median(s - f for s, f in zip(screen, floor)):.1f} ms")
 
             screen, floor = latency(stack, page, raw, args.pushes)
             print(f"push -> screen ({args.pushes} pushes): p50 {percentile(screen, 50):.1f} ms, p99 {percentile(screen, 99):.1f} ms")

@@ -23,6 +23,9 @@ public enum Events {
     public static let taskConflict = Event<TaskConflictEvent>("task.conflict")
     /// The route (stops or their order) changed.
     public static let routeChanged = Event<RouteView>("route.changed")
+    /// After any change of a task or of the stops (an action, an answer, a sync, an arrival): the route and the
+    /// next stop's card, whole, coalesced (several changes at once make one). What a screen renders from (API 1.10).
+    public static let routeUpdated = Event<RouteUpdate>("route.updated")
     /// A photo upload's progress.
     public static let podProgress = Event<PODProgressEvent>("pod.progress")
     /// The backend's answer to a queued proof of delivery.
@@ -47,7 +50,7 @@ public enum Events {
 
     /// Every topic, once: what `events.subscribe` accepts, and what docs/API.md documents.
     public static let topics: [String] = [
-        gpsFix.topic, authRequired.topic, outboxRefused.topic, taskChanged.topic, taskConflict.topic, routeChanged.topic,
+        gpsFix.topic, authRequired.topic, outboxRefused.topic, taskChanged.topic, taskConflict.topic, routeChanged.topic, routeUpdated.topic,
         podProgress.topic, podVerdict.topic, push.topic, pushSummary.topic, arrivalSuggested.topic, stopLeftUnfinished.topic,
         visitChanged.topic, tripRecorded.topic, sosChanged.topic, safetyChanged.topic,
     ]

@@ -308,3 +308,16 @@ public struct TaskConflictEvent: Codable, Sendable, Equatable {
         self.reason = reason
     }
 }
+
+/// `route.updated`'s params: the route and the next stop's card as they are after a change, whole, so a screen
+/// renders from the notification alone (since API 1.10).
+public struct RouteUpdate: Codable, Sendable, Equatable {
+    /// As `route.get` answers now.
+    public var route: RouteView
+    /// As `route.next` answers now.
+    public var next: RouteNext
+    public init(route: RouteView, next: RouteNext) {
+        self.route = route
+        self.next = next
+    }
+}

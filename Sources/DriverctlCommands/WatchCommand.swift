@@ -19,7 +19,7 @@ struct Watch: ParsableCommand {
     var seconds: Double?
 
     static let topics = [
-        Events.push.topic, Events.pushSummary.topic, Events.taskChanged.topic, Events.routeChanged.topic, Events.taskConflict.topic,
+        Events.push.topic, Events.pushSummary.topic, Events.routeUpdated.topic, Events.taskConflict.topic,
         Events.outboxRefused.topic, Events.authRequired.topic, Events.podVerdict.topic, Events.arrivalSuggested.topic,
         Events.stopLeftUnfinished.topic, Events.visitChanged.topic, Events.tripRecorded.topic, Events.sosChanged.topic,
     ]
@@ -33,15 +33,24 @@ struct Watch: ParsableCommand {
         var view = WatchView()
         let start = ContinuousClock.now
         var lastDraw = ContinuousClock.now - .seconds(3600)
+        var lastQuery = lastDraw
+        var outbox: OutboxStatus?, status: AgentStatus?
         while seconds.map({ ContinuousClock.now - start < .seconds($0) }) ?? true {
             if let (topic, params) = try events.nextNotification() {
                 let line = view.note(topic, params)
                 if !terminal, let line { Environment.printLine(line) }
             }
             guard terminal || ContinuousClock.now - lastDraw >= .seconds(refresh) || view.changed else { continue }
-            let screen = try view.render(
-                next: queries.call(Methods.routeNext, NoParams()), outbox: queries.call(Methods.outboxStatus, NoParams()),
-                status: queries.call(Methods.agentStatus, NoParams()))
+            // The card comes with every change (route.updated); the link, the queue and the ETA's age are read on the
+            // refresh's rhythm, not once per notification.
+            if view.next == nil || outbox == nil || ContinuousClock.now - lastQuery >= .seconds(refresh) {
+                view.next = try queries.call(Methods.routeNext, NoParams())
+                outbox = try queries.call(Methods.outboxStatus, NoParams())
+                status = try queries.call(Methods.agentStatus, NoParams())
+                lastQuery = .now
+            }
+            guard let next = view.next, let outbox, let status else { continue }
+            let screen = view.render(next: next, outbox: outbox, status: status)
             if terminal {
                 Environment.printLine("\u{1B}[H\u{1B}[2J" + screen)
             } else if view.changed || ContinuousClock.now - lastDraw >= .seconds(30) {
@@ -59,6 +68,8 @@ struct WatchView {
     var summary: PushSummary?
     var notes: [String] = []
     var changed = true
+    /// The next stop's card, as the last `route.updated` (or `route.next`) gave it.
+    var next: RouteNext?
 
     /// Takes a notification in; returns a line for plain output.
     mutating func note(_ topic: String, _ params: JSONValue?) -> String? {
@@ -74,6 +85,9 @@ struct WatchView {
         case Events.pushSummary.topic:
             summary = try? Events.pushSummary.decode(bytes)
             return summary.map { "waiting while driving: \($0.summary)" }
+        case Events.routeUpdated.topic:
+            next = (try? Events.routeUpdated.decode(bytes))?.next ?? next
+            return nil
         case Events.arrivalSuggested.topic:
             guard let arrival = try? Events.arrivalSuggested.decode(bytes) else { return nil }
             return remember("arrival detected at \(arrival.stopId), \(Int(arrival.distanceMeters)) m from it"

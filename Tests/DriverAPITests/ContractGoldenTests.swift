@@ -23,7 +23,7 @@ struct ContractGoldenTests {
         }
         let expected = try golden(name)
         #expect(String(decoding: try encoder.encode(value), as: UTF8.self) == String(decoding: expected, as: UTF8.self))
-        // What the daemon writes on the socket (`Codec`, not Foundation's encoder) is the same text.
+        // What the daemon writes on the socket (`Codec`) is the same text.
         #expect(String(decoding: try Codec.encode(value), as: UTF8.self) == String(decoding: expected, as: UTF8.self))
         #expect(try JSONDecoder().decode(T.self, from: expected) == value)
     }
@@ -92,6 +92,9 @@ struct ContractGoldenTests {
             primaryAction: .arrivedAtDestination, navigation: links)
         try Self.check(RouteNext(next: card, remainingStops: 2), "route.next.result")
         try Self.check(RouteView(stops: [Self.stop], tasks: [Self.task], syncedAt: 1795852790), "route.get.result")
+        try Self.check(
+            RouteUpdate(route: RouteView(stops: [Self.stop], tasks: [Self.task], syncedAt: 1795852790), next: RouteNext(next: card, remainingStops: 2)),
+            "route.updated.event")
         try Self.check(TaskParams(taskId: "task-1001"), "task.accept.params")
         try Self.check(Self.task, "task.accept.result")
         try Self.check(FailParams(taskId: "task-1001", reason: .customerUnavailable, note: "rang twice"), "task.fail.params")

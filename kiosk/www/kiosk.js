@@ -12,8 +12,9 @@ if (params.get("token")) {
   history.replaceState(null, "", location.pathname);
 }
 
-const TOPICS = ["task.changed", "route.changed", "push", "push.summary", "safety.changed", "gps.fix", "arrival.suggested",
-  "stop.leftUnfinished", "pod.verdict", "pod.progress", "outbox.refused", "task.conflict", "sos.changed", "auth.required"];
+// route.updated carries the route and the card whole after every change: the screen renders from it, asking nothing.
+const TOPICS = ["route.updated", "push", "push.summary", "safety.changed", "gps.fix", "stop.leftUnfinished", "pod.verdict",
+  "pod.progress", "outbox.refused", "task.conflict", "sos.changed", "auth.required"];
 const ACTION_METHOD = {
   "Accept": "task.accept", "Arrived": "task.arrive", "Picked up": "task.pickup", "Arrived at destination": "task.arrive",
   "Delivered": "task.deliver", "Return to vendor": "task.returnToVendor",
@@ -94,10 +95,12 @@ async function refreshAll() {
   state.lastStatusAt = Date.now();
 }
 
-async function refreshRoute() {
+// The card's distance and local ETA age with the van's position, the strip's link with time: read again on the
+// fix's rhythm. Changes of tasks and stops come by themselves (route.updated).
+async function refreshStatus() {
   try {
-    const [route, next, status] = await Promise.all([call("route.get"), call("route.next"), call("agent.status")]);
-    state.route = route; state.next = next; state.status = status; state.safety = status.safety || state.safety;
+    const [next, status] = await Promise.all([call("route.next"), call("agent.status")]);
+    state.next = next; state.status = status; state.safety = status.safety || state.safety;
     state.lastStatusAt = state.lastNextAt = Date.now();
     render();
   } catch { /* the connection's close handler shows it */ }
@@ -109,7 +112,7 @@ function notified(topic, params) {
     case "gps.fix":
       state.fix = { lat: params.latitude, lng: params.longitude, speed: params.speed, error: params.horizontalError };
       // The strip's link and queue, the card's ETA: refreshed on the fix's own rhythm, at most every 10 s.
-      if (Date.now() - state.lastStatusAt > 10000) { state.lastStatusAt = Date.now(); refreshRoute(); }
+      if (Date.now() - state.lastStatusAt > 10000) { state.lastStatusAt = Date.now(); refreshStatus(); }
       renderDrive(); renderTheme(); renderStrip();
       break;
     case "safety.changed":
@@ -133,18 +136,15 @@ function notified(topic, params) {
       break;
     case "pod.verdict":
       say(params.accepted ? "Proof accepted." : `Proof refused: ${params.message || "capture it again"}`);
-      refreshRoute();
       break;
     case "pod.progress":
       $("pod-status").textContent = `Sending photo: ${Math.round((100 * params.sentBytes) / Math.max(1, params.totalBytes))} %`;
       break;
     case "outbox.refused":
       say(`The office refused a change to ${params.taskId}: the screen shows the office's state.`);
-      refreshRoute();
       break;
     case "task.conflict":
       say(`Dispatch changed ${params.taskId}: ${params.reason}`);
-      refreshRoute();
       break;
     case "sos.changed":
       say(params.state === "acknowledged" ? "SOS received by the office." : "SOS sent. Help is being called.");
@@ -152,8 +152,12 @@ function notified(topic, params) {
     case "auth.required":
       say("The unit must log in again: call the office.");
       break;
-    default: // task.changed, route.changed, arrival.suggested
-      refreshRoute();
+    case "route.updated":
+      state.route = params.route;
+      state.next = params.next;
+      state.lastNextAt = Date.now();
+      render();
+      break;
   }
 }
 
@@ -194,7 +198,8 @@ function renderStrip() {
   $("chip-gps").textContent = `GPS: ${gps.link === "connected" ? (fresh ? fixText(gps.lastFix) : "no fix") : gps.link || "unknown"}`;
   const uplink = status.uplink || {};
   $("chip-link").textContent = `Link: ${uplink.enabled === false ? "no backend" : uplink.link || "unknown"}`;
-  const waiting = (uplink.transitions || 0) + (uplink.proofs || 0);
+  // Orders with changes the backend has not confirmed, from the route (route.updated keeps it current).
+  const waiting = state.route ? state.route.tasks.filter((task) => task.sync === "pending").length : 0;
   $("chip-queue").textContent = waiting ? `${waiting} waiting` : "All sent";
   const clock = status.clock || {};
   $("chip-clock").textContent = `Clock: ${clock.source === "ntp" ? "network" : clock.source === "gps" ? "GPS" : "unsynced"}`;
@@ -372,7 +377,8 @@ async function act(method, params) {
     }
   } finally {
     state.busy = false;
-    await refreshRoute();
+    // What the action changed comes as route.updated (published as it is committed): nothing to ask for here.
+    render();
   }
 }
 

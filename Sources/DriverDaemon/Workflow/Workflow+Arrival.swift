@@ -118,6 +118,7 @@ extension Workflow {
             "arrival detected at \(stopId) (\(Int(distance.rounded())) m, \(Int(dwell.rounded())) s slow inside)",
             metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.arrivalDetected.rawValue)", "task_id": "\(taskId)"])
         hub.publish(Events.arrivalSuggested, detection)
+        routeUpdated()
         guard geofences.mode == .auto else {
             publish(task)
             return

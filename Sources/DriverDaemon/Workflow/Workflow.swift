@@ -42,6 +42,8 @@ actor Workflow {
     /// Set by pushes and reconnects; the service loop syncs when it is.
     let syncNeeded = Wakeup()
     var syncRequested = true
+    /// A `route.updated` is on its way: further changes before it goes ride along.
+    var routeUpdatePending = false
 
     init(
         book: TaskBook, outbox: Outbox, uplink: Uplink?, hub: EventHub, tracker: Tracker, spool: PhotoSpool, pushes: PushCenter,
@@ -150,6 +152,7 @@ actor Workflow {
 
     func storeServerETA(_ eta: ETAResponse) {
         serverETAs[eta.taskId] = (eta, monotonic)
+        routeUpdated()
     }
 
     /// The task a call names, or the one the next stop belongs to.
@@ -265,11 +268,26 @@ actor Workflow {
     func publish(_ task: LocalTask, geofencesFollow: Bool = true) {
         if geofencesFollow { refreshGeofences() }
         hub.publish(Events.taskChanged, view(task))
+        routeUpdated()
     }
 
     func publishRoute() {
         refreshGeofences()
         hub.publish(Events.routeChanged, route())
+        routeUpdated()
+    }
+
+    /// Screens render the route and the card from `route.updated`: sent once the changes of this turn of the actor
+    /// are made (a sync that changes four tasks makes one), and only when a front end listens.
+    func routeUpdated() {
+        guard !routeUpdatePending, hub.hasSubscribers(Events.routeUpdated) else { return }
+        routeUpdatePending = true
+        Task { await self.publishRouteUpdate() }
+    }
+
+    private func publishRouteUpdate() {
+        routeUpdatePending = false
+        hub.publish(Events.routeUpdated, RouteUpdate(route: route(), next: next()))
     }
 
     /// Where the vehicle is now, for a transition: the last fix if it is recent, and never off shift.
