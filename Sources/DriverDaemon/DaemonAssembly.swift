@@ -24,10 +24,20 @@ struct DaemonAssembly: Sendable {
         var backend: (any BackendAPI)?
         /// The backend's WebSocket, tried before HTTPS batches and push polling.
         var webSocket: WebSocketLink?
+        /// The daemon's clocks and timers (`DaemonClock(time:)`: the system's, or a virtual time in tests).
         var clock: DaemonClock
+        /// Where fixes come from.
+        var fixSource: FixSource = .gpsd
         var levelControl = LogLevelControl(.info)
         var recentWarnings = RecentWarnings()
         var socketActivated = false
+    }
+
+    enum FixSource: Sendable {
+        /// gpsd at `gps.gpsd`, through libgps on a thread of its own.
+        case gpsd
+        /// The caller hands events to `pipeline` (in-process tests: fixes at the virtual times they choose).
+        case handedIn
     }
 
     let router: RPCRouter
@@ -65,7 +75,7 @@ struct DaemonAssembly: Sendable {
         let hub = EventHub()
         let outbox = Outbox(store: store)
         let shift = Shift(unitState: UnitState(store: store), autoStart: config.shiftAutoStart, clock: clock)
-        let safety = Safety(limit: config.safetySpeedLimit, staleAfter: config.safetyStaleFixSeconds)
+        let safety = Safety(limit: config.safetySpeedLimit, staleAfter: config.safetyStaleFixSeconds, clock: clock)
         let geofences = GeofenceMonitor(mode: config.arrivalMode, defaultRadius: config.arrivalRadius, dwellSeconds: config.arrivalDwellSeconds)
         let travel = TravelMonitor(
             book: TravelBook(store: store), recorder: recorder, idleSeconds: config.idleSeconds,
@@ -76,8 +86,8 @@ struct DaemonAssembly: Sendable {
             power: PowerInputs(powerSupplyDirectory: config.powerSupplyDirectory, ignitionPath: config.ignitionPath),
             saverThresholdPercent: config.saverThresholdPercent, watchMode: config.gpsWatch, logger: Logger(label: "gps"),
             shift: shift, safety: safety, powerPollInterval: Double(config.powerPollSeconds))
-        let reader = GPSDReader(endpoint: endpoint, handler: pipeline)
-        pipeline.attach(reader)
+        let reader = inputs.fixSource == .gpsd ? GPSDReader(endpoint: endpoint, handler: pipeline) : nil
+        if let reader { pipeline.attach(reader) }
         let tracking = TrackingRuntime(tracker: tracker, recorder: recorder, reader: reader, hub: hub, pipeline: pipeline)
         let uplink = inputs.backend.map { backend in Uplink(
             client: backend, webSocket: inputs.webSocket, outbox: outbox, recorder: recorder, stateDirectory: config.stateDirectory,

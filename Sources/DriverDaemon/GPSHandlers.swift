@@ -10,13 +10,14 @@ import Synchronization
 struct TrackingRuntime: Sendable {
     let tracker: Tracker
     let recorder: PingRecorder?
-    let reader: GPSDReader
+    /// nil: fixes are handed to the pipeline by the caller (`DaemonAssembly.FixSource.handedIn`).
+    let reader: GPSDReader?
     let hub: EventHub
     let pipeline: TrackingPipeline
 
     func gpsStatus() -> GPSStatus {
         tracker.gpsStatus(
-            endpoint: reader.endpoint.description, tracking: recorder != nil,
+            endpoint: reader?.endpoint.description ?? "none (fixes handed in)", tracking: recorder != nil,
             recorder: PingRecorderCounters(
                 committed: recorder?.kept ?? 0, byMotion: recorder?.keptByMotion ?? [:],
                 pending: recorder?.pendingCount ?? 0, lastError: recorder?.lastError))

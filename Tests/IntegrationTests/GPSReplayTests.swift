@@ -46,8 +46,14 @@ struct GPSReplayTests {
         let fake = try GPSFake(log: try Harness.log("skytraq.log"), delay: 0.05)
         let daemon = try Harness.daemon(gpsd: fake.endpoint)
         let (_, links) = try Harness.waitFor(daemon) { $0.link == .noFix }
-        // The whole log: 166 lines at 50 ms.
-        usleep(9_000_000)
+        // Through the whole log (166 lines at 50 ms, and a second more), every look finds nothing recorded. (gpsfake
+        // gives no sign of the log's end while a client is connected.)
+        let end = ContinuousClock.now + .seconds(166 * 0.05 + 1)
+        while ContinuousClock.now < end {
+            let status = try Harness.status(daemon)
+            #expect(status.pingsRecorded == 0 && status.fixesSeen == 0, "\(status)")
+            usleep(250_000)
+        }
         let status = try Harness.status(daemon)
         #expect(status.pingsRecorded == 0 && status.fixesSeen == 0 && status.lastFix == nil)
         #expect(links.contains("noFix"))

@@ -100,7 +100,11 @@ struct UplinkTests {
         try Self.queueJourney(in: directory.file("state"))
         _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(dropBeforeRate: 0.25, dropAfterRate: 0.25, errorRate: 0.2))
         let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Harness.config(backend: sim), directory: directory)
-        try await Task.sleep(for: .seconds(2))
+        // Half the queue goes through the faults before they are lifted.
+        try await waitUntil("half the transitions through faults", detail: daemon.log) {
+            let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
+            return stats.faultsInjected > 0 && stats.statusUpdates.count >= 4
+        }
         _ = try await http.request(.DELETE, "/sim/faults")
         let status = try Harness.drain(daemon)
         #expect(status.deadLetters == 1)

@@ -9,32 +9,35 @@ final class Safety: Sendable {
     private let gate: Mutex<SafetyGate>
     private let onChange = Mutex<(@Sendable (SafetyGate.Change) -> Void)?>(nil)
 
-    init(limit: Double, staleAfter: Double) {
+    private let clock: DaemonClock
+
+    init(limit: Double, staleAfter: Double, clock: DaemonClock) {
         gate = Mutex(SafetyGate(limit: limit, staleAfter: staleAfter))
+        self.clock = clock
     }
 
     /// The gate measures durations (settle time, fix age): the monotonic clock, never the wall clock.
-    static func now() -> Double { DaemonClock.monotonicNow() }
+    func now() -> Double { clock.monotonic }
 
     /// Called when the vehicle comes to a stand (held pushes go out then) or starts to move (front ends switch
     /// to their driving view).
     func whenChanged(_ action: @escaping @Sendable (SafetyGate.Change) -> Void) { onChange.withLock { $0 = action } }
 
     func observe(speed: Double?, nextFixWithin: Double) {
-        let change = gate.withLock { $0.observe(speed: speed, now: Self.now(), nextFixWithin: nextFixWithin) }
+        let change = gate.withLock { $0.observe(speed: speed, now: now(), nextFixWithin: nextFixWithin) }
         if let change { onChange.withLock { $0 }?(change) }
     }
 
     func setIgnition(_ ignition: Bool?) {
-        let change = gate.withLock { $0.setIgnition(ignition, now: Self.now()) }
+        let change = gate.withLock { $0.setIgnition(ignition, now: now()) }
         if let change { onChange.withLock { $0 }?(change) }
     }
 
-    var isOpen: Bool { gate.withLock { $0.isOpen(now: Self.now()) } }
+    var isOpen: Bool { gate.withLock { $0.isOpen(now: now()) } }
 
     /// Throws the dedicated error unless the vehicle stands.
     func require(_ action: String) throws {
-        let (open, state, speed) = gate.withLock { gate in (gate.isOpen(now: Self.now()), gate.state(now: Self.now()), gate.speed) }
+        let (open, state, speed) = gate.withLock { gate in (gate.isOpen(now: now()), gate.state(now: now()), gate.speed) }
         guard !open else { return }
         throw APIError(.drivingGate, "pull over to complete: \(action) waits until the vehicle stands; \(Self.why(state, speed: speed))")
     }
@@ -49,7 +52,7 @@ final class Safety: Sendable {
 
     func status(heldPushes: Int) -> SafetyStatus {
         gate.withLock { gate in
-            let now = Self.now()
+            let now = now()
             let state = gate.state(now: now)
             let open = gate.isOpen(now: now)
             return SafetyStatus(

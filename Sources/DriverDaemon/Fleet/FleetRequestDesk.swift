@@ -142,7 +142,7 @@ final class FleetRequestDesk: Sendable {
         return .success((level, seconds, { [self] in
             control.set(level)
             let back = Task {
-                do { try await EventLoopSleep.sleep(for: .seconds(seconds)) } catch { return }
+                do { try await self.tracker.clock.sleep(for: seconds) } catch { return }
                 control.set(configured)
                 logger.notice("log level back to \(configured) after the fleet's \(Int(seconds)) s of \(level)")
             }

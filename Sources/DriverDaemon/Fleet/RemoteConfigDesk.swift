@@ -154,7 +154,7 @@ struct RemoteConfigService: Service {
 
     func run() async {
         let promoter = desk.start.onTrial ? Task { [desk] in
-            try await EventLoopSleep.sleep(for: .seconds(desk.healthySeconds))
+            try await desk.clock.sleep(for: desk.healthySeconds)
             desk.promote()
         } : nil
         defer { promoter?.cancel() }

@@ -24,19 +24,18 @@ final class DaemonClock: Sendable {
     /// Tells who cares (the log) when the source changes: `(from, to, systemClockOffset)`.
     private let onSourceChange = Mutex<(@Sendable (TimeSource?, TimeSource, Double) -> Void)?>(nil)
 
-    init() {}
+    /// The clocks and timers underneath: the system's on a unit, a virtual time in tests.
+    let time: any TimeBase
 
-    /// CLOCK_BOOTTIME seconds.
-    static func monotonicNow() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
+    init(time: any TimeBase = SystemTime()) { self.time = time }
 
-    var monotonic: Double { Self.monotonicNow() }
+    var monotonic: Double { time.monotonic }
 
-    /// Whether the kernel says the clock is synchronised. A failed read (a seccomp filter) counts as not.
-    static func kernelSynchronized() -> Bool { ctimex_synchronized(nil) == 1 }
+    /// Returns once `seconds` have passed; throws if the task is cancelled first.
+    func sleep(for seconds: Double) async throws { try await time.sleep(for: seconds) }
+
+    /// A wake-up on this clock's timers.
+    func wakeup() -> Wakeup { Wakeup(time: time) }
 
     /// Why the kernel's clock state cannot be read (nil: it can), said once at start: without it every stamp
     /// comes from GPS time, or is `unsynced`.
@@ -50,15 +49,15 @@ final class DaemonClock: Sendable {
     }
 
     private func reading(_ state: inout State) -> TrustedClock.Reading {
-        let monotonic = Self.monotonicNow()
+        let monotonic = time.monotonic
         let synchronized: Bool
         if let kernel = state.kernel, monotonic - kernel.readAt < Self.kernelRefresh {
             synchronized = kernel.synchronized
         } else {
-            synchronized = Self.kernelSynchronized()
+            synchronized = time.wallSynchronized
             state.kernel = (synchronized, monotonic)
         }
-        return TrustedClock.Reading(wall: WallClock.now(), monotonic: monotonic, kernelSynchronized: synchronized)
+        return TrustedClock.Reading(wall: time.wall, monotonic: monotonic, kernelSynchronized: synchronized)
     }
 
     /// The time to stamp with now, and its source.
@@ -75,7 +74,7 @@ final class DaemonClock: Sendable {
 
     /// An accepted fix, handled now: GPS time becomes known (or better known).
     func observeFix(time: Double) {
-        state.withLock { $0.trusted.observeFix(time: time, monotonic: Self.monotonicNow()) }
+        state.withLock { $0.trusted.observeFix(time: time, monotonic: self.time.monotonic) }
     }
 
     /// The receiver's timeline was re-anchored backwards: what was learnt from it is void.

@@ -58,12 +58,12 @@ final class Uplink: Sendable {
     /// The heartbeat to send while the receiver has no usable fix (nil: it has one).
     let heartbeat: @Sendable () -> UnitHeartbeat?
     let state: Mutex<State>
-    private let wakeup = Wakeup()
+    private let wakeup: Wakeup
     /// An SOS, transition or proof was queued since the items were last looked at: a draining backlog lets it
     /// go before its next batch.
     let itemsQueued = Atomic<Bool>(false)
     /// Ends the WebSocket loop's waits at shutdown.
-    let webSocketWakeup = Wakeup()
+    let webSocketWakeup: Wakeup
     static let maxPings = 500
     /// Batches sent back to back in one attempt (until none is left) before transitions get another look.
     static let batchesPerAttempt = 20
@@ -77,6 +77,8 @@ final class Uplink: Sendable {
         clock: DaemonClock, heartbeat: @escaping @Sendable () -> UnitHeartbeat? = { nil }
     ) {
         self.clock = clock
+        wakeup = clock.wakeup()
+        webSocketWakeup = clock.wakeup()
         self.heartbeat = heartbeat
         self.onShift = onShift
         self.client = client

@@ -1,17 +1,18 @@
-import NIOCore
-import NIOPosix
 import Synchronization
 
-/// Sleeps until a deadline or until signalled, on a NIO timer (no libdispatch; see `EventLoopSleep`).
-/// A signal that comes while nobody waits is kept for the next wait.
+/// Sleeps until a deadline or until signalled, on its time base's timers (NIO's on a unit, virtual ones in
+/// tests). A signal that comes while nobody waits is kept for the next wait.
 final class Wakeup: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
-        var timer: Scheduled<Void>?
+        var timer: TimerHandle?
     }
 
     private let state = Mutex(State())
+    private let time: any TimeBase
+
+    init(time: any TimeBase) { self.time = time }
 
     func signal() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
@@ -27,7 +28,7 @@ final class Wakeup: Sendable {
         waiter?.resume()
     }
 
-    /// Returns at `deadline` (unix seconds), on a signal, or when the task is cancelled.
+    /// Returns at `deadline` (monotonic seconds), on a signal, or when the task is cancelled.
     func wait(until deadline: Double, now: Double) async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -37,8 +38,8 @@ final class Wakeup: Sendable {
                         return true
                     }
                     state.waiter = continuation
-                    let nanoseconds = Int64(max(0, deadline - now) * 1e9)
-                    state.timer = MultiThreadedEventLoopGroup.singleton.next().scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
+                    // `now` is the caller's reading of the same monotonic time: the wait lasts `deadline - now`.
+                    state.timer = time.schedule(at: time.monotonic + max(0, deadline - now)) { [self] in
                         let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
                             defer { state.waiter = nil; state.timer = nil }
                             return state.waiter

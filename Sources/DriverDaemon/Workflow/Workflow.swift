@@ -40,7 +40,7 @@ actor Workflow {
     /// The backend's ETA for a task's next stop, kept with the (monotonic) time it was fetched.
     var serverETAs: [String: (eta: ETAResponse, fetchedAt: Double)] = [:]
     /// Set by pushes and reconnects; the service loop syncs when it is.
-    let syncNeeded = Wakeup()
+    let syncNeeded: Wakeup
     var syncRequested = true
     /// A `route.updated` is on its way: further changes before it goes ride along.
     var routeUpdatePending = false
@@ -60,6 +60,7 @@ actor Workflow {
         self.uplink = uplink
         self.hub = hub
         self.tracker = tracker
+        syncNeeded = tracker.clock.wakeup()
         self.spool = spool
         self.logger = logger
         for record in try book.tasks() {

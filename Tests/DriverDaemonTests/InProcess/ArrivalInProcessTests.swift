@@ -74,7 +74,7 @@ struct ArrivalInProcessTests {
             #expect(events.all(Events.stopLeftUnfinished).isEmpty, "held while driving")
             // It stands 295 m south: the gate opens after its settle time, and the notice is shown.
             for _ in 0..<3 { receiver.fix(north: -295, speed: 0) }
-            try await Task.sleep(for: .seconds(3.2))
+            daemon.advance(by: 3.2)
             receiver.fix(north: -295, speed: 0)
             try await daemon.waitUntil("the notice") { !events.all(Events.stopLeftUnfinished).isEmpty }
             let notice = try #require(events.all(Events.stopLeftUnfinished).first)

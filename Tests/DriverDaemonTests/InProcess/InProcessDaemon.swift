@@ -21,6 +21,9 @@ final class InProcessDaemon: Sendable {
     let connection = RPCConnection(id: 1, peer: PeerCredentials(pid: getpid(), uid: 0, gid: 0, supplementaryGroups: []), mayMutate: true)
 
     /// `credentials`: log in unattended with the built-in world's driver (else a test logs in by `auth.login`).
+    /// The daemon's time: virtual, advanced by `advance(by:)` and by `waitUntil` as it polls.
+    let time = ManualTime()
+
     init(backend: StandInBackend?, credentials: Bool = true, configure: (inout DaemonConfig) -> Void = { _ in }) throws {
         var template = Array("/tmp/driverd-inprocess-XXXXXX".utf8CString)
         directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
@@ -28,8 +31,6 @@ final class InProcessDaemon: Sendable {
         var config = DaemonConfig()
         config.stateDirectory = directory
         config.socketPath = directory + "/driverd.sock"
-        // Nothing listens there: no fix comes unless a test feeds one.
-        config.gpsd = "127.0.0.1:1"
         config.shiftAutoStart = true
         if backend != nil, credentials {
             config.backendUsername = "rider1"
@@ -37,7 +38,8 @@ final class InProcessDaemon: Sendable {
         }
         configure(&config)
         assembly = try DaemonAssembly.make(.init(
-            config: config, store: try Store(directory: directory), backend: backend, webSocket: nil, clock: DaemonClock()))
+            config: config, store: try Store(directory: directory), backend: backend, webSocket: nil, clock: DaemonClock(time: time),
+            fixSource: .handedIn))
         dispatcher = RPCDispatcher(router: assembly.router, counters: assembly.counters, logger: Logger(label: "in-process"))
     }
 
@@ -67,13 +69,22 @@ final class InProcessDaemon: Sendable {
         }
     }
 
-    /// Polls `condition` (up to `seconds`), failing with `what`.
-    /// (The suite's other tests can hold both of a 2-core machine's cooperative threads for 20 s at its start.)
+    /// Lets `seconds` of the daemon's time pass: every timer due on the way fires.
+    func advance(by seconds: Double) { time.advance(by: seconds) }
+
+    /// Polls `condition`, letting the daemon's virtual time pass meanwhile (a hundredth of a second a poll, so timers
+    /// come due in order), until `seconds` of it passed; fails with `what`. Real work (the store's syncs, tasks on
+    /// other threads) gets real time too: at least a minute of it, for a loaded 2-core machine.
     func waitUntil(_ what: String, seconds: Double = 60, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
+        let realDeadline = ContinuousClock.now + .seconds(60)
+        var waited = 0.0
+        while waited < seconds || ContinuousClock.now < realDeadline {
             if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(2))
+            if waited < seconds {
+                time.advance(by: 0.01)
+                waited += 0.01
+            }
         }
         if try await condition() { return }
         throw InProcessFailure("\(what): not within \(seconds) s")
