@@ -34,6 +34,8 @@ final class PowerCutJourney {
         var acknowledgedSOS = 0
         var configAnswers = 0
         var bundles = 0
+        /// Seconds from the last cut until every bundle was uploaded whole.
+        var bundleDrainSeconds = 0.0
         var lostAcknowledged: [String] = []
         var duplicates: [String] = []
         var deadLetters = 0
@@ -53,7 +55,7 @@ final class PowerCutJourney {
             let median = perCut.isEmpty ? 0 : perCut[perCut.count / 2]
             return "cuts \(cuts) (\(cutsByMoment.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")); torn \(tornCuts)), "
                 + "restarts \(restarts); acknowledged: \(acknowledgedTransitions) transitions, \(acknowledgedProofs) proofs, \(acknowledgedSOS) SOS; "
-                + "configuration answers \(configAnswers), bundles \(bundles); lost \(lostAcknowledged.count), duplicated \(duplicates.count), "
+                + "configuration answers \(configAnswers), bundles \(bundles) (the last uploaded \(Int(bundleDrainSeconds)) s into the final drain); lost \(lostAcknowledged.count), duplicated \(duplicates.count), "
                 + "dead letters \(deadLetters), integrity failures \(integrityFailures), torn files \(tornFiles.count); "
                 + "pings recorded \(pingsRecorded), lost \(pingsLost) (per cut: median \(median), max \(perCut.last ?? 0)); "
                 + "replays recognised \(recognisedReplays); unanswered: \(unanswered.sorted { $0.value > $1.value }.prefix(6).map { "\($0.value)× \($0.key)" })"
@@ -409,6 +411,8 @@ final class PowerCutJourney {
             let remote = try client().call(Methods.configShow, NoParams()).remote
             return !remote.onTrial
         }
+        let drainStarted = ContinuousClock.now
+        defer { report.bundleDrainSeconds = Double((ContinuousClock.now - drainStarted).components.seconds) }
         try waitUntil("every requested bundle uploaded", timeout: .seconds(180), detail: bundleDetail()) {
             try ensureDaemon()
             loginIfAsked()
@@ -462,9 +466,16 @@ final class PowerCutJourney {
     }
 
     private func bundleDetail() -> String {
-        let overview = (try? http.requestBlocking(.GET, "/sim/requests").body).map { String(decoding: $0, as: UTF8.self) } ?? "?"
-        let fleetLines = lives.flatMap { $0.daemon.log.split(separator: "\n").filter { $0.contains("fleet") || $0.contains("bundle") || $0.contains("diag") } }
-        return "asked \(bundlesAsked)\n\(overview.prefix(4000))\n" + fleetLines.suffix(60).joined(separator: "\n")
+        let overview = try? http.requestBlocking(.GET, "/sim/requests").decode(FleetOverview.self)
+        let incomplete = bundlesAsked.map { id -> String in
+            guard let upload = overview?.uploads.first(where: { $0.requestId == id }) else { return "\(id): nothing uploaded" }
+            return upload.complete ? "" : "\(id): \(upload.received) of \(upload.count) chunks\(upload.checksumMismatch ? ", checksum mismatch" : "")"
+        }.filter { !$0.isEmpty }
+        let answers = overview.map { Dictionary($0.acks.map { ($0.ack.requestId, $0.ack.status.rawValue) }, uniquingKeysWith: { $0 + "," + $1 }) } ?? [:]
+        let queue = (try? client(timeout: .seconds(10)).call(Methods.outboxStatus, NoParams())).map { "\($0)" } ?? "?"
+        let fleetLines = lives.flatMap { $0.daemon.log.split(separator: "\n").filter { ($0.contains("fleet") || $0.contains("bundle") || $0.contains("diag")) && !$0.contains(": DONE") } }
+        return "\(bundlesAsked.count) asked; incomplete: \(incomplete.prefix(20)) (\(incomplete.count)); their answers: "
+            + "\(incomplete.prefix(20).map { answers[String($0.prefix { $0 != ":" })] ?? "none" })\nqueue: \(queue)\n" + fleetLines.suffix(40).joined(separator: "\n")
     }
 
     /// Every ping a daemon recorded that the backend never got is lost; each must have been recorded within the
