@@ -93,14 +93,9 @@ struct FlashBench: ParsableCommand {
         try FileManager.default.createDirectory(atPath: scratch + "/state", withIntermediateDirectories: true)
         let log = scratch + "/route.nmea"
         try NMEAWriter.log(scenario.route).write(toFile: log, atomically: true, encoding: .utf8)
-        let delay = try gpsfakeRealTimeDelay(log: log)
-        let port = Int.random(in: 30000...39000)
-        let fake = try spawn("/usr/bin/gpsfake", ["-q", "-n", "-P", String(port), "-c", String(format: "%.4f", delay), log], environment: ["TMPDIR": scratch], quiet: true)
-        defer {
-            kill(fake.processIdentifier, SIGKILL)
-            fake.waitUntilExit()
-            _ = try? spawn("/usr/bin/pkill", ["-9", "-f", "gpsd .*-S \(port)"]).waitUntilExit()
-        }
+        let fake = try RealTimeGPSFake(log: log, scratch: scratch)
+        defer { fake.stop() }
+        let port = fake.port
         usleep(1_500_000)
         let started = Date()
         let socket = scratch + "/driverd.sock"

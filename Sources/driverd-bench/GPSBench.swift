@@ -82,18 +82,12 @@ struct GPSBench: ParsableCommand {
     }
 
     private func measure(_ scenario: Scenario, directory: String) throws {
-        let delay = try gpsfakeRealTimeDelay(log: scenario.log)
-        let port = Int.random(in: 30000...39000)
         let scratch = directory + "/\(scenario.name.replacingOccurrences(of: " ", with: "-"))"
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         let replayStart = Date()
-        let fake = try spawn("/usr/bin/gpsfake", ["-q", "-n", "-P", String(port), "-c", String(format: "%.4f", delay), scenario.log], environment: ["TMPDIR": scratch])
-        defer {
-            fake.interrupt()
-            kill(fake.processIdentifier, SIGKILL)
-            fake.waitUntilExit()
-            _ = try? spawn("/usr/bin/pkill", ["-9", "-f", "gpsd .*-S \(port)"]).waitUntilExit()
-        }
+        let fake = try RealTimeGPSFake(log: scenario.log, scratch: scratch, quiet: false)
+        defer { fake.stop() }
+        let port = fake.port
         usleep(1_500_000)
         let socket = scratch + "/driverd.sock"
         try "[shift]\nauto_start = true\n".write(toFile: scratch + "/shift.toml", atomically: true, encoding: .utf8)
@@ -179,4 +173,24 @@ func gpsfakeRealTimeDelay(log: String) throws -> Double {
     }
     let duration = max(1, (clocks.last ?? 0) - (clocks.first ?? 0))
     return duration / Double(max(1, lines.count))
+}
+
+/// gpsfake playing `log` in real time on a random port (its control socket under `scratch`), until `stop()` kills
+/// it and the gpsd it started.
+struct RealTimeGPSFake {
+    let port = Int.random(in: 30000...39000)
+    private let process: Process
+
+    init(log: String, scratch: String, quiet: Bool = true) throws {
+        let delay = try gpsfakeRealTimeDelay(log: log)
+        process = try spawn(
+            "/usr/bin/gpsfake", ["-q", "-n", "-P", String(port), "-c", String(format: "%.4f", delay), log], environment: ["TMPDIR": scratch],
+            quiet: quiet)
+    }
+
+    func stop() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        _ = try? spawn("/usr/bin/pkill", ["-9", "-f", "gpsd .*-S \(port)"]).waitUntilExit()
+    }
 }

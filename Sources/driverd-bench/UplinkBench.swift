@@ -126,15 +126,9 @@ struct UplinkBench: AsyncParsableCommand {
         for (name, route) in [("moving", RoutePresets.driving(laps: 50)), ("stationary", RoutePresets.parked(seconds: 3600))] {
             let log = directory + "/\(name).nmea"
             try NMEAWriter.log(route).write(toFile: log, atomically: true, encoding: .utf8)
-            let port = Int.random(in: 30000...39000)
-            let scratch = try subdirectory(directory, "gpsfake-\(name)")
-            let delay = try gpsfakeRealTimeDelay(log: log)
-            let fake = try spawn("/usr/bin/gpsfake", ["-q", "-n", "-P", String(port), "-c", String(format: "%.4f", delay), log], environment: ["TMPDIR": scratch], quiet: true)
-            defer {
-                kill(fake.processIdentifier, SIGKILL)
-                fake.waitUntilExit()
-                _ = try? spawn("/usr/bin/pkill", ["-9", "-f", "gpsd .*-S \(port)"]).waitUntilExit()
-            }
+            let fake = try RealTimeGPSFake(log: log, scratch: try subdirectory(directory, "gpsfake-\(name)"))
+            defer { fake.stop() }
+            let port = fake.port
             usleep(2_000_000)
             let driverdSim = try SimServerProcess(bin: bin), naiveSim = try SimServerProcess(bin: bin)
             defer { driverdSim.stop(); naiveSim.stop() }

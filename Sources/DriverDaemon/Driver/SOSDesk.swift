@@ -37,7 +37,7 @@ struct SOSDesk: Sendable {
             gps: tracker.link.rawValue, note: note?.isEmpty == false ? note : nil)
         do {
             try outbox.enqueue(OutboxItemRecord(
-                kind: .sos, taskId: TaskRecord.sosLane, idempotencyKey: id, payload: try JSONEncoder().encode(report), createdAt: stamp.time))
+                kind: .sos, taskId: TaskRecord.sosLane, idempotencyKey: id, payload: try Data(Codec.encode(report)), createdAt: stamp.time))
         } catch {
             logger.error("cannot store an SOS: \(Store.describeWriteFailure(error))")
             throw APIError(.internalError, "the SOS could not be stored (\(Store.describeWriteFailure(error))): call for help by phone")

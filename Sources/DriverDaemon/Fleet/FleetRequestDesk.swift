@@ -4,6 +4,7 @@ import DriverAPI
 import DriverDomain
 import DriverStore
 import FoundationEssentials
+import JSONRPC
 import Logging
 import NIOPosix
 import ServiceLifecycle
@@ -118,7 +119,7 @@ final class FleetRequestDesk: Sendable {
         }
         do {
             let answer = OutboxItemRecord(
-                kind: .fleetAck, taskId: TaskRecord.fleetLane, idempotencyKey: "request-\(request.requestId)", payload: try JSONEncoder().encode(ack),
+                kind: .fleetAck, taskId: TaskRecord.fleetLane, idempotencyKey: "request-\(request.requestId)", payload: try Data(Codec.encode(ack)),
                 createdAt: now)
             guard try book.take(requestId: request.requestId, kind: request.kind.rawValue, at: now, items: [answer] + chunks) else { return }
         } catch {
@@ -189,7 +190,7 @@ final class FleetRequestDesk: Sendable {
             let chunk = DiagChunkItem(
                 requestId: request.requestId, index: index, count: count, offset: offset, length: min(settings.chunkBytes, data.count - offset),
                 sha256: sha256, file: file)
-            guard let payload = try? JSONEncoder().encode(chunk) else { continue }
+            guard let payload = try? Data(Codec.encode(chunk)) else { continue }
             items.append(OutboxItemRecord(
                 kind: .diagChunk, taskId: TaskRecord.diagnosticsLane, idempotencyKey: "diag-\(request.requestId)-\(index)", payload: payload,
                 createdAt: tracker.clock.now().time))

@@ -2,6 +2,7 @@ import BackendContract
 import DriverDomain
 import DriverStore
 import FoundationEssentials
+import JSONRPC
 import Logging
 
 /// The configuration a start runs with: the file and the command line, with the fleet's document on top (the
@@ -56,7 +57,7 @@ struct RemoteConfigStart: Sendable {
         OutboxItemRecord(
             kind: .configAck, taskId: TaskRecord.configLane,
             idempotencyKey: "config-v\(ack.version)-\(ack.status.rawValue.lowercased())-\(FleetSignature.digest(payload))",
-            payload: try JSONEncoder().encode(ack), createdAt: ack.at)
+            payload: try Data(Codec.encode(ack)), createdAt: ack.at)
     }
 
     private static func decode(_ record: RemoteConfigRecord, _ logger: Logger) -> RemoteConfigDocument? {

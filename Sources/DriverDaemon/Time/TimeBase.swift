@@ -48,7 +48,7 @@ extension TimeBase {
     /// Returns once `seconds` have passed on this time base; throws if the task is cancelled first.
     func sleep(for seconds: Double) async throws {
         let timer = Wakeup(time: self)
-        await timer.wait(until: monotonic + seconds, now: monotonic)
+        await timer.wait(until: monotonic + seconds)
         try Task.checkCancellation()
     }
 }

@@ -3,6 +3,7 @@ import DriverAPI
 import DriverDomain
 import DriverStore
 import FoundationEssentials
+import JSONRPC
 import Logging
 import Synchronization
 
@@ -103,7 +104,7 @@ final class TravelMonitor: Sendable {
             location: Location(lat: event.lat, lng: event.lng), timeSource: .gps)
         do {
             let item = OutboxItemRecord(
-                kind: .harsh, taskId: TaskRecord.activityLane, idempotencyKey: id, payload: try JSONEncoder().encode(report), createdAt: event.endedAt)
+                kind: .harsh, taskId: TaskRecord.activityLane, idempotencyKey: id, payload: try Data(Codec.encode(report)), createdAt: event.endedAt)
             try book.queue(item, state: record)
             let what = event.kind == .braking ? "harsh braking" : "harsh acceleration"
             let kmh = { (speed: Double) in Int((speed * 3.6).rounded()) }
@@ -174,14 +175,14 @@ final class TravelMonitor: Sendable {
                     tripId: id, startedAt: start.time, endedAt: end.time, distanceMeters: (end.odometer - start.odometer).rounded(),
                     bridgedMeters: max(0, bridged.rounded()), start: Location(lat: start.lat, lng: start.lng), end: Location(lat: end.lat, lng: end.lng),
                     timeSource: .gps)
-                try finish(.trip, id: id, start: start, end: end, payload: try JSONEncoder().encode(report), record: record)
+                try finish(.trip, id: id, start: start, end: end, payload: try Data(Codec.encode(report)), record: record)
                 logger.info("trip ended: \(Int(report.distanceMeters)) m in \(Int(end.time - start.time)) s")
             case .idleEnded(let start, let end):
                 let id = RandomID.uuid()
                 let report = IdleReport(
                     idleId: id, startedAt: start.time, endedAt: end.time, durationSeconds: (end.time - start.time).rounded(),
                     location: Location(lat: start.lat, lng: start.lng), timeSource: .gps)
-                try finish(.idle, id: id, start: start, end: end, payload: try JSONEncoder().encode(report), record: record)
+                try finish(.idle, id: id, start: start, end: end, payload: try Data(Codec.encode(report)), record: record)
                 logger.info("idling ended after \(Int(report.durationSeconds)) s")
             }
             onQueued.withLock { $0 }?()

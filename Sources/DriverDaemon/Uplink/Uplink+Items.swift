@@ -40,7 +40,9 @@ extension Uplink {
             failure = error
             answer = .notDelivered
         }
-        switch OutboxOutcomePolicy.decide(answer, category: item.kind.category, target: item.transitionStatus) {
+        // The queued body is read only when a refusal needs it.
+        let target = if case .refused = answer { item.transitionStatus } else { TaskStatus?.none }
+        switch OutboxOutcomePolicy.decide(answer, category: item.kind.category, target: target) {
         case .acknowledge(let applied):
             if case .refused = answer {
                 // The unit's own change coming back (it lost its record of sending it): acknowledged, not refused.

@@ -11,7 +11,7 @@ extension Uplink {
         var failures = 0
         while !Task.isCancelled, !isStopping {
             if state.withLock({ $0.machine.link == .authRequired }) {
-                await webSocketWakeup.wait(until: now + 5, now: now)
+                await webSocketWakeup.wait(until: now + 5)
                 continue
             }
             let opened = now
@@ -25,7 +25,7 @@ extension Uplink {
             // A connection that lasted a while was fine: start the backoff again.
             failures = now - opened > 30 ? 0 : failures + 1
             let delay = Self.webSocketBackoff.delay(attempt: failures, random: Double.random(in: 0.5..<1))
-            await webSocketWakeup.wait(until: now + delay, now: now)
+            await webSocketWakeup.wait(until: now + delay)
         }
     }
 

@@ -141,10 +141,10 @@ final class Uplink: Sendable {
                 if action == .finalAttempt { break loop }
             case .wait(let until):
                 releaseFlushWaiters()
-                await wakeup.wait(until: until, now: now)
+                await wakeup.wait(until: until)
             case .waitForLogin:
                 releaseFlushWaiters()
-                await wakeup.wait(until: now + 3600, now: now)
+                await wakeup.wait(until: now + 3600)
             case .finished:
                 break loop
             }

@@ -29,7 +29,7 @@ final class Wakeup: Sendable {
     }
 
     /// Returns at `deadline` (monotonic seconds), on a signal, or when the task is cancelled.
-    func wait(until deadline: Double, now: Double) async {
+    func wait(until deadline: Double) async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
@@ -38,8 +38,7 @@ final class Wakeup: Sendable {
                         return true
                     }
                     state.waiter = continuation
-                    // `now` is the caller's reading of the same monotonic time: the wait lasts `deadline - now`.
-                    state.timer = time.schedule(at: time.monotonic + max(0, deadline - now)) { [self] in
+                    state.timer = time.schedule(at: deadline) { [self] in
                         let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
                             defer { state.waiter = nil; state.timer = nil }
                             return state.waiter

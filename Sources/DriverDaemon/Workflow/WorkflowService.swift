@@ -37,7 +37,7 @@ struct WorkflowService: Service {
                 }
                 let retry = failures > 0 ? Self.retryBackoff.ceiling(attempt: failures) : Self.etaInterval
                 if failures > 0 { await workflow.requestSyncQuietly() }
-                await workflow.syncNeeded.wait(until: min(now + retry, nextETA), now: now)
+                await workflow.syncNeeded.wait(until: min(now + retry, nextETA))
             }
         }
     }
