@@ -55,8 +55,13 @@ let package = Package(
         ),
         // The kernel's clock discipline state (adjtimex), from glibc's <sys/timex.h>; only DriverDaemon imports it.
         .systemLibrary(name: "CTimex"),
+        // A reader's thread of its own and the pipe that wakes it (GPSKit's and OBDKit's).
+        .target(name: "ReaderThread"),
         // The only Swift target that imports CGPS: a gpsd reader on its own thread, publishing fixes and link states.
-        .target(name: "GPSKit", dependencies: ["CGPS", "DriverDomain"]),
+        .target(name: "GPSKit", dependencies: ["CGPS", "DriverDomain", "ReaderThread"]),
+        // The only Swift target that speaks to an OBD-II adapter (ELM327 over a serial line or TCP): a reader on its
+        // own thread, publishing link states and the vehicle's readings; the reply parser and PID decoding are pure.
+        .target(name: "OBDKit", dependencies: ["DriverAPI", "DriverDomain", "ReaderThread"]),
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
@@ -123,7 +128,7 @@ let package = Package(
         .target(
             name: "DriverDaemon",
             dependencies: [
-                "DriverAPI", "JSONRPC", "DriverDomain", "SystemdKit", "GPSKit", "DriverStore", "BackendClient", "BackendContract",
+                "DriverAPI", "JSONRPC", "DriverDomain", "SystemdKit", "GPSKit", "OBDKit", "DriverStore", "BackendClient", "BackendContract",
                 "CTimex",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -209,12 +214,13 @@ let package = Package(
             name: "DriverDaemonTests",
             dependencies: [
                 "DriverDaemon", "DriverDomain", "DriverAPI", "DriverStore", "JSONRPC", "BackendClient", "BackendContract", "DispatchSimCore",
-                "GPSKit",
+                "GPSKit", "OBDKit",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "GPSKitTests", dependencies: ["GPSKit", "NMEASynth"]),
+        .testTarget(name: "OBDKitTests", dependencies: ["OBDKit", "DriverAPI", "DriverDomain"]),
         .testTarget(name: "DriverStoreTests", dependencies: ["DriverStore", "DriverDomain", "SQLiteKit"]),
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit"]),
         .testTarget(name: "NMEASynthTests", dependencies: ["NMEASynth", "DriverDomain"]),
@@ -242,7 +248,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 "SQLiteKit",
             ],
-            exclude: ["Support/tls_proxy.py"]
+            exclude: ["Support/tls_proxy.py", "Support/obd_car.py"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -13,6 +13,7 @@ public enum BackendPaths {
     public static let idles = "/api/v1/rider/idles"
     public static let harshEvents = "/api/v1/rider/harsh-events"
     public static let sos = "/api/v1/rider/sos"
+    public static let vehicleEvents = "/api/v1/rider/vehicle-events"
     public static let config = "/api/v1/rider/config"
     public static let configAcks = "/api/v1/rider/config/acks"
     public static let requestAcks = "/api/v1/rider/requests/acks"

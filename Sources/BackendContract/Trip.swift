@@ -14,11 +14,14 @@ public struct TripReport: Codable, Sendable, Equatable {
     public var start: Location
     public var end: Location
     public var timeSource: TimeSource?
+    /// The vehicle's own odometer, fuel and engine run time over the trip, when an OBD-II adapter reads them.
+    public var vehicle: TripVehicle?
 
     public init(
         tripId: String, startedAt: Double, endedAt: Double, distanceMeters: Double, bridgedMeters: Double, start: Location, end: Location,
-        timeSource: TimeSource?
+        timeSource: TimeSource?, vehicle: TripVehicle? = nil
     ) {
+        self.vehicle = vehicle
         self.tripId = tripId
         self.startedAt = startedAt
         self.endedAt = endedAt

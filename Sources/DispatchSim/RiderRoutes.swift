@@ -27,6 +27,9 @@ struct RiderRoutes {
         group.post("harsh-events") { request, context in
             try await recordReport(request, context, HarshEventReport.self) { $0.recordHarsh($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
         }
+        group.post("vehicle-events") { request, context in
+            try await recordReport(request, context, VehicleEventReport.self) { $0.recordVehicleEvent($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
+        }
         group.get("config") { _, context -> Response in
             let driverId = try context.requireDriver()
             return try SimJSON.response(await state.read { world, _ in world.remoteConfig(driverId: driverId) })

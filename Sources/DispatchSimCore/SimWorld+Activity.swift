@@ -29,10 +29,17 @@ public struct ActivityList: Codable, Sendable, Equatable {
         public var receivedAt: Double
     }
 
+    public struct Vehicle: Codable, Sendable, Equatable {
+        public var driverId: String
+        public var report: VehicleEventReport
+        public var receivedAt: Double
+    }
+
     public var trips: [Trip] = []
     public var idles: [Idle] = []
     public var harshEvents: [Harsh] = []
     public var sos: [SOS] = []
+    public var vehicleEvents: [Vehicle] = []
 
     public init() {}
 
@@ -43,6 +50,7 @@ public struct ActivityList: Codable, Sendable, Equatable {
         idles = try container.decodeIfPresent([Idle].self, forKey: .idles) ?? []
         harshEvents = try container.decodeIfPresent([Harsh].self, forKey: .harshEvents) ?? []
         sos = try container.decodeIfPresent([SOS].self, forKey: .sos) ?? []
+        vehicleEvents = try container.decodeIfPresent([Vehicle].self, forKey: .vehicleEvents) ?? []
     }
 }
 
@@ -119,5 +127,25 @@ extension SimWorld {
             world.activityLog = log
             return .accepted(ReportAccepted(id: report.sosId, receivedAt: now))
         }
+    }
+
+    public mutating func recordVehicleEvent(
+        _ report: VehicleEventReport, driverId: String, idempotencyKey: String, bodyDigest: String, now: Double
+    ) -> (outcome: ReportOutcome, replayed: Bool) {
+        idempotent(\.activityLedger, key: idempotencyKey, digest: "vehicle:" + bodyDigest, keyReused: .keyReused, notFound: .notFound) { world in
+            let isFault = report.kind != .batteryLow
+            guard world.driver(id: driverId) != nil, report.observedAt.isFinite, !isFault || (report.code.map(Self.isFaultCode) ?? false),
+                  report.voltage.map({ (0...36).contains($0) }) ?? true
+            else { return .invalid("a fault needs its code (P, C, B or U and four characters), the voltage 0 to 36 V") }
+            var log = world.activityLog ?? ActivityLog()
+            log.list.vehicleEvents.append(.init(driverId: driverId, report: report, receivedAt: now))
+            world.activityLog = log
+            return .accepted(ReportAccepted(id: report.eventId, receivedAt: now))
+        }
+    }
+
+    static func isFaultCode(_ code: String) -> Bool {
+        let characters = Array(code)
+        return characters.count == 5 && "PCBU".contains(characters[0]) && characters.dropFirst().allSatisfy { "0123456789ABCDEF".contains($0) }
     }
 }

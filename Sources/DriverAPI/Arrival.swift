@@ -99,7 +99,10 @@ public struct TripView: Codable, Sendable, Equatable {
     public var distanceMeters: Double
     /// `queued` or `sent`.
     public var state: String
-    public init(id: String, kind: Kind, startedAt: Double, endedAt: Double, distanceMeters: Double, state: String) {
+    /// The vehicle's own odometer distance (an OBD-II adapter, a car that reports PID A6; API 1.11).
+    public var vehicleDistanceMeters: Double?
+    public init(id: String, kind: Kind, startedAt: Double, endedAt: Double, distanceMeters: Double, state: String, vehicleDistanceMeters: Double? = nil) {
+        self.vehicleDistanceMeters = vehicleDistanceMeters
         self.id = id
         self.kind = kind
         self.startedAt = startedAt

@@ -14,13 +14,16 @@ public struct DiagReport: Codable, Sendable, Equatable {
     public var warnings: [LogRecord]
     /// How many warnings and errors were logged since start, including those no longer kept.
     public var warningsTotal: Int
+    /// The vehicle's adapter, as `vehicle.status` (API 1.11): its link, fault codes and the trips whose odometers disagreed.
+    public var vehicle: VehicleStatus?
 
     public static let warningsKept = 20
 
     public init(
         generatedAt: Double, versions: DiagVersions, status: AgentStatus, storage: StorageStatus, config: DiagConfig,
-        warnings: [LogRecord], warningsTotal: Int
+        warnings: [LogRecord], warningsTotal: Int, vehicle: VehicleStatus? = nil
     ) {
+        self.vehicle = vehicle
         self.generatedAt = generatedAt
         self.versions = versions
         self.status = status

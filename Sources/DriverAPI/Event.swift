@@ -47,11 +47,14 @@ public enum Events {
     public static let sosChanged = Event<SOSView>("sos.changed")
     /// The safety gate opened or closed, with the daemon's reason while it is closed (API 1.9).
     public static let safetyChanged = Event<SafetyStatus>("safety.changed")
+    /// The vehicle's adapter link, ignition, check-engine light, fault codes, battery protection or fuel (by a whole
+    /// percent) changed: the status whole (API 1.11). Not sent for every speed reading.
+    public static let vehicleChanged = Event<VehicleStatus>("vehicle.changed")
 
     /// Every topic, once: what `events.subscribe` accepts, and what docs/API.md documents.
     public static let topics: [String] = [
         gpsFix.topic, authRequired.topic, outboxRefused.topic, taskChanged.topic, taskConflict.topic, routeChanged.topic, routeUpdated.topic,
         podProgress.topic, podVerdict.topic, push.topic, pushSummary.topic, arrivalSuggested.topic, stopLeftUnfinished.topic,
-        visitChanged.topic, tripRecorded.topic, sosChanged.topic, safetyChanged.topic,
+        visitChanged.topic, tripRecorded.topic, sosChanged.topic, safetyChanged.topic, vehicleChanged.topic,
     ]
 }

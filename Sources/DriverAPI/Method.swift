@@ -86,6 +86,9 @@ public enum Methods {
     /// Versions, status, disk space, the redacted configuration and the last warnings, for support.
     public static let diagReport = Method<NoParams, DiagReport>("diag.report", mutating: false)
 
+    /// The vehicle as its OBD-II adapter reports it: link, ignition, speed, fuel, odometer, voltage, fault codes (API 1.11).
+    public static let vehicleStatus = Method<NoParams, VehicleStatus>("vehicle.status", mutating: false, screen: true)
+
     /// Every method, once: the daemon registers a handler for each (a test holds the two equal), the kiosk
     /// forwards those marked for the screen, and docs/API.md documents each.
     public static let all: [MethodDescriptor] = [
@@ -96,6 +99,6 @@ public enum Methods {
         taskPickup.descriptor, taskDeliver.descriptor, taskFail.descriptor, taskReturnToVendor.descriptor,
         podPhoto.descriptor, podOTP.descriptor, visitsList.descriptor, tripsList.descriptor, eventsAck.descriptor,
         eventsPending.descriptor, shiftStart.descriptor, shiftEnd.descriptor, shiftStatus.descriptor,
-        authLogout.descriptor, sosRaise.descriptor, configShow.descriptor, diagReport.descriptor,
+        authLogout.descriptor, sosRaise.descriptor, configShow.descriptor, diagReport.descriptor, vehicleStatus.descriptor,
     ]
 }

@@ -49,6 +49,8 @@ public struct TaskView: Codable, Sendable, Equatable {
     public var updatedAt: Double
     /// Odometer distance since the task was accepted, to its end once it ended (API 1.7).
     public var distanceMeters: Double?
+    /// The same by the vehicle's own odometer, when its OBD-II adapter reads one (API 1.11).
+    public var vehicleDistanceMeters: Double?
 
     public init(
         id: String, status: TaskStatus, backendStatus: TaskStatus, sync: SyncState, podType: String, pod: PODState,

@@ -4,6 +4,7 @@ import DriverDomain
 import DriverStore
 import GPSKit
 import JSONRPC
+import OBDKit
 import Logging
 import ServiceLifecycle
 
@@ -36,7 +37,8 @@ struct DaemonAssembly: Sendable {
     enum FixSource: Sendable {
         /// gpsd at `gps.gpsd`, through libgps on a thread of its own.
         case gpsd
-        /// The caller hands events to `pipeline` (in-process tests: fixes at the virtual times they choose).
+        /// The caller hands events to `pipeline` and to `vehicle` (in-process tests: fixes and the vehicle's readings
+        /// at the virtual times they choose); no reader is started for either.
         case handedIn
     }
 
@@ -58,6 +60,7 @@ struct DaemonAssembly: Sendable {
     let hub: EventHub
     let remoteConfig: RemoteConfigDesk
     let fleetRequests: FleetRequestDesk
+    let vehicle: VehicleMonitor
 
     static func make(_ inputs: Inputs) throws -> DaemonAssembly {
         let config = inputs.config, store = inputs.store, clock = inputs.clock
@@ -85,7 +88,7 @@ struct DaemonAssembly: Sendable {
             tracker: tracker, recorder: recorder, hub: hub, geofences: geofences, travel: travel,
             power: PowerInputs(powerSupplyDirectory: config.powerSupplyDirectory, ignitionPath: config.ignitionPath),
             saverThresholdPercent: config.saverThresholdPercent, watchMode: config.gpsWatch, logger: Logger(label: "gps"),
-            shift: shift, safety: safety, powerPollInterval: Double(config.powerPollSeconds))
+            shift: shift, safety: safety, powerPollInterval: Double(config.powerPollSeconds), ignitionSource: config.effectiveIgnitionSource)
         let reader = inputs.fixSource == .gpsd ? GPSDReader(endpoint: endpoint, handler: pipeline) : nil
         if let reader { pipeline.attach(reader) }
         let tracking = TrackingRuntime(tracker: tracker, recorder: recorder, reader: reader, hub: hub, pipeline: pipeline)
@@ -121,6 +124,24 @@ struct DaemonAssembly: Sendable {
         } catch {
             throw Daemon.StartupError(description: "cannot read the tasks in the store: \(error)")
         }
+        let vehicle = VehicleMonitor(
+            settings: .init(
+                adapter: config.vehicleAdapter.isEmpty ? nil : config.vehicleAdapter, ignitionSource: config.effectiveIgnitionSource,
+                lowVoltage: config.vehicleLowVoltage, lowVoltageSeconds: config.vehicleLowVoltageSeconds,
+                shutdownOnLowVoltage: config.shutdownOnLowVoltage),
+            pipeline: pipeline, safety: safety, shift: shift, outbox: outbox, book: VehicleFaultBook(store: store), hub: hub, travel: travel, clock: clock,
+            logger: Logger(label: "vehicle"))
+        let vehicleAddress = inputs.fixSource == .gpsd ? OBDAdapterAddress(parsing: config.vehicleAdapter, baud: config.vehicleBaudRate) : nil
+        let vehicleReader = vehicleAddress.map { address in
+            OBDReader(
+                address: address, handler: vehicle,
+                schedule: VehiclePollSchedule(settings: .init(
+                    // Protecting the battery the voltage is read five times less often than parked.
+                    parkedInterval: config.vehicleParkedPollSeconds, faultInterval: config.vehicleFaultCheckSeconds,
+                    protectingInterval: 5 * config.vehicleParkedPollSeconds)))
+        }
+        if let vehicleReader { vehicle.attach(vehicleReader) }
+        travel.readVehicle { vehicle.tripReading() }
         let remote = inputs.remote ?? RemoteConfigStart(layers: ConfigLayers(file: [:]), config: config, running: nil, onTrial: false)
         let remoteConfig = RemoteConfigDesk(
             book: RemoteConfigBook(store: store), outbox: outbox, uplink: uplink, start: remote, clock: clock, logger: Logger(label: "config"))
@@ -134,7 +155,7 @@ struct DaemonAssembly: Sendable {
         AgentHandlers.register(in: &router, runtime: runtime, logger: Logger(label: "driverd"))
         let diagRuntime = DiagRuntime(
             agent: runtime, config: config, configPath: inputs.configPath, configWarnings: inputs.configWarnings, store: store,
-            recentWarnings: inputs.recentWarnings)
+            recentWarnings: inputs.recentWarnings, vehicle: { vehicle.status() })
         DiagHandlers.register(in: &router, runtime: diagRuntime)
         let fleetRequests = FleetRequestDesk(
             book: FleetRequestBook(store: store), outbox: outbox, uplink: uplink, tracker: tracker, levelControl: inputs.levelControl,
@@ -146,6 +167,7 @@ struct DaemonAssembly: Sendable {
         UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox, clock: clock)
         WorkflowHandlers.register(in: &router, workflow: workflow, safety: safety)
         router.register(Methods.configShow) { _, _ in remoteConfig.show() }
+        router.register(Methods.vehicleStatus) { _, _ in vehicle.status() }
         let sos = SOSDesk(outbox: outbox, uplink: uplink, tracker: tracker, clock: clock, hub: hub, logger: Logger(label: "sos"))
         DriverHandlers.register(
             in: &router, shift: shift, pushes: pushes, workflow: workflow, recorder: recorder, uplink: uplink, travel: travel, sos: sos,
@@ -158,6 +180,7 @@ struct DaemonAssembly: Sendable {
             sos.attach(to: uplink)
             remoteConfig.attach(to: uplink)
             fleetRequests.attach(to: uplink)
+            vehicle.attach(to: uplink)
         }
 
         let services: [ServiceGroupConfiguration.ServiceConfiguration] =
@@ -169,10 +192,11 @@ struct DaemonAssembly: Sendable {
                 // Ending by itself means a document was accepted: the daemon stops (gracefully) to run it.
                 .init(service: RemoteConfigService(desk: remoteConfig), successTerminationBehavior: .gracefullyShutdownGroup),
                 .init(service: FleetRequestService(desk: fleetRequests)),
-            ]
+            ] + (vehicleReader.map { [ServiceGroupConfiguration.ServiceConfiguration(service: VehicleService(reader: $0))] } ?? [])
         return DaemonAssembly(
             router: router, counters: counters, services: services, tracker: tracker, pipeline: pipeline, recorder: recorder, outbox: outbox, uplink: uplink,
-            workflow: workflow, pushes: pushes, safety: safety, shift: shift, hub: hub, remoteConfig: remoteConfig, fleetRequests: fleetRequests)
+            workflow: workflow, pushes: pushes, safety: safety, shift: shift, hub: hub, remoteConfig: remoteConfig, fleetRequests: fleetRequests,
+            vehicle: vehicle)
     }
 
     /// A status line for systemd's `STATUS=`.

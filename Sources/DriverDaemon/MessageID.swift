@@ -21,4 +21,7 @@ public enum MessageID: String, Sendable, CaseIterable {
     case fixReanchored = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f81"
     case arrivalDetected = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f82"
     case sosRaised = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f83"
+    case vehicleLink = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f84"
+    case vehicleFault = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f85"
+    case vehicleBatteryLow = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f86"
 }

@@ -239,6 +239,22 @@ enum Migrations {
                 DELETE FROM sqlite_sequence WHERE name = 'ping';
                 """)
         }
+        migrator.registerMigration("v13_vehicle") { db in
+            // The fault codes the backend was told of (a code that appears or clears is reported against this set), the
+            // vehicle's reading at the trip's start, the trips whose odometers disagreed, and each trip's vehicle distance.
+            try db.execute(sql: """
+                CREATE TABLE vehicle_fault (
+                    code TEXT NOT NULL,
+                    pending INTEGER NOT NULL,
+                    PRIMARY KEY (code, pending)
+                );
+                ALTER TABLE travel_state ADD COLUMN trip_vehicle_start BLOB;
+                ALTER TABLE travel_state ADD COLUMN odometer_disagreements INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE trip ADD COLUMN vehicle_metres REAL;
+                ALTER TABLE task_distance ADD COLUMN start_vehicle_km REAL;
+                ALTER TABLE task_distance ADD COLUMN end_vehicle_km REAL;
+                """)
+        }
         return migrator
     }
 }

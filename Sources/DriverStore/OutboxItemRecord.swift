@@ -27,6 +27,9 @@ public struct OutboxItemRecord: Sendable, Equatable, TableRecord {
         case fleetAck = "fleet_ack"
         /// A chunk of a requested diagnostic bundle (`task_id` is `TaskRecord.diagnosticsLane`): low priority.
         case diagChunk = "diag_chunk"
+        /// A vehicle fault code that appeared or cleared, or the vehicle's battery running low (`task_id` is
+        /// `TaskRecord.vehicleLane`): maintenance wants it the same day, so it goes at once.
+        case vehicle
 
         /// What the item counts as in the queue. Every kind says, here and in every switch over kinds, so a new
         /// kind cannot be counted, refused or merged as another by default.
@@ -35,7 +38,7 @@ public struct OutboxItemRecord: Sendable, Equatable, TableRecord {
             case .status: .transition
             case .podOTP, .podPhoto: .proof
             case .route: .routeChange
-            case .visit, .trip, .idle, .harsh, .configAck, .fleetAck, .diagChunk: .activity
+            case .visit, .trip, .idle, .harsh, .configAck, .fleetAck, .diagChunk, .vehicle: .activity
             case .sos: .alert
             }
         }
@@ -45,7 +48,7 @@ public struct OutboxItemRecord: Sendable, Equatable, TableRecord {
         public var priority: Priority {
             switch self {
             case .sos: .urgent
-            case .status, .podOTP, .podPhoto, .route, .visit, .configAck, .fleetAck: .normal
+            case .status, .podOTP, .podPhoto, .route, .visit, .configAck, .fleetAck, .vehicle: .normal
             case .trip, .idle, .harsh, .diagChunk: .low
             }
         }

@@ -17,6 +17,8 @@ public struct TaskRecord: Sendable, Equatable, TableRecord {
     /// The outbox lane of answers to fleet requests, and the one of diagnostic bundles' chunks (in order).
     public static let fleetLane = "~fleet"
     public static let diagnosticsLane = "~diagnostics"
+    /// The vehicle's fault codes and battery reports, in order.
+    public static let vehicleLane = "~vehicle"
 
     public var id: String
     /// Wire names (`TaskStatus`, `SyncState`, `PODState`, `FailureReason` of the local API).

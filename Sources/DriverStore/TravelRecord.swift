@@ -24,6 +24,10 @@ public struct TravelRecord: Sendable, Equatable, TableRecord {
     public var shiftTrips = 0
     public var shiftIdleSeconds = 0.0
     public var shiftHarshEvents = 0
+    /// The vehicle's reading at the start of the trip in progress (JSON of `VehicleReading`).
+    public var tripVehicleStart: Data?
+    /// Trips whose vehicle and GNSS odometers disagreed by more than 5 %, ever.
+    public var odometerDisagreements = 0
 
     enum CodingKeys: String, CodingKey {
         case id, metres, gaps
@@ -31,6 +35,7 @@ public struct TravelRecord: Sendable, Equatable, TableRecord {
         case anchorSpeed = "anchor_speed", anchorError = "anchor_error", tripRules = "trip_rules"
         case shiftStartedAt = "shift_started_at", shiftStartMetres = "shift_start_metres", shiftBridgedStartMetres = "shift_bridged_start_metres"
         case shiftTrips = "shift_trips", shiftIdleSeconds = "shift_idle_seconds", shiftHarshEvents = "shift_harsh_events"
+        case tripVehicleStart = "trip_vehicle_start", odometerDisagreements = "odometer_disagreements"
     }
 
     public init() {}
@@ -41,6 +46,7 @@ public struct TravelRecord: Sendable, Equatable, TableRecord {
         metres == other.metres && bridgedMetres == other.bridgedMetres && gaps == other.gaps && shiftStartedAt == other.shiftStartedAt
             && shiftStartMetres == other.shiftStartMetres && shiftBridgedStartMetres == other.shiftBridgedStartMetres
             && shiftTrips == other.shiftTrips && shiftIdleSeconds == other.shiftIdleSeconds && shiftHarshEvents == other.shiftHarshEvents
+            && odometerDisagreements == other.odometerDisagreements && tripVehicleStart == other.tripVehicleStart
     }
 }
 
@@ -62,17 +68,21 @@ public struct TripRecord: Sendable, Equatable, TableRecord {
     public var endLat: Double
     public var endLng: Double
     public var state: State
+    /// The vehicle's own odometer distance of a trip (nil: no adapter, or the car reports none).
+    public var vehicleMetres: Double?
 
     enum CodingKeys: String, CodingKey {
         case id, kind, metres, state
+        case vehicleMetres = "vehicle_metres"
         case startedAt = "started_at", endedAt = "ended_at", startLat = "start_lat", startLng = "start_lng"
         case endLat = "end_lat", endLng = "end_lng"
     }
 
     public init(
         id: String, kind: Kind, startedAt: Double, endedAt: Double, metres: Double, startLat: Double, startLng: Double, endLat: Double,
-        endLng: Double
+        endLng: Double, vehicleMetres: Double? = nil
     ) {
+        self.vehicleMetres = vehicleMetres
         self.id = id
         self.kind = kind
         self.startedAt = startedAt
@@ -135,30 +145,50 @@ public final class TravelBook: Sendable {
     }
 
     /// Each task's readings: start, and end once it ended.
-    public func taskReadings() throws -> [String: (start: Double, end: Double?)] {
+    public func taskReadings() throws -> [String: TaskReading] {
         try store.pool.read { db in
-            var readings: [String: (Double, Double?)] = [:]
-            for row in try db.rows(sql: "SELECT task_id, start_metres, end_metres FROM task_distance") {
+            var readings: [String: TaskReading] = [:]
+            for row in try db.rows(sql: "SELECT task_id, start_metres, end_metres, start_vehicle_km, end_vehicle_km FROM task_distance") {
                 guard let taskId: String = row.value("task_id"), let start: Double = row.value("start_metres") else { continue }
-                readings[taskId] = (start, row.value("end_metres"))
+                readings[taskId] = TaskReading(
+                    start: start, end: row.value("end_metres"), vehicleStartKm: row.value("start_vehicle_km"), vehicleEndKm: row.value("end_vehicle_km"))
             }
             return readings
         }
     }
 }
 
+/// A task's odometer readings: the GNSS odometer's (metres) and the vehicle's own (km, when an adapter reads one),
+/// at its acceptance and at its end.
+public struct TaskReading: Sendable, Equatable {
+    public var start: Double
+    public var end: Double?
+    public var vehicleStartKm: Double?
+    public var vehicleEndKm: Double?
+
+    public init(start: Double, end: Double? = nil, vehicleStartKm: Double? = nil, vehicleEndKm: Double? = nil) {
+        self.start = start
+        self.end = end
+        self.vehicleStartKm = vehicleStartKm
+        self.vehicleEndKm = vehicleEndKm
+    }
+}
+
 /// A task's odometer reading at its acceptance (kept if already there) or at its end (delivered, returned):
 /// written in the transition's own transaction (`TaskBook.commit`), so a crash keeps both or neither.
 public enum TaskDistanceMark: Sendable, Equatable {
-    case started(metres: Double)
-    case ended(metres: Double)
+    case started(metres: Double, vehicleKm: Double? = nil)
+    case ended(metres: Double, vehicleKm: Double? = nil)
 
     func write(taskId: String, _ db: Database) throws {
         switch self {
-        case .started(let metres):
-            try db.execute(sql: "INSERT OR IGNORE INTO task_distance (task_id, start_metres) VALUES (?, ?)", arguments: [taskId, metres])
-        case .ended(let metres):
-            try db.execute(sql: "UPDATE task_distance SET end_metres = ? WHERE task_id = ? AND end_metres IS NULL", arguments: [metres, taskId])
+        case .started(let metres, let km):
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO task_distance (task_id, start_metres, start_vehicle_km) VALUES (?, ?, ?)", arguments: [taskId, metres, km])
+        case .ended(let metres, let km):
+            try db.execute(
+                sql: "UPDATE task_distance SET end_metres = ?, end_vehicle_km = ? WHERE task_id = ? AND end_metres IS NULL",
+                arguments: [metres, km, taskId])
         }
     }
 }

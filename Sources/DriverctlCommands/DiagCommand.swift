@@ -44,6 +44,10 @@ enum DiagFormatter {
         if let clock = status.clock { lines.append(StatusFormatter.row("clock", ClockFormatter.text(clock))) }
         if let uplink = status.uplink { lines.append(OutboxFormatter.text(uplink)) }
         if let shift = status.shiftStatus { lines.append(StatusFormatter.row("shift", ShiftCommand.text(shift))) }
+        if let vehicle = report.vehicle, vehicle.adapter != nil {
+            lines.append(StatusFormatter.row(
+                "vehicle", VehicleFormatter.line(vehicle) + ", odometer disagreements \(vehicle.odometerDisagreements) (trips over 5 % apart)"))
+        }
         lines.append(StatusFormatter.row("disk", disk(report.storage)))
         let configWarnings = report.config.warnings
         lines.append(StatusFormatter.row(

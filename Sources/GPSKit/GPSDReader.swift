@@ -3,6 +3,7 @@ import Glibc
 #endif
 import DriverAPI
 import DriverDomain
+import ReaderThread
 import Synchronization
 
 /// Reads gpsd through libgps on a thread of its own (blocking C calls never touch the Swift concurrency
@@ -29,9 +30,8 @@ public final class GPSDReader: Sendable {
     /// quiet spell.
     private let batchInterval: Double
     private let control = Mutex(Control())
-    /// A pipe that wakes the thread when `control` changes.
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    /// Wakes the thread when `control` changes.
+    private let wakePipe = WakePipe()
 
     private struct Control {
         var stopping = false
@@ -50,18 +50,6 @@ public final class GPSDReader: Sendable {
         self.backoff = backoff
         self.batchInterval = batchInterval
         (events, continuation) = AsyncStream.makeStream(of: GPSEvent.self, bufferingPolicy: .bufferingNewest(256))
-        var fds: [Int32] = [0, 0]
-        pipe(&fds)
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        (wakeRead, wakeWrite) = (fds[0], fds[1])
-    }
-
-    deinit {
-        close(wakeRead)
-        close(wakeWrite)
     }
 
     /// Starts the reader thread (once).
@@ -71,20 +59,7 @@ public final class GPSDReader: Sendable {
             return !control.started
         }
         guard first else { return }
-        var thread = pthread_t()
-        let box = Unmanaged.passRetained(self)
-        pthread_create(&thread, nil, { raw in
-            let reader = Unmanaged<GPSDReader>.fromOpaque(raw!).takeRetainedValue()
-            // A name of its own in top, perf and /proc (it would inherit its creator's, an event loop's).
-            let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-            if fd >= 0 {
-                _ = write(fd, "gpsd-reader", 11)
-                close(fd)
-            }
-            reader.run()
-            return nil
-        }, box.toOpaque())
-        pthread_detach(thread)
+        startThread(named: "gpsd-reader") { self.run() }
     }
 
     /// Stops the thread; the stream finishes.
@@ -112,15 +87,7 @@ public final class GPSDReader: Sendable {
         if wasPaused { wake() }
     }
 
-    private func wake() {
-        var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
-    }
-
-    private func drainWake() {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while read(wakeRead, &buffer, buffer.count) > 0 {}
-    }
+    private func wake() { wakePipe.wake() }
 
     private var isStopping: Bool { control.withLock { $0.stopping } }
 
@@ -269,17 +236,8 @@ public final class GPSDReader: Sendable {
     @discardableResult
     private func wait(readable descriptor: Int32? = nil, seconds: Double?) -> Bool {
         let seconds = [seconds, handler?.housekeeping()].compactMap { $0 }.min()
-        var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-        if let descriptor { fds.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
-        let milliseconds = seconds.map { Int32(min(Double(Int32.max), max(0, $0 * 1000).rounded(.up))) } ?? -1
-        while poll(&fds, nfds_t(fds.count), milliseconds) < 0 && errno == EINTR {}
-        if fds[0].revents != 0 { drainWake() }
-        return fds.count > 1 && fds[1].revents != 0
+        return wakePipe.wait(readable: descriptor, seconds: seconds)
     }
 
-    static func monotonicNow() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
+    static func monotonicNow() -> Double { monotonicSeconds() }
 }

@@ -168,6 +168,23 @@ struct ContractGoldenTests {
             "safety.changed.event")
     }
 
+    @Test("vehicle.status and vehicle.changed (API 1.11)")
+    func vehicleStatus() throws {
+        let status = VehicleStatus(
+            adapter: "/dev/ttyUSB0", link: .ok, engineRunning: true, ignition: true, ignitionSource: .obd, speed: 15, speedAge: 0.4, rpm: 1800,
+            fuelPercent: 61.6, odometerKm: 123456.7, engineRunSeconds: 900, voltage: 14.1, checkEngine: true,
+            faults: [
+                VehicleFault(code: "P0301", pending: false, description: "Cylinder 1 misfire detected"),
+                VehicleFault(code: "P1234", pending: true),
+            ],
+            supportedPIDs: ["01", "0C", "0D", "1F", "2F", "A6"], odometerDisagreements: 1)
+        try Self.check(status, "vehicle.status.result")
+        try Self.check(
+            VehicleStatus(adapter: "192.168.0.10:35000", link: .noVehicle, detail: "UNABLE TO CONNECT", engineRunning: false, ignition: false,
+                          ignitionSource: .obd, voltage: 11.6, batteryProtectionSince: 1795852800),
+            "vehicle.changed.event")
+    }
+
     @Test("events.pending and push.summary carry the ids of what waits (API 1.9)")
     func pushSummary() throws {
         try Self.check(PushSummary(pending: 2, held: 1, summary: "1 new order, 1 message", ids: [17, 18]), "events.pending.result")

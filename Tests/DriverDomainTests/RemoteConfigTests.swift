@@ -40,6 +40,8 @@ struct RemoteConfigRulesTests {
             "outbox.max_ping_age_hours", "outbox.max_pings", "uplink.moving_batch_seconds", "uplink.stationary_batch_seconds",
             "uplink.urgent_retry_seconds", "safety.speed_limit", "safety.stale_fix_seconds", "arrival.mode", "arrival.radius",
             "arrival.dwell_seconds", "trips.idle_seconds", "harsh.braking_mps2", "harsh.acceleration_mps2",
+            "vehicle.low_voltage", "vehicle.low_voltage_seconds", "vehicle.fault_check_seconds", "vehicle.parked_poll_seconds",
+            "power.shutdown_on_low_voltage",
         ])
     }
 

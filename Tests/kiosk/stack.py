@@ -67,8 +67,10 @@ class RPC:
 
 
 class Stack:
-    def __init__(self, name, route, kiosk_args=()):
+    def __init__(self, name, route, kiosk_args=(), car=None):
         self.name = name
+        # A car behind an OBD-II adapter (Tests/IntegrationTests/Support/obd_car.py): its state, or None for none.
+        self.car = car
         self.dir = tempfile.mkdtemp(prefix=f"kiosk-{name}-")
         self.socket = os.path.join(self.dir, "driverd.sock")
         self.runtime = os.path.join(self.dir, "kiosk")
@@ -104,8 +106,17 @@ class Stack:
         self._spawn("gpsfake", ["gpsfake", "-q", "-n", "-P", str(self.gpsd_port), "-c", "0.2", nmea], env=env)
         wait_for(lambda: _port_open(self.gpsd_port), what="gpsfake's gpsd")
 
+        vehicle = ""
+        if self.car is not None:
+            self.car_state = os.path.join(self.dir, "car.json")
+            self.set_car(self.car)
+            self.car_port = free_port()
+            self._spawn("obd-car", [os.path.join(ROOT, ".build/tools/venv/bin/python"), os.path.join(ROOT, "Tests/IntegrationTests/Support/obd_car.py"),
+                                    "--state", self.car_state, "--port", str(self.car_port)], cwd=self.dir)
+            wait_for(lambda: _port_open(self.car_port), what="the OBD-II adapter")
+            vehicle = f'[vehicle]\nadapter = "127.0.0.1:{self.car_port}"\nparked_poll_seconds = 5\nfault_check_seconds = 5\n'
         with open(os.path.join(self.dir, "driverd.toml"), "w") as f:
-            f.write(f'[backend]\nurl = "{self.backend}"\nusername = "rider1"\npassword = "demo-password"\n')
+            f.write(f'[backend]\nurl = "{self.backend}"\nusername = "rider1"\npassword = "demo-password"\n' + vehicle)
         self.start_driverd()
         self.start_kiosk()
         return self
@@ -115,6 +126,12 @@ class Stack:
                                 "--config", os.path.join(self.dir, "driverd.toml"), "--gpsd", f"127.0.0.1:{self.gpsd_port}",
                                 "--log-target", "stderr"])
         wait_for(lambda: _socket_answers(self.socket), what="driverd's socket")
+
+    def set_car(self, car):
+        """What the car reports from now on (the emulator reads the file at every request)."""
+        with open(self.car_state + ".new", "w") as f:
+            json.dump(car, f)
+        os.replace(self.car_state + ".new", self.car_state)
 
     def wait_standing(self, timeout=60):
         """Until driverd has a fix and says the vehicle stands (the safety gate open)."""

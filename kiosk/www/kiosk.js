@@ -14,7 +14,7 @@ if (params.get("token")) {
 
 // route.updated carries the route and the card whole after every change: the screen renders from it, asking nothing.
 const TOPICS = ["route.updated", "push", "push.summary", "safety.changed", "gps.fix", "stop.leftUnfinished", "pod.verdict",
-  "pod.progress", "outbox.refused", "task.conflict", "sos.changed", "auth.required"];
+  "pod.progress", "outbox.refused", "task.conflict", "sos.changed", "auth.required", "vehicle.changed"];
 const ACTION_METHOD = {
   "Accept": "task.accept", "Arrived": "task.arrive", "Picked up": "task.pickup", "Arrived at destination": "task.arrive",
   "Delivered": "task.deliver", "Return to vendor": "task.returnToVendor",
@@ -25,7 +25,7 @@ const state = {
   socket: null, connected: false, nextId: 1, pending: new Map(), kiosk: {},
   status: null, route: null, next: null, fix: null, safety: null, pushes: new Map(), held: null,
   otp: "", tab: "next", theme: localStorage.getItem("kiosk-theme") || "auto", lastStatusAt: 0, lastNextAt: 0,
-  pendingOutside: null, busy: false,
+  pendingOutside: null, busy: false, vehicle: null,
 };
 window.kioskState = state; // for the tests and for support, read only by convention
 
@@ -84,8 +84,10 @@ function receive(text) {
 }
 
 async function refreshAll() {
-  const [status, route, next, pending] = await Promise.all([call("agent.status"), call("route.get"), call("route.next"), call("events.pending")]);
+  const [status, route, next, pending, vehicle] = await Promise.all([
+    call("agent.status"), call("route.get"), call("route.next"), call("events.pending"), call("vehicle.status")]);
   state.status = status;
+  state.vehicle = vehicle;
   state.safety = status.safety || null;
   const last = status.gps && status.gps.lastFix;
   if (last && !state.fix) state.fix = { lat: last.latitude, lng: last.longitude, speed: last.speed, error: last.horizontalError };
@@ -152,6 +154,10 @@ function notified(topic, params) {
     case "auth.required":
       say("The unit must log in again: call the office.");
       break;
+    case "vehicle.changed":
+      state.vehicle = params;
+      renderStrip();
+      break;
     case "route.updated":
       state.route = params.route;
       state.next = params.next;
@@ -203,6 +209,12 @@ function renderStrip() {
   $("chip-queue").textContent = waiting ? `${waiting} waiting` : "All sent";
   const clock = status.clock || {};
   $("chip-clock").textContent = `Clock: ${clock.source === "ntp" ? "network" : clock.source === "gps" ? "GPS" : "unsynced"}`;
+  // The vehicle's check-engine light and fuel, when its adapter tells them (absent: no chip).
+  const vehicle = state.vehicle || {};
+  $("chip-engine").hidden = vehicle.checkEngine !== true;
+  const fuel = vehicle.fuelPercent;
+  $("chip-fuel").hidden = fuel === undefined || fuel === null;
+  if (!$("chip-fuel").hidden) $("chip-fuel").textContent = `Fuel ${Math.round(fuel)} %`;
   $("theme-button").textContent = state.theme === "auto" ? "Auto" : state.theme === "night" ? "Night" : "Day";
   $("theme-button").setAttribute("aria-label", `Theme: ${$("theme-button").textContent}. Tap to change.`);
 }

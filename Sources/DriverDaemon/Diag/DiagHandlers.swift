@@ -12,6 +12,7 @@ struct DiagRuntime: Sendable {
     let configWarnings: [ConfigIssue]
     let store: Store
     let recentWarnings: RecentWarnings
+    let vehicle: @Sendable () -> VehicleStatus
 }
 
 /// The `diag.*` methods.
@@ -41,6 +42,6 @@ enum DiagHandlers {
                 path: runtime.configPath, effective: runtime.config.effectiveValues,
                 warnings: runtime.configWarnings.map(\.description),
                 fileText: SystemInfo.readSmallFile(runtime.configPath).map(ConfigRedaction.redact)),
-            warnings: warnings, warningsTotal: total)
+            warnings: warnings, warningsTotal: total, vehicle: runtime.vehicle())
     }
 }

@@ -28,6 +28,14 @@ final class Safety: Sendable {
         if let change { onChange.withLock { $0 }?(change) }
     }
 
+    /// The vehicle's own speed (its adapter), polled every `nextWithin` seconds; nil: the adapter stopped answering.
+    func observeVehicle(speed: Double?, nextWithin: Double) {
+        let change = gate.withLock { gate in
+            speed == nil ? gate.vehicleLost(now: now()) : gate.observe(speed: speed, now: now(), nextFixWithin: nextWithin, source: .vehicle)
+        }
+        if let change { onChange.withLock { $0 }?(change) }
+    }
+
     func setIgnition(_ ignition: Bool?) {
         let change = gate.withLock { $0.setIgnition(ignition, now: now()) }
         if let change { onChange.withLock { $0 }?(change) }

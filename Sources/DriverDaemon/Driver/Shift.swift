@@ -8,6 +8,8 @@ import Synchronization
 final class Shift: Sendable {
     private let state: Mutex<ShiftStatus>
     private let unitState: UnitState
+    /// Told after the shift started or ended (owners whose work waits for a shift: the vehicle's reports).
+    private let listeners = Mutex<[@Sendable (Bool) -> Void]>([])
     let clock: DaemonClock
 
     init(unitState: UnitState, autoStart: Bool, clock: DaemonClock) {
@@ -19,6 +21,8 @@ final class Shift: Sendable {
         state = Mutex(status)
         try? persist(status)
     }
+
+    func whenChanged(_ action: @escaping @Sendable (Bool) -> Void) { listeners.withLock { $0.append(action) } }
 
     /// Shift times are stamps: the trusted clock.
     func now() -> Double { clock.now().time }
@@ -33,7 +37,10 @@ final class Shift: Sendable {
             status = on ? ShiftStatus(onShift: true, startedAt: now, endedAt: nil) : ShiftStatus(onShift: false, startedAt: status.startedAt, endedAt: now)
             return (status, true)
         }
-        if changed { try persist(status) }
+        if changed {
+            try persist(status)
+            for listener in listeners.withLock({ $0 }) { listener(on) }
+        }
         return (status, changed)
     }
 

@@ -173,6 +173,27 @@ final class Tracker: Sendable {
         return state.silent || quiet > allowedSilence(state) ? .noFix : .connected
     }
 
+    /// The vehicle's speed from its adapter (nil: it stopped answering): evidence of motion while the receiver has
+    /// no usable fix. Returns the motion when it changed, the vehicle's own movement, and the sampling interval.
+    func vehicleSpeed(_ speed: Double?) -> (changed: Motion?, movement: Motion, interval: Double) {
+        let now = clock.monotonic
+        return state.withLock { state in
+            let usable = Self.effectiveLink(state, now: now) == .connected
+            var changed: Motion? = nil
+            if case .changed(let motion) = state.detector.vehicleSpeed(speed, at: now, gnssUsable: usable) {
+                state.policy.motionChanged(to: motion)
+                changed = motion
+            }
+            return (changed, state.detector.movement, 1 / state.policy.effectiveHz)
+        }
+    }
+
+    /// Whether the vehicle itself moves (fixes, or its speed without them), and the sampling interval.
+    var movement: (motion: Motion, interval: Double) { state.withLock { ($0.detector.movement, 1 / $0.policy.effectiveHz) } }
+
+    /// The ignition in force (nil: no input).
+    var ignition: Bool? { state.withLock { $0.ignition } }
+
     /// Applies the power inputs; returns the new plan when something changed.
     func setPower(saver: Bool, ignition: Bool?) -> SamplingPolicy.WatchPlan? {
         state.withLock { state in

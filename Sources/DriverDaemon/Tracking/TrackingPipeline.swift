@@ -32,12 +32,20 @@ final class TrackingPipeline: GPSEventHandler {
     /// The last link state other than `connecting`, so that retries against an absent gpsd (every few seconds,
     /// for hours) are logged once, not each time.
     private let settledLink = Mutex<GPSLinkState?>(nil)
+    /// Where the ignition comes from, and the engine as the vehicle's adapter last told (`ignition.source = obd`).
+    let ignitionSource: IgnitionSource
+    private let vehicleIgnition = Mutex<Bool?>(nil)
+    /// The vehicle's battery is protected: the receiver stays released, whatever the fixes say.
+    private let receiverReleased = Mutex(false)
+    /// Told when the motion changes (the vehicle's reader polls by it).
+    private let motionListener = Mutex<(@Sendable (Motion) -> Void)?>(nil)
 
     init(
         tracker: Tracker, recorder: PingRecorder?, hub: EventHub, geofences: GeofenceMonitor? = nil, travel: TravelMonitor? = nil,
         power: PowerInputs, saverThresholdPercent: Int, watchMode: GPSWatchMode, logger: Logger, shift: Shift? = nil, safety: Safety? = nil,
-        powerPollInterval: Double = 60
+        powerPollInterval: Double = 60, ignitionSource: IgnitionSource = .file
     ) {
+        self.ignitionSource = ignitionSource
         self.powerPollInterval = powerPollInterval
         self.geofences = geofences
         self.travel = travel
@@ -54,6 +62,33 @@ final class TrackingPipeline: GPSEventHandler {
     }
 
     func attach(_ reader: GPSDReader) { self.reader.withLock { $0 = reader } }
+
+    func whenMotionChanged(_ action: @escaping @Sendable (Motion) -> Void) { motionListener.withLock { $0 = action } }
+
+    /// The motion changed outside the fixes (the vehicle's speed in a tunnel): logged like the fixes' changes.
+    func motionChanged(to motion: Motion) {
+        logger.info("motion: \(motion.rawValue)", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.motionChanged.rawValue)", "motion": "\(motion.rawValue)"])
+        motionListener.withLock { $0 }?(motion)
+        planChanged()
+    }
+
+    /// The engine as the vehicle's adapter tells (nil: unknown); applied at once when it is the ignition's source.
+    func setVehicleIgnition(_ running: Bool?) {
+        let changed = vehicleIgnition.withLock { value in
+            defer { value = running }
+            return value != running
+        }
+        if changed, ignitionSource == .obd { refreshPower() }
+    }
+
+    /// Releases the receiver for as long as the vehicle's battery is protected (gpsd may power it down), or takes
+    /// it back.
+    func setReceiverReleased(_ released: Bool) {
+        receiverReleased.withLock { $0 = released }
+        if released { reader.withLock { $0 }?.pause(for: Self.releasedPause, release: true) } else { reader.withLock { $0 }?.resume() }
+    }
+
+    private static let releasedPause = 3600.0
 
     func handle(_ event: GPSEvent) -> GPSPace {
         switch event {
@@ -141,7 +176,9 @@ final class TrackingPipeline: GPSEventHandler {
             logger.info(
                 "motion: \(outcome.motion.rawValue)",
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.motionChanged.rawValue)", "motion": "\(outcome.motion.rawValue)"])
+            motionListener.withLock { $0 }?(outcome.motion)
         }
+        if receiverReleased.withLock({ $0 }) { return .pause(seconds: Self.releasedPause, release: true) }
         // Suspected movement: stay awake to confirm it within seconds, not at the next slow sample (even when an
         // earlier fix of the same batch asked for a pause).
         let plan = outcome.confirmingMovement ? .continuous : outcome.plan
@@ -206,7 +243,11 @@ final class TrackingPipeline: GPSEventHandler {
 
     func refreshPower() {
         lastPowerRead.withLock { $0 = tracker.clock.monotonic }
-        let ignition = power.readIgnition()
+        let ignition: Bool? = switch ignitionSource {
+        case .file: power.readIgnition()
+        case .obd: vehicleIgnition.withLock { $0 }
+        case .gps: nil
+        }
         safety?.setIgnition(ignition)
         travel?.noFixes(ignition: ignition, onShift: shift?.isOn ?? true, monotonic: tracker.clock.monotonic)
         let saver = BatteryPolicy.saver(readings: power.readSupplies(), thresholdPercent: saverThresholdPercent, ignition: ignition)

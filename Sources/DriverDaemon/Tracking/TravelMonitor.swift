@@ -31,6 +31,8 @@ final class TravelMonitor: Sendable {
     private let hub: EventHub?
     /// Wakes the uplink when a report was queued (set once the uplink exists).
     private let onQueued = Mutex<(@Sendable () -> Void)?>(nil)
+    /// What the vehicle's adapter reads now (nil: no adapter, or nothing known), read at a trip's start and end.
+    private let vehicleReading = Mutex<(@Sendable () -> VehicleReading?)?>(nil)
 
     init(
         book: TravelBook, recorder: PingRecorder?, idleSeconds: Double, harsh: HarshDrivingDetector.Settings = .init(), shiftStartedAt: Double?,
@@ -58,6 +60,11 @@ final class TravelMonitor: Sendable {
     }
 
     func whenQueued(_ action: @escaping @Sendable () -> Void) { onQueued.withLock { $0 = action } }
+
+    func readVehicle(_ reading: @escaping @Sendable () -> VehicleReading?) { vehicleReading.withLock { $0 = reading } }
+
+    /// Trips whose vehicle and GNSS odometers disagreed by more than 5 %, ever.
+    var odometerDisagreements: Int { state.withLock { $0.record.odometerDisagreements } }
 
     private static func startShift(_ record: inout TravelRecord, at time: Double, odometer: Odometer) {
         record.shiftStartedAt = time
@@ -165,18 +172,36 @@ final class TravelMonitor: Sendable {
         do {
             switch action {
             case .tripStarted:
+                var record = record
+                let start = try vehicleReading.withLock({ $0 })?().map { try JSONEncoder().encode($0) }
+                record.tripVehicleStart = start
+                state.withLock { $0.record.tripVehicleStart = start }
                 try book.save(record)
                 logger.info("trip started")
                 return
             case .tripEnded(let start, let end):
                 let id = RandomID.uuid()
                 let bridged = end.bridged - start.bridged
+                let metres = (end.odometer - start.odometer).rounded()
+                var record = record
+                let vehicleStart = record.tripVehicleStart.flatMap { try? JSONDecoder().decode(VehicleReading.self, from: $0) }
+                let vehicle = TripVehicle(start: vehicleStart, end: vehicleReading.withLock({ $0 })?())
+                record.tripVehicleStart = nil
+                if vehicle?.disagrees(gnssMeters: metres) == true {
+                    record.odometerDisagreements += 1
+                    logger.warning(
+                        "trip odometers disagree: GNSS \(Int(metres)) m, the vehicle's \(Int(vehicle?.distanceMeters ?? 0)) m (more than 5 %)")
+                }
+                state.withLock {
+                    $0.record.tripVehicleStart = nil
+                    $0.record.odometerDisagreements = record.odometerDisagreements
+                }
                 let report = TripReport(
-                    tripId: id, startedAt: start.time, endedAt: end.time, distanceMeters: (end.odometer - start.odometer).rounded(),
+                    tripId: id, startedAt: start.time, endedAt: end.time, distanceMeters: metres,
                     bridgedMeters: max(0, bridged.rounded()), start: Location(lat: start.lat, lng: start.lng), end: Location(lat: end.lat, lng: end.lng),
-                    timeSource: .gps)
-                try finish(.trip, id: id, start: start, end: end, payload: try Data(Codec.encode(report)), record: record)
-                logger.info("trip ended: \(Int(report.distanceMeters)) m in \(Int(end.time - start.time)) s")
+                    timeSource: .gps, vehicle: vehicle)
+                try finish(.trip, id: id, start: start, end: end, payload: try Data(Codec.encode(report)), record: record, vehicleMetres: vehicle?.distanceMeters)
+                logger.info("trip ended: \(Int(report.distanceMeters)) m in \(Int(end.time - start.time)) s\(vehicle?.distanceMeters.map { " (the vehicle's odometer: \(Int($0)) m)" } ?? "")")
             case .idleEnded(let start, let end):
                 let id = RandomID.uuid()
                 let report = IdleReport(
@@ -191,10 +216,12 @@ final class TravelMonitor: Sendable {
         }
     }
 
-    private func finish(_ kind: TripRecord.Kind, id: String, start: TripDetector.Mark, end: TripDetector.Mark, payload: Data, record: TravelRecord) throws {
+    private func finish(
+        _ kind: TripRecord.Kind, id: String, start: TripDetector.Mark, end: TripDetector.Mark, payload: Data, record: TravelRecord, vehicleMetres: Double? = nil
+    ) throws {
         let trip = TripRecord(
             id: id, kind: kind, startedAt: start.time, endedAt: end.time, metres: kind == .trip ? (end.odometer - start.odometer).rounded() : 0,
-            startLat: start.lat, startLng: start.lng, endLat: end.lat, endLng: end.lng)
+            startLat: start.lat, startLng: start.lng, endLat: end.lat, endLng: end.lng, vehicleMetres: vehicleMetres)
         let item = OutboxItemRecord(
             kind: kind == .trip ? .trip : .idle, taskId: TaskRecord.activityLane, idempotencyKey: id, payload: payload, createdAt: end.time)
         try book.finish(trip, report: item, state: record)
@@ -223,6 +250,9 @@ final class TravelMonitor: Sendable {
     /// The odometer's reading now, metres.
     var metres: Double { state.withLock { $0.odometer.metres } }
 
+    /// The vehicle's own odometer now, km (nil: no adapter, or the car reports none).
+    var vehicleKm: Double? { vehicleReading.withLock { $0 }?()?.odometerKm }
+
     func recentTrips(limit: Int = 50) throws -> TripList {
         TripList(trips: try book.recent(limit: limit).map(Self.view))
     }
@@ -230,6 +260,6 @@ final class TravelMonitor: Sendable {
     static func view(_ trip: TripRecord) -> TripView {
         TripView(
             id: trip.id, kind: trip.kind == .trip ? .trip : .idle, startedAt: trip.startedAt, endedAt: trip.endedAt,
-            distanceMeters: trip.metres, state: trip.state.rawValue)
+            distanceMeters: trip.metres, state: trip.state.rawValue, vehicleDistanceMeters: trip.vehicleMetres)
     }
 }

@@ -177,8 +177,8 @@ extension Workflow {
     /// A task's odometer readings: from its acceptance to its end (delivered, or returned to the vendor).
     func distanceMark(for status: TaskStatus) -> TaskDistanceMark? {
         switch status {
-        case .accepted: .started(metres: travel.metres)
-        case .delivered, .returnedToVendor: .ended(metres: travel.metres)
+        case .accepted: .started(metres: travel.metres, vehicleKm: travel.vehicleKm)
+        case .delivered, .returnedToVendor: .ended(metres: travel.metres, vehicleKm: travel.vehicleKm)
         default: nil
         }
     }
@@ -186,10 +186,14 @@ extension Workflow {
     /// The reading committed with the transition, in memory too.
     func noteDistance(_ taskId: String, _ mark: TaskDistanceMark?) {
         switch mark {
-        case .started(let metres):
-            if taskDistances[taskId] == nil { taskDistances[taskId] = (metres, nil) }
-        case .ended(let metres):
-            if let reading = taskDistances[taskId], reading.end == nil { taskDistances[taskId] = (reading.start, metres) }
+        case .started(let metres, let km):
+            if taskDistances[taskId] == nil { taskDistances[taskId] = TaskReading(start: metres, vehicleStartKm: km) }
+        case .ended(let metres, let km):
+            if var reading = taskDistances[taskId], reading.end == nil {
+                reading.end = metres
+                reading.vehicleEndKm = km
+                taskDistances[taskId] = reading
+            }
         case nil:
             break
         }

@@ -31,7 +31,7 @@ actor Workflow {
     var detectedArrivals: [String: ArrivalDetected] = [:]
     /// The odometer, and each task's readings from its acceptance to its end.
     let travel: TravelMonitor
-    var taskDistances: [String: (start: Double, end: Double?)] = [:]
+    var taskDistances: [String: TaskReading] = [:]
 
     var tasks: [String: LocalTask] = [:]
     /// The stop order (all stops of the active tasks, visited ones included), as the backend keeps it.
@@ -105,7 +105,12 @@ actor Workflow {
     /// The task as front ends see it, with its odometer distance since it was accepted.
     func view(_ task: LocalTask, nextStopId: String?) -> TaskView {
         var view = task.view(nextStopId: nextStopId)
-        if let reading = taskDistances[task.id] { view.distanceMeters = ((reading.end ?? travel.metres) - reading.start).rounded() }
+        if let reading = taskDistances[task.id] {
+            view.distanceMeters = ((reading.end ?? travel.metres) - reading.start).rounded()
+            if let start = reading.vehicleStartKm, let end = reading.end == nil ? travel.vehicleKm : reading.vehicleEndKm, end >= start {
+                view.vehicleDistanceMeters = ((end - start) * 1000).rounded()
+            }
+        }
         return view
     }
 

@@ -13,6 +13,12 @@ public enum GPSWatchMode: String, Sendable, CaseIterable {
     case adaptive, continuous
 }
 
+/// `ignition.source`: `auto` takes the vehicle's adapter when one is configured, else the ignition file when a path
+/// is set, else GPS motion alone.
+public enum IgnitionSourceSetting: String, Sendable, CaseIterable {
+    case auto, obd, file, gps
+}
+
 /// Whether `text` is the base64 of 32 bytes (an Ed25519 public key): 43 characters of the alphabet and one '='.
 public func isBase64Key(_ text: String) -> Bool {
     let bytes = Array(text.utf8)
@@ -97,8 +103,35 @@ public struct DaemonConfig: Sendable, Equatable {
     /// A requested diagnostic bundle goes up in chunks of this many bytes, and is never larger than the cap.
     public var diagChunkBytes = 65536
     public var diagMaxBundleBytes = 4 << 20
+    /// The OBD-II adapter: a serial device (`/dev/ttyUSB0`, `/dev/rfcomm0`) or a Wi-Fi adapter's `HOST:PORT`; empty: none.
+    public var vehicleAdapter = ""
+    public var vehicleBaudRate = 38400
+    /// Below this supply voltage (V), with the engine off, for `vehicleLowVoltageSeconds`, the unit protects the
+    /// vehicle's battery.
+    public var vehicleLowVoltage = 11.8
+    public var vehicleLowVoltageSeconds = 300.0
+    /// Fault codes are read at ignition on and this often while the engine runs (seconds).
+    public var vehicleFaultCheckSeconds = 600.0
+    /// Parked (and for fuel, odometer, voltage always) the vehicle is read this often (seconds).
+    public var vehicleParkedPollSeconds = 60.0
+    public var ignitionSource = IgnitionSourceSetting.auto
+    /// Ask logind to power the unit off once the vehicle's battery is protected.
+    public var shutdownOnLowVoltage = false
 
     public init() {}
+
+    /// Where the ignition comes from, `auto` resolved.
+    public var effectiveIgnitionSource: IgnitionSource {
+        switch ignitionSource {
+        case .obd: .obd
+        case .file: .file
+        case .gps: .gps
+        case .auto: !vehicleAdapter.isEmpty ? .obd : !ignitionPath.isEmpty ? .file : .gps
+        }
+    }
+
+    /// Whether `text` names an adapter: empty (none), an absolute device path, or `HOST:PORT`.
+    public static func isAdapterAddress(_ text: String) -> Bool { text.isEmpty || text.hasPrefix("/") || isHostPort(text) }
 
     /// Whether `text` is a backend URL the daemon accepts: https, or http to a loopback address only
     /// (TLS is never switched off for a real network).
@@ -175,6 +208,12 @@ public struct DaemonConfig: Sendable, Equatable {
             warnings.append(ConfigIssue(
                 key: "sampling.saver_stationary_hz",
                 message: "\(rates.saverStationary) is above sampling.stationary_hz (\(rates.stationary)): battery-saver mode would sample faster"))
+        }
+        if ignitionSource == .obd, vehicleAdapter.isEmpty {
+            warnings.append(ConfigIssue(key: "ignition.source", message: "obd without vehicle.adapter: no ignition input, GPS motion decides"))
+        }
+        if ignitionSource == .file, ignitionPath.isEmpty {
+            warnings.append(ConfigIssue(key: "ignition.source", message: "file without ignition.path: no ignition input, GPS motion decides"))
         }
         return warnings
     }
@@ -265,6 +304,25 @@ public struct DaemonConfig: Sendable, Equatable {
             $0.isEmpty || isBase64Key($0)
         },
         "remote.healthy_seconds": number(\.remoteHealthySeconds, 5...3600, "seconds from 5 to 3600"),
+        "vehicle.adapter": string(\.vehicleAdapter, "a serial device path (/dev/ttyUSB0), HOST:PORT of a Wi-Fi adapter, or \"\" for none") {
+            isAdapterAddress($0)
+        },
+        "vehicle.baud_rate": Key(
+            apply: { config, value in
+                let rates = [9600, 19200, 38400, 57600, 115200, 230400, 460800, 500000, 921600, 1_000_000, 2_000_000]
+                guard case .integer(let rate) = value, rates.contains(rate) else {
+                    return "expected one of \(rates.map(String.init).joined(separator: ", "))"
+                }
+                config.vehicleBaudRate = rate
+                return nil
+            },
+            show: { .integer($0.vehicleBaudRate) }),
+        "vehicle.low_voltage": number(\.vehicleLowVoltage, 10...13, "volts from 10 to 13").fleetMayChange,
+        "vehicle.low_voltage_seconds": number(\.vehicleLowVoltageSeconds, 5...3600, "seconds from 5 to 3600").fleetMayChange,
+        "vehicle.fault_check_seconds": number(\.vehicleFaultCheckSeconds, 5...86400, "seconds from 5 to 86400").fleetMayChange,
+        "vehicle.parked_poll_seconds": number(\.vehicleParkedPollSeconds, 5...3600, "seconds from 5 to 3600").fleetMayChange,
+        "ignition.source": choice(\.ignitionSource),
+        "power.shutdown_on_low_voltage": flag(\.shutdownOnLowVoltage).fleetMayChange,
         "diag.chunk_bytes": integer(\.diagChunkBytes, 256...(1 << 20)),
         "diag.max_bundle_bytes": integer(\.diagMaxBundleBytes, (64 << 10)...(64 << 20)),
     ]

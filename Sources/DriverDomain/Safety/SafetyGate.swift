@@ -13,18 +13,33 @@ public struct SafetyGate: Sendable, Equatable {
         case closed
     }
 
+    /// Where a speed came from: the receiver's fixes, or the vehicle's own (OBD-II PID 0D), which needs no sky.
+    public enum Source: Sendable, Equatable {
+        case gnss, vehicle
+    }
+
+    /// One source's latest speed and how long it speaks for the vehicle.
+    public struct Evidence: Sendable, Equatable {
+        public var speed: Double?
+        public var at: Double
+        /// Since when this source's speed has been at or below the limit.
+        public var slowSince: Double?
+        public var validFor: Double
+
+        func isFresh(_ now: Double) -> Bool { speed != nil && now - at <= validFor }
+    }
+
     public let limit: Double
     public let staleAfter: Double
     /// How long the speed must stay at or below the limit before the vehicle counts as standing: slowing
     /// down for a corner is not pulling over.
     public let settle: Double
+    /// The latest speed observed, from either source (for messages).
     public private(set) var speed: Double?
-    /// Since when the live speed has been at or below the limit.
-    public private(set) var slowSince: Double?
-    public private(set) var fixAt: Double?
-    /// How long the last fix speaks for the vehicle: `staleAfter`, or longer when the sampling rate is slow
-    /// (a parked unit samples every 10 s or less often and must not read as "unknown" in between).
-    public private(set) var fixValidFor: Double
+    public private(set) var gnss: Evidence?
+    /// The vehicle's speed, when an adapter reads it: evidence beside the fixes. With both fresh, either one moving
+    /// means moving; with no usable fix (a tunnel, a loading bay) it decides alone.
+    public private(set) var vehicle: Evidence?
     public private(set) var ignition: Bool?
     /// What the last observation reported (opening can come with time, seen at the next fix).
     private var reportedOpen = false
@@ -33,13 +48,17 @@ public struct SafetyGate: Sendable, Equatable {
         self.limit = limit
         self.staleAfter = staleAfter
         self.settle = settle
-        fixValidFor = staleAfter
     }
 
     public func state(now: Double) -> State {
-        guard let fixAt, now - fixAt <= fixValidFor, speed != nil else { return .unknown }
-        guard let slowSince else { return .moving }
-        return now - slowSince >= settle ? .stationary : .stopping
+        let fresh = [gnss, vehicle].compactMap { $0 }.filter { $0.isFresh(now) }
+        guard !fresh.isEmpty else { return .unknown }
+        var settled = true
+        for evidence in fresh {
+            guard let slowSince = evidence.slowSince else { return .moving }
+            if now - slowSince < settle { settled = false }
+        }
+        return settled ? .stationary : .stopping
     }
 
     /// Whether attention-needing actions may go ahead now.
@@ -51,17 +70,22 @@ public struct SafetyGate: Sendable, Equatable {
         }
     }
 
-    /// A live fix: its speed (nil when the receiver gave none) at `now`; the next fix is due within
-    /// `nextFixWithin` seconds (the sampling interval).
-    public mutating func observe(speed: Double?, now: Double, nextFixWithin: Double = 0) -> Change? {
+    /// A live speed from `source` (nil when the receiver gave none) at `now`; the next one is due within
+    /// `nextWithin` seconds (the sampling or polling interval). A slow source (a parked unit samples every 10 s
+    /// or less often) must not read as "unknown" in between: it speaks for `max(staleAfter, 1.5 × interval + 2)`.
+    public mutating func observe(speed: Double?, now: Double, nextFixWithin nextWithin: Double = 0, source: Source = .gnss) -> Change? {
         self.speed = speed
-        if let speed, speed <= limit {
-            if slowSince == nil { slowSince = now }
-        } else {
-            slowSince = nil
-        }
-        fixAt = now
-        fixValidFor = max(staleAfter, nextFixWithin * 1.5 + 2)
+        let previous = source == .gnss ? gnss : vehicle
+        var slowSince: Double? = nil
+        if let speed, speed <= limit { slowSince = previous?.slowSince ?? now }
+        let evidence = Evidence(speed: speed, at: now, slowSince: slowSince, validFor: max(staleAfter, nextWithin * 1.5 + 2))
+        if source == .gnss { gnss = evidence } else { vehicle = evidence }
+        return report(now: now)
+    }
+
+    /// The adapter stopped answering: its last speed says nothing more.
+    public mutating func vehicleLost(now: Double) -> Change? {
+        vehicle = nil
         return report(now: now)
     }
 

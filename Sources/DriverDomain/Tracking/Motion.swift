@@ -65,6 +65,10 @@ public struct MotionDetector: Sendable {
     private var lastTime: Double?
     /// nil: no ignition input; true/false: the input overrides GPS.
     private var ignition: Bool?
+    /// The vehicle's own speed (OBD-II), with its own hysteresis on the monotonic clock: it decides while the
+    /// receiver has no usable fix (a tunnel, a loading bay), and the fixes decide again once they come.
+    private var vehicle = VehicleSpeedMotion()
+    private var gnssUsable = true
 
     public init(thresholds: MotionThresholds = MotionThresholds()) {
         self.thresholds = thresholds
@@ -73,6 +77,13 @@ public struct MotionDetector: Sendable {
 
     public var motion: Motion {
         if let ignition { return ignition ? .moving : .stationary }
+        return movement
+    }
+
+    /// Whether the vehicle itself moves, whatever the ignition: the fixes, or the vehicle's speed while the fixes
+    /// cannot tell (an engine idling at a kerb is not movement).
+    public var movement: Motion {
+        if !gnssUsable, let byVehicle = vehicle.motion { return byVehicle }
         return gpsMotion
     }
 
@@ -101,11 +112,21 @@ public struct MotionDetector: Sendable {
         return motion != before ? .changed(to: motion) : nil
     }
 
+    /// The vehicle's speed at `now` (monotonic seconds; nil: the adapter stopped answering), and whether the
+    /// receiver has a usable fix now.
+    public mutating func vehicleSpeed(_ speed: Double?, at now: Double, gnssUsable: Bool) -> Action? {
+        let before = motion
+        self.gnssUsable = gnssUsable
+        if let speed { vehicle.observe(speed, at: now, thresholds: thresholds) } else { vehicle = VehicleSpeedMotion() }
+        return motion != before ? .changed(to: motion) : nil
+    }
+
     public mutating func observe(_ fix: Fix) -> Action? {
         let before = motion
         // Time going backwards (a receiver reset, a replayed log): start the evidence windows afresh.
         if let lastTime, fix.time < lastTime { restartWindows() }
         lastTime = fix.time
+        gnssUsable = true
         step(fix)
         let after = motion
         return after != before ? .changed(to: after) : nil
@@ -192,5 +213,31 @@ public struct MotionDetector: Sendable {
         guard let distance = window.distanceFromCentre(fix) else { return false }
         let displaced = distance - (fix.horizontalError ?? 0) >= thresholds.movingDistance
         return displaced && (fix.speed.map { $0 >= thresholds.stationarySpeed } ?? true)
+    }
+}
+
+/// Motion from the vehicle's speed alone: moving after `movingConfirmation` at or above `movingSpeed`, stationary
+/// after `stationaryDuration` below `stationarySpeed` (the wheels' speed has no jitter, but a queue creeps). No
+/// verdict until one of the two has lasted.
+struct VehicleSpeedMotion: Sendable, Equatable {
+    private(set) var motion: Motion?
+    private var fastSince: Double?
+    private var slowSince: Double?
+
+    mutating func observe(_ speed: Double, at now: Double, thresholds: MotionThresholds) {
+        if speed >= thresholds.movingSpeed {
+            slowSince = nil
+            let since = fastSince ?? now
+            fastSince = since
+            if now - since >= thresholds.movingConfirmation { motion = .moving }
+        } else if speed < thresholds.stationarySpeed {
+            fastSince = nil
+            let since = slowSince ?? now
+            slowSince = since
+            if now - since >= thresholds.stationaryDuration { motion = .stationary }
+        } else {
+            fastSince = nil
+            slowSince = nil
+        }
     }
 }

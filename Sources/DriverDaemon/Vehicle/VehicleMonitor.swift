@@ -1,0 +1,375 @@
+import BackendContract
+import DriverAPI
+import DriverDomain
+import DriverStore
+import FoundationEssentials
+import JSONRPC
+import Logging
+import OBDKit
+import Synchronization
+import SystemdKit
+
+/// The vehicle as its OBD-II adapter reports it, on the reader's thread: a lock-guarded class that never calls
+/// out while holding its lock. It owns what follows from the readings: the engine as the ignition
+/// (`ignition.source = obd`), the vehicle's speed as evidence for the safety gate and the motion detector, the
+/// reader's polling mode, fault codes reported to the backend once, and the protection of the vehicle's battery.
+final class VehicleMonitor: OBDEventHandler, Sendable {
+    struct Settings: Sendable {
+        var adapter: String?
+        var ignitionSource: IgnitionSource
+        var lowVoltage: Double
+        var lowVoltageSeconds: Double
+        var shutdownOnLowVoltage: Bool
+    }
+
+    private struct State {
+        var link: VehicleLinkState
+        var detail: String?
+        var speed: (value: Double, at: Double)?
+        var rpm: (value: Double, at: Double)?
+        var fuelPercent: Double?
+        var odometerKm: Double?
+        var runSeconds: Int?
+        var voltage: Double?
+        var checkEngine: Bool?
+        var stored: Set<String>?
+        var pending: Set<String>?
+        var supported: Set<UInt8> = []
+        var engineRunning: Bool?
+        var battery: BatteryGuard
+        var protectingSince: Double?
+        /// A battery report waiting for a shift (off shift nothing is sent).
+        var batteryReportWaiting = false
+        var lastPublished: VehicleStatus?
+    }
+
+    let settings: Settings
+    private let state: Mutex<State>
+    private let reader = Mutex<OBDReader?>(nil)
+    private let pipeline: TrackingPipeline
+    private let safety: Safety
+    private let shift: Shift
+    private let outbox: Outbox
+    private let book: VehicleFaultBook
+    private let hub: EventHub
+    private let travel: TravelMonitor
+    private let clock: DaemonClock
+    private let logger: Logger
+    private let onQueued = Mutex<(@Sendable () -> Void)?>(nil)
+
+    init(
+        settings: Settings, pipeline: TrackingPipeline, safety: Safety, shift: Shift, outbox: Outbox, book: VehicleFaultBook, hub: EventHub,
+        travel: TravelMonitor, clock: DaemonClock, logger: Logger
+    ) {
+        self.travel = travel
+        self.settings = settings
+        self.pipeline = pipeline
+        self.safety = safety
+        self.shift = shift
+        self.outbox = outbox
+        self.book = book
+        self.hub = hub
+        self.clock = clock
+        self.logger = logger
+        state = Mutex(State(
+            link: settings.adapter == nil ? .absent : .connecting, detail: settings.adapter == nil ? "no adapter configured (vehicle.adapter)" : nil,
+            battery: BatteryGuard(threshold: settings.lowVoltage, holdSeconds: settings.lowVoltageSeconds)))
+    }
+
+    /// Wires the reader (it holds this monitor as its handler) and what the monitor follows.
+    func attach(_ reader: OBDReader) {
+        self.reader.withLock { $0 = reader }
+        pipeline.whenMotionChanged { [weak self] _ in self?.updateMode() }
+        shift.whenChanged { [weak self] on in if on { self?.shiftStarted() } }
+    }
+
+    func whenQueued(_ action: @escaping @Sendable () -> Void) { onQueued.withLock { $0 = action } }
+
+    // MARK: - Events from the reader
+
+    func handle(_ event: OBDEvent) {
+        let now = clock.monotonic
+        switch event {
+        case .link(let link, let detail):
+            linkChanged(link, detail: detail)
+        case .supported(let pids):
+            state.withLock { $0.supported = pids }
+        case .reading(let reading):
+            apply(reading, now: now)
+        case .unavailable(let pid):
+            unavailable(pid)
+        case .lowPower(let accepted):
+            logger.info("vehicle: adapter asked to rest (ATLP): \(accepted ? "taken" : "not supported")")
+        }
+        updateMode()
+        publishIfChanged()
+    }
+
+    private func linkChanged(_ link: VehicleLinkState, detail: String?) {
+        let before = state.withLock { state -> VehicleLinkState in
+            defer {
+                state.link = link
+                state.detail = detail
+                if link != .ok {
+                    state.speed = nil
+                    state.rpm = nil
+                }
+                if link == .absent || link == .connecting { state.voltage = nil }
+            }
+            return state.link
+        }
+        if link != .ok {
+            safety.observeVehicle(speed: nil, nextWithin: 0)
+            vehicleSpeed(nil)
+            updateEngine()
+        }
+        guard link != before, link != .connecting else { return }
+        logger.log(
+            level: link == .absent ? .warning : .info, "vehicle link: \(link.rawValue)\(detail.map { " (\($0))" } ?? "")",
+            metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.vehicleLink.rawValue)", "link": "\(link.rawValue)"])
+    }
+
+    private func apply(_ reading: OBDReading, now: Double) {
+        switch reading {
+        case .speed(let speed):
+            state.withLock { $0.speed = (speed, now) }
+            let interval = vehicleSpeed(speed)
+            safety.observeVehicle(speed: speed, nextWithin: interval)
+        case .rpm(let rpm):
+            state.withLock { $0.rpm = (rpm, now) }
+            updateEngine()
+        case .voltage(let volts):
+            state.withLock { $0.voltage = volts }
+            updateEngine()
+            guardBattery(volts, now: now)
+        case .fuelPercent(let percent): state.withLock { $0.fuelPercent = percent }
+        case .odometerKm(let km): state.withLock { $0.odometerKm = km }
+        case .runSeconds(let seconds): state.withLock { $0.runSeconds = seconds }
+        case .status(let checkEngine, _): state.withLock { $0.checkEngine = checkEngine }
+        case .faults(let codes, let pending):
+            let complete = state.withLock { state -> Bool in
+                if pending { state.pending = Set(codes) } else { state.stored = Set(codes) }
+                // Both lists read (stored first, then pending): compare once per reading.
+                return pending && state.stored != nil
+            }
+            if complete { reportFaults() }
+        }
+    }
+
+    private func unavailable(_ pid: OBDPID) {
+        state.withLock { state in
+            switch pid {
+            case .speed: state.speed = nil
+            case .rpm: state.rpm = nil
+            case .fuelLevel: state.fuelPercent = nil
+            case .odometer: state.odometerKm = nil
+            case .runTime: state.runSeconds = nil
+            case .status: state.checkEngine = nil
+            }
+        }
+        if pid == .speed {
+            safety.observeVehicle(speed: nil, nextWithin: 0)
+            vehicleSpeed(nil)
+        }
+        if pid == .rpm { updateEngine() }
+    }
+
+    /// Feeds the motion detector; returns the sampling interval (how soon the next speed comes while moving).
+    @discardableResult
+    private func vehicleSpeed(_ speed: Double?) -> Double {
+        let (changed, _, interval) = pipeline.tracker.vehicleSpeed(speed)
+        if let changed { pipeline.motionChanged(to: changed) }
+        return state.withLock { $0.speed == nil } ? interval : pollInterval(interval)
+    }
+
+    /// How often the speed is read in the reader's current mode.
+    private func pollInterval(_ fixInterval: Double) -> Double {
+        switch reader.withLock({ $0 })?.mode {
+        case .moving(let interval): interval
+        default: 60
+        }
+    }
+
+    private func updateEngine() {
+        let now = clock.monotonic
+        let (before, after) = state.withLock { state -> (Bool?, Bool?) in
+            let running = VehicleIgnition.engineRunning(rpm: state.rpm?.value, rpmAge: state.rpm.map { now - $0.at }, voltage: state.voltage)
+            defer { state.engineRunning = running }
+            return (state.engineRunning, running)
+        }
+        guard before != after else { return }
+        if let after { logger.info("vehicle: engine \(after ? "running" : "off")") }
+        pipeline.setVehicleIgnition(after)
+    }
+
+    /// The reader's polling mode from the battery, the vehicle's movement and the engine.
+    private func updateMode() {
+        guard let reader = reader.withLock({ $0 }) else { return }
+        let (running, protecting) = state.withLock { ($0.engineRunning, $0.battery.isProtecting) }
+        let (movement, interval) = pipeline.tracker.movement
+        reader.setMode(VehiclePollSchedule.mode(engineRunning: running, moving: movement == .moving, protecting: protecting, fixInterval: interval))
+    }
+
+    // MARK: - The vehicle's battery
+
+    private func guardBattery(_ volts: Double, now: Double) {
+        let ignition = pipeline.tracker.ignition
+        let sosWaiting = ((try? outbox.depth(maxAge: .seconds(1)))?.sos ?? 0) > 0
+        let action = state.withLock { state in
+            state.battery.observe(voltage: volts, engineRunning: state.engineRunning == true || ignition == true, sosWaiting: sosWaiting, now: now)
+        }
+        switch action {
+        case .protect:
+            let since = clock.now().time
+            state.withLock {
+                $0.protectingSince = since
+                $0.batteryReportWaiting = true
+            }
+            logger.warning(
+                "vehicle battery low: \(TextFormat.fixed(volts, decimals: 1)) V with the engine off for \(Int(settings.lowVoltageSeconds)) s; stopped reading the vehicle and released the GPS receiver",
+                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.vehicleBatteryLow.rawValue)", "voltage": "\(volts)"])
+            pipeline.setReceiverReleased(true)
+            updateMode()
+            sendBatteryReport()
+            if settings.shutdownOnLowVoltage { powerOff() }
+        case .release:
+            state.withLock { $0.protectingSince = nil }
+            logger.notice("vehicle battery: \(TextFormat.fixed(volts, decimals: 1)) V, engine \(state.withLock { $0.engineRunning == true } ? "running" : "off"); reading the vehicle again")
+            pipeline.setReceiverReleased(false)
+        case nil:
+            break
+        }
+    }
+
+    private func powerOff() {
+        do {
+            try PowerOff.request()
+            logger.notice("asked logind to power the unit off (power.shutdown_on_low_voltage)")
+        } catch {
+            logger.error("cannot ask logind to power off: \(error)")
+        }
+    }
+
+    /// Queues the one battery report when a shift is on; off shift it waits for the next shift.
+    private func sendBatteryReport() {
+        guard shift.isOn else { return }
+        let (waiting, volts, odometer) = state.withLock { state in
+            defer { state.batteryReportWaiting = false }
+            return (state.batteryReportWaiting, state.voltage, state.odometerKm)
+        }
+        guard waiting else { return }
+        let stamp = clock.now()
+        let report = VehicleEventReport(
+            eventId: RandomID.uuid(), kind: .batteryLow, observedAt: stamp.time, voltage: volts, odometerKm: odometer,
+            location: position(), timeSource: stamp.source)
+        queue([report], changes: nil)
+    }
+
+    // MARK: - Fault codes
+
+    /// Compares the codes read with those the backend was told of; on shift, each change is queued once. Off shift
+    /// they wait: the comparison runs again when a shift starts.
+    private func reportFaults() {
+        let current = state.withLock { state -> Set<VehicleFault>? in
+            guard let stored = state.stored, let pending = state.pending else { return nil }
+            return Set(stored.map { VehicleFault(code: $0, pending: false) } + pending.map { VehicleFault(code: $0, pending: true) })
+        }
+        guard let current, shift.isOn else { return }
+        let reported: Set<VehicleFault>
+        do {
+            reported = try book.reported()
+        } catch {
+            logger.error("cannot read the reported fault codes: \(error)")
+            return
+        }
+        let changes = FaultChanges(reported: reported, current: current)
+        guard !changes.isEmpty else { return }
+        let stamp = clock.now()
+        let (checkEngine, volts, odometer) = state.withLock { ($0.checkEngine, $0.voltage, $0.odometerKm) }
+        let location = position()
+        let reports = changes.appeared.map { ($0, VehicleEventReport.Kind.faultAppeared) } + changes.cleared.map { ($0, .faultCleared) }
+        for (fault, kind) in reports {
+            logger.notice(
+                "vehicle fault \(fault.code)\(fault.pending ? " (pending)" : "") \(kind == .faultAppeared ? "appeared" : "cleared")\(FaultDescriptions.describe(fault.code).map { ": \($0)" } ?? "")",
+                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.vehicleFault.rawValue)", "code": "\(fault.code)"])
+        }
+        queue(reports.map { fault, kind in
+            VehicleEventReport(
+                eventId: RandomID.uuid(), kind: kind, observedAt: stamp.time, code: fault.code, pending: fault.pending,
+                description: FaultDescriptions.describe(fault.code), checkEngine: checkEngine, voltage: volts, odometerKm: odometer,
+                location: location, timeSource: stamp.source)
+        }, changes: changes)
+    }
+
+    private func queue(_ reports: [VehicleEventReport], changes: FaultChanges?) {
+        do {
+            let items = try reports.map { report in
+                OutboxItemRecord(
+                    kind: .vehicle, taskId: TaskRecord.vehicleLane, idempotencyKey: report.eventId, payload: try Data(Codec.encode(report)),
+                    createdAt: report.observedAt)
+            }
+            if let changes { try book.report(changes, items: items) } else { for item in items { try book.queue(item) } }
+            onQueued.withLock { $0 }?()
+        } catch {
+            logger.error("cannot store a vehicle report: \(Store.describeWriteFailure(error))")
+        }
+    }
+
+    private func position() -> Location? {
+        pipeline.tracker.currentPosition(maxAge: 300).fix.map { Location(lat: $0.latitude, lng: $0.longitude, accuracy: $0.horizontalError) }
+    }
+
+    private func shiftStarted() {
+        reportFaults()
+        sendBatteryReport()
+    }
+
+    // MARK: - Status
+
+    /// What a trip's start and end keep: the vehicle's latest word (a trip ends with the ignition off, when no engine
+    /// unit answers any more: what it said last is the reading at the end); nil when it never said anything.
+    func tripReading() -> VehicleReading? {
+        state.withLock { state in
+            guard state.odometerKm != nil || state.fuelPercent != nil || state.runSeconds != nil else { return nil }
+            return VehicleReading(odometerKm: state.odometerKm, fuelPercent: state.fuelPercent, engineRunSeconds: state.runSeconds)
+        }
+    }
+
+    func status() -> VehicleStatus {
+        let now = clock.monotonic
+        let ignition = pipeline.tracker.ignition
+        let disagreements = travel.odometerDisagreements
+        return state.withLock { state in
+            let faults = (state.stored ?? []).map { VehicleFault(code: $0, pending: false, description: FaultDescriptions.describe($0)) }
+                + (state.pending ?? []).subtracting(state.stored ?? []).map { VehicleFault(code: $0, pending: true, description: FaultDescriptions.describe($0)) }
+            return VehicleStatus(
+                adapter: settings.adapter, link: state.link, detail: state.detail, engineRunning: state.engineRunning, ignition: ignition,
+                ignitionSource: settings.ignitionSource, speed: state.speed?.value, speedAge: state.speed.map { now - $0.at }, rpm: state.rpm?.value,
+                fuelPercent: state.fuelPercent.map { ($0 * 10).rounded() / 10 }, odometerKm: state.odometerKm, engineRunSeconds: state.runSeconds,
+                voltage: state.voltage, checkEngine: state.checkEngine, faults: faults.sorted { ($0.code, $0.pending ? 1 : 0) < ($1.code, $1.pending ? 1 : 0) },
+                batteryProtectionSince: state.protectingSince, supportedPIDs: state.supported.sorted().map { String($0, radix: 16, uppercase: true).leftPadded(2) },
+                odometerDisagreements: disagreements)
+        }
+    }
+
+    /// `vehicle.changed` when something a front end shows changed: not each speed or RPM reading, fuel by a whole
+    /// percent, the voltage by half a volt.
+    private func publishIfChanged() {
+        var current = status()
+        current.speed = nil
+        current.speedAge = nil
+        current.rpm = nil
+        current.engineRunSeconds = nil
+        current.fuelPercent = current.fuelPercent.map { $0.rounded() }
+        current.voltage = current.voltage.map { ($0 * 2).rounded() / 2 }
+        let changed = state.withLock { state -> Bool in
+            defer { state.lastPublished = current }
+            return state.lastPublished != current
+        }
+        if changed, hub.hasSubscribers(Events.vehicleChanged) { hub.publish(Events.vehicleChanged, status()) }
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}

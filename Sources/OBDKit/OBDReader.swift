@@ -1,0 +1,294 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DriverAPI
+import DriverDomain
+import ReaderThread
+import Synchronization
+
+/// Reads an ELM327-compatible OBD-II adapter on a thread of its own (blocking serial and socket I/O never touches
+/// the Swift concurrency pool), the only code that speaks to it: initialisation (reset, echo, linefeeds, spaces
+/// and headers off, automatic protocol), supported-PID discovery, then polling on `VehiclePollSchedule`, whose
+/// mode the daemon sets from motion, the engine and battery protection.
+///
+/// Whatever the adapter does (unplugged, silent, slow, garbage, `NO DATA` for everything, a bus that will not
+/// initialise) the reader reports a link state and goes on: it reconnects with jittered backoff, forever, until
+/// `stop()`. A vehicle that stops answering (ignition off) is `noVehicle`, the adapter still read for its voltage.
+public final class OBDReader: Sendable {
+    public let address: OBDAdapterAddress
+    private let handler: any OBDEventHandler
+    private let backoff: Backoff
+    private let timeouts: Timeouts
+    private let control: Mutex<Control>
+    private let wakePipe = WakePipe()
+
+    /// How long the adapter may take: a reset reboots it; the first request searches for the bus protocol
+    /// (`SEARCHING...`, seconds); a plain request answers in tens of milliseconds.
+    public struct Timeouts: Sendable {
+        public var command: Double
+        public var reset: Double
+        public var search: Double
+
+        public init(command: Double = 2, reset: Double = 5, search: Double = 12) {
+            self.command = command
+            self.reset = reset
+            self.search = search
+        }
+    }
+
+    private struct Control {
+        var stopping = false
+        var started = false
+        var schedule: VehiclePollSchedule
+    }
+
+    public init(
+        address: OBDAdapterAddress, handler: any OBDEventHandler, schedule: VehiclePollSchedule = VehiclePollSchedule(),
+        backoff: Backoff = Backoff(base: 1, cap: 60), timeouts: Timeouts = Timeouts()
+    ) {
+        self.address = address
+        self.handler = handler
+        self.backoff = backoff
+        self.timeouts = timeouts
+        control = Mutex(Control(schedule: schedule))
+    }
+
+    public func start() {
+        let first = control.withLock { control in
+            defer { control.started = true }
+            return !control.started
+        }
+        guard first else { return }
+        startThread(named: "obd-reader") { self.run() }
+    }
+
+    public func stop() {
+        control.withLock { $0.stopping = true }
+        wake()
+    }
+
+    /// What to poll from now on; wakes the thread only when the mode changed.
+    public func setMode(_ mode: VehiclePollSchedule.Mode) {
+        let changed = control.withLock { control -> Bool in
+            guard control.schedule.mode != mode else { return false }
+            control.schedule.setMode(mode)
+            return true
+        }
+        if changed { wake() }
+    }
+
+    public var mode: VehiclePollSchedule.Mode { control.withLock { $0.schedule.mode } }
+
+    private func wake() { wakePipe.wake() }
+
+    private var isStopping: Bool { control.withLock { $0.stopping } }
+
+    // MARK: - The thread
+
+    private func run() {
+        var attempt = 0
+        var generator = SystemRandomNumberGenerator()
+        while !isStopping {
+            handler.handle(.link(.connecting, detail: nil))
+            let connection = ELMConnection()
+            var detail: String
+            do {
+                try connection.open(address)
+                try initialise(connection)
+                attempt = 0
+                try serve(connection)
+                detail = "stopped"
+            } catch {
+                detail = error.description
+            }
+            connection.close()
+            guard !isStopping else { break }
+            handler.handle(.link(.absent, detail: detail))
+            let delay = backoff.delay(attempt: attempt, random: Double.random(in: 0..<1, using: &generator))
+            attempt += 1
+            // At least a second: an adapter that accepts and drops at once must not make this spin.
+            sleep(seconds: max(1, delay))
+        }
+    }
+
+    /// Reset, then echo, linefeeds, spaces and headers off, and the protocol found automatically. An adapter
+    /// that does not answer `OK` to these is not an ELM327.
+    private func initialise(_ connection: ELMConnection) throws(OBDError) {
+        // A reset reboots the chip; what it prints is its name (`ELM327 v1.5`), maybe with echo and noise.
+        _ = try connection.command("ATZ", timeout: timeouts.reset)
+        for command in ["ATE0", "ATL0", "ATS0", "ATH0", "ATSP0"] {
+            let reply = ELMReply.parse(try connection.command(command, timeout: timeouts.command), command: command)
+            guard reply == .text("OK") else { throw OBDError(.notAnAdapter(Self.describe(reply))) }
+        }
+    }
+
+    /// One connection's life: discovery, then the schedule's queries until the link is lost or the reader stops.
+    private func serve(_ connection: ELMConnection) throws(OBDError) {
+        var session = Session()
+        try discover(connection, &session)
+        while true {
+            let (stopping, due, wait, mode) = control.withLock { control in
+                let now = monotonicSeconds()
+                return (control.stopping, control.schedule.due(now: now), control.schedule.secondsUntilDue(now: now), control.schedule.mode)
+            }
+            if stopping { return }
+            if mode == .protecting, !session.restingSent {
+                session.restingSent = true
+                let reply = ELMReply.parse(try connection.command("ATLP", timeout: timeouts.command), command: "ATLP")
+                handler.handle(.lowPower(accepted: reply == .text("OK")))
+            } else if mode != .protecting {
+                session.restingSent = false
+            }
+            guard !due.isEmpty else {
+                sleep(seconds: wait)
+                continue
+            }
+            for query in due {
+                control.withLock { $0.schedule.ran(query, at: monotonicSeconds()) }
+                try run(query, connection, &session)
+            }
+        }
+    }
+
+    /// What one connection learnt and counts.
+    private struct Session {
+        var supported: Set<UInt8> = []
+        var vehicleAnswers = false
+        var lastDiscovery: Double = 0
+        /// Consecutive answers that were neither data nor a known reply, and timeouts: past a few, reconnect.
+        var garbage = 0
+        var timeouts = 0
+        /// Consecutive `NO DATA` answers to PIDs the vehicle claimed: its units went to sleep (ignition off).
+        var noData = 0
+        var restingSent = false
+    }
+
+    private static let probeInterval = 10.0
+    /// `NO DATA` this many times in a row (speed and RPM, the PIDs every car answers while running) is no vehicle.
+    private static let noDataLimit = 2
+
+    /// Asks which PIDs the vehicle answers (0100, then 0120... while the previous group says there are more).
+    private func discover(_ connection: ELMConnection, _ session: inout Session) throws(OBDError) {
+        session.lastDiscovery = monotonicSeconds()
+        var supported = Set<UInt8>()
+        var base: UInt8 = 0x00
+        var problem: String? = nil
+        while true {
+            let command = "01" + hex(base)
+            let reply = try ask(connection, command, timeout: base == 0 ? timeouts.search : timeouts.command, &session)
+            guard case .frames(let frames) = reply else {
+                if base == 0 { problem = Self.describe(reply) }
+                break
+            }
+            let (pids, more) = OBDDecoding.supported(base: base, frames: frames)
+            supported.formUnion(pids)
+            guard more, base < 0xE0 else { break }
+            base += 0x20
+        }
+        session.supported = supported
+        session.vehicleAnswers = !supported.isEmpty
+        handler.handle(.supported(supported))
+        handler.handle(session.vehicleAnswers ? .link(.ok, detail: nil) : .link(.noVehicle, detail: problem ?? "the vehicle claims no PIDs"))
+    }
+
+    private func run(_ query: VehiclePollSchedule.Query, _ connection: ELMConnection, _ session: inout Session) throws(OBDError) {
+        if query == .voltage {
+            let reply = try ask(connection, "ATRV", timeout: timeouts.command, &session)
+            if case .text(let text) = reply, let volts = OBDDecoding.voltage(text) { handler.handle(.reading(.voltage(volts))) }
+            return
+        }
+        if !session.vehicleAnswers {
+            // Ignition off, or a bus that would not initialise: ask again now and then, not at every query.
+            guard monotonicSeconds() - session.lastDiscovery >= Self.probeInterval else { return }
+            try discover(connection, &session)
+            guard session.vehicleAnswers else { return }
+        }
+        switch query {
+        case .speedAndRPM:
+            try read(.speed, connection, &session)
+            try read(.rpm, connection, &session)
+        case .fuel: try read(.fuelLevel, connection, &session)
+        case .odometer: try read(.odometer, connection, &session)
+        case .runTime: try read(.runTime, connection, &session)
+        case .faults:
+            try read(.status, connection, &session)
+            for pending in [false, true] {
+                let command = pending ? "07" : "03"
+                let reply = try ask(connection, command, timeout: timeouts.command, &session)
+                if case .frames(let frames) = reply, let reading = OBDDecoding.faults(frames: frames, pending: pending) {
+                    handler.handle(.reading(reading))
+                } else if reply == .noData {
+                    // Some units answer NO DATA rather than an empty list.
+                    handler.handle(.reading(.faults(codes: [], pending: pending)))
+                }
+            }
+        case .voltage: break
+        }
+    }
+
+    private func read(_ pid: OBDPID, _ connection: ELMConnection, _ session: inout Session) throws(OBDError) {
+        guard session.supported.contains(pid.rawValue) || pid == .status && !session.supported.isEmpty else {
+            handler.handle(.unavailable(pid))
+            return
+        }
+        let reply = try ask(connection, pid.request, timeout: timeouts.command, &session)
+        session.noData = reply == .noData ? session.noData + 1 : 0
+        if session.noData >= Self.noDataLimit {
+            // Nothing answers any more: the engine unit sleeps. Asked again at the probe interval.
+            session.noData = 0
+            session.vehicleAnswers = false
+            session.lastDiscovery = monotonicSeconds()
+            handler.handle(.unavailable(pid))
+            handler.handle(.link(.noVehicle, detail: "NO DATA"))
+            return
+        }
+        switch reply {
+        case .frames(let frames):
+            if let reading = OBDDecoding.decode(pid, frames: frames) { handler.handle(.reading(reading)) } else { handler.handle(.unavailable(pid)) }
+        case .busError(let what):
+            // The bus went quiet (the ignition went off mid-drive): the adapter is still there.
+            session.vehicleAnswers = false
+            session.lastDiscovery = monotonicSeconds()
+            handler.handle(.link(.noVehicle, detail: what))
+        default:
+            handler.handle(.unavailable(pid))
+        }
+    }
+
+    /// One command and its parsed reply; counts garbage and timeouts, and gives up on the link past a few in a row
+    /// (a silent adapter, a line full of noise). `STOPPED` is asked once more.
+    private func ask(_ connection: ELMConnection, _ command: String, timeout: Double, _ session: inout Session) throws(OBDError) -> ELMReply {
+        var reply: ELMReply
+        do {
+            reply = ELMReply.parse(try connection.command(command, timeout: timeout), command: command)
+            if reply == .stopped { reply = ELMReply.parse(try connection.command(command, timeout: timeout), command: command) }
+            session.timeouts = 0
+        } catch let error where error.code == .timeout {
+            session.timeouts += 1
+            if session.timeouts >= 2 { throw error }
+            return .garbage("no answer")
+        }
+        if case .garbage = reply {
+            session.garbage += 1
+            if session.garbage >= 5 { throw OBDError(.notAnAdapter(Self.describe(reply))) }
+        } else {
+            session.garbage = 0
+        }
+        return reply
+    }
+
+    private static func describe(_ reply: ELMReply) -> String {
+        switch reply {
+        case .frames: "data"
+        case .text(let text): text
+        case .noData: "NO DATA"
+        case .stopped: "STOPPED"
+        case .unknownCommand: "?"
+        case .busError(let what): what
+        case .garbage(let text): text.isEmpty ? "an empty reply" : "garbage: \(text)"
+        }
+    }
+
+    /// Sleeps up to `seconds` (nil: until woken) or until `setMode` or `stop` wakes the thread.
+    private func sleep(seconds: Double?) { wakePipe.wait(seconds: seconds) }
+}

@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A pipe that wakes a reader's thread from another thread (a control change, a stop): non-blocking, close-on-exec.
+/// The reader sleeps in `wait`, on the pipe and optionally on its device or socket, never longer than it must.
+public final class WakePipe: Sendable {
+    private let readEnd: Int32
+    private let writeEnd: Int32
+
+    public init() {
+        var fds: [Int32] = [0, 0]
+        pipe(&fds)
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        (readEnd, writeEnd) = (fds[0], fds[1])
+    }
+
+    deinit {
+        close(readEnd)
+        close(writeEnd)
+    }
+
+    public func wake() {
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+    }
+
+    /// Sleeps up to `seconds` (nil: no limit) or until `wake()`, or until `readable` has data: returns whether it has.
+    @discardableResult
+    public func wait(readable descriptor: Int32? = nil, seconds: Double?) -> Bool {
+        var fds = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)]
+        if let descriptor { fds.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
+        let milliseconds = seconds.map { Int32(min(Double(Int32.max), max(0, $0 * 1000).rounded(.up))) } ?? -1
+        while poll(&fds, nfds_t(fds.count), milliseconds) < 0 && errno == EINTR {}
+        if fds[0].revents != 0 {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            while read(readEnd, &buffer, buffer.count) > 0 {}
+        }
+        return fds.count > 1 && fds[1].revents != 0
+    }
+}
+
+/// Runs `body` on a detached thread of its own, named `name` in top, perf and /proc (it would inherit its
+/// creator's, an event loop's): blocking C calls never touch the Swift concurrency pool.
+public func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
+    final class Box {
+        let name: String
+        let body: @Sendable () -> Void
+        init(name: String, body: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.body = body
+        }
+    }
+    var thread = pthread_t()
+    let box = Unmanaged.passRetained(Box(name: name, body: body))
+    pthread_create(&thread, nil, { raw in
+        let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        if fd >= 0 {
+            _ = box.name.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, min(15, $0.count - 1)) }
+            close(fd)
+        }
+        box.body()
+        return nil
+    }, box.toOpaque())
+    pthread_detach(thread)
+}
+
+/// CLOCK_MONOTONIC, seconds.
+public func monotonicSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}

@@ -1,0 +1,260 @@
+import ArgumentParser
+import DriverAPI
+import Foundation
+import JSONRPC
+import NMEASynth
+
+/// The vehicle's adapter (ELM327-emulator, `obd_car.py`, on loopback TCP): what it costs the daemon per minute
+/// parked and moving beside the same replay without it, and how soon the safety gate follows a change of the
+/// vehicle's speed beside how soon it follows the receiver's.
+struct VehicleBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "vehicle", abstract: "OBD-II adapter: cost per minute and speed → gate latency.")
+
+    @Option(help: "Directory with the driverd binary.") var bin: String
+    @Option(help: "The car: Tests/IntegrationTests/Support/obd_car.py.") var carScript: String
+    @Option(help: "Python with ELM327-emulator installed.") var python: String
+    @Option(help: "Measured seconds per cost scenario (after a warm-up).") var seconds = 60
+    @Option(help: "Stops and starts timed for the latency.") var trials = 8
+    @Option(help: "What to run, comma-separated: cost, latency.") var only = "cost,latency"
+
+    func run() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let chosen = Set(only.split(separator: ",").map(String.init))
+        if chosen.contains("cost") { try cost(directory) }
+        if chosen.contains("latency") { try latency(directory) }
+    }
+
+    // MARK: - Cost per minute
+
+    private struct CostScenario {
+        var name: String
+        var parked: Bool
+        /// The car's state; nil: no adapter.
+        var car: [String: Any]?
+    }
+
+    private func cost(_ directory: String) throws {
+        let parked = directory + "/parked.nmea", moving = directory + "/moving.nmea"
+        try NMEAWriter.log(RoutePresets.parked(seconds: seconds + 200)).write(toFile: parked, atomically: true, encoding: .utf8)
+        try NMEAWriter.log(RoutePresets.driving(laps: seconds / 200 + 2)).write(toFile: moving, atomically: true, encoding: .utf8)
+        let scenarios = [
+            CostScenario(name: "parked", parked: true, car: nil),
+            CostScenario(name: "parked", parked: true, car: ["mode": "off", "voltage": 12.5]),
+            CostScenario(name: "parked", parked: true, car: ["rpm": 800, "speed_kmh": 0, "voltage": 14.0, "fuel_pct": 60, "odometer_km": 12000]),
+            CostScenario(name: "moving", parked: false, car: nil),
+            CostScenario(name: "moving", parked: false, car: ["rpm": 1800, "speed_kmh": 43, "voltage": 14.1, "fuel_pct": 60, "odometer_km": 12000]),
+        ]
+        say("Cost per minute, real-time replays through gpsd; baseline: the same replay without an adapter, in the same run.")
+        say("The parked window starts 80 s in (the motion detector takes up to 65 s to call a vehicle stationary).")
+        say(pad("scenario", 10) + pad("adapter", 22) + pad("cpu s/min", 11) + pad("wakeups/min", 13) + "bus requests/min")
+        for (index, scenario) in scenarios.enumerated() {
+            let scratch = directory + "/cost-\(index)"
+            try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+            let fake = try RealTimeGPSFake(log: scenario.parked ? parked : moving, scratch: scratch)
+            defer { fake.stop() }
+            var car: Car?
+            if let state = scenario.car { car = try Car(python: python, script: carScript, state: state, scratch: scratch) }
+            defer { car?.stop() }
+            let adapter = car.map { "[vehicle]\nadapter = \"127.0.0.1:\($0.port)\"\n" } ?? ""
+            let (daemon, _) = try startDaemon(scratch, config: "[shift]\nauto_start = true\n" + adapter, gpsd: "127.0.0.1:\(fake.port)")
+            defer {
+                daemon.terminate()
+                daemon.waitUntilExit()
+            }
+            sleep(scenario.parked ? 80 : 15)
+            let requestsBefore = car?.requests() ?? 0
+            let start = ProcessSample.read(pid: daemon.processIdentifier)
+            sleep(UInt32(seconds))
+            let end = ProcessSample.read(pid: daemon.processIdentifier)
+            let requests = (car?.requests() ?? 0) - requestsBefore
+            guard let start, let end else { continue }
+            let minutes = Double(seconds) / 60
+            let label = scenario.car == nil ? "none (baseline)" : scenario.car?["mode"] as? String == "off" ? "ignition off" : "engine running"
+            say(pad(scenario.name, 10) + pad(label, 22)
+                + pad(String(format: "%.3f", (end.cpuSeconds - start.cpuSeconds) / minutes), 11)
+                + pad(String(format: "%.1f", Double(end.contextSwitches - start.contextSwitches) / minutes), 13)
+                + (car == nil ? "-" : String(format: "%.1f", Double(requests) / minutes)))
+        }
+    }
+
+    // MARK: - Speed → gate
+
+    private func latency(_ directory: String) throws {
+        say("")
+        say("Speed change → safety gate (safety.changed at a subscriber), median over \(trials) stops and \(trials) starts;")
+        say("baseline: the same with GNSS only (a receiver at 1 Hz through gpsd). Opening includes the gate's 3-s settle time.")
+        let vehicle = try vehicleLatency(directory + "/latency-vehicle")
+        let gnss = try gnssLatency(directory + "/latency-gnss")
+        say(pad("source", 22) + pad("close p50 s", 13) + pad("open p50 s", 12) + "trials")
+        for (label, result) in [("vehicle (OBD, 1 Hz)", vehicle), ("GNSS only (baseline)", gnss)] {
+            say(pad(label, 22) + pad(String(format: "%.2f", median(result.close)), 13) + pad(String(format: "%.2f", median(result.open)), 12)
+                + "\(result.close.count)+\(result.open.count)")
+        }
+        say("ratio vehicle/GNSS: close \(String(format: "%.2f", median(vehicle.close) / median(gnss.close))), open "
+            + String(format: "%.2f", median(vehicle.open) / median(gnss.open)))
+    }
+
+    private struct Latencies {
+        var close: [Double] = []
+        var open: [Double] = []
+    }
+
+    /// The vehicle alone (no receiver): the car's speed set to 54 km/h, then 0, the gate's change timed from the write.
+    private func vehicleLatency(_ scratch: String) throws -> Latencies {
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        let state: [String: Any] = ["rpm": 800, "speed_kmh": 0, "voltage": 14.0]
+        let car = try Car(python: python, script: carScript, state: state, scratch: scratch)
+        defer { car.stop() }
+        let (daemon, socket) = try startDaemon(scratch, config: "[vehicle]\nadapter = \"127.0.0.1:\(car.port)\"\n", gpsd: "127.0.0.1:1")
+        defer {
+            daemon.terminate()
+            daemon.waitUntilExit()
+        }
+        let gate = try GateWatcher(socket: socket)
+        _ = gate.wait(open: true, after: .now, timeout: .seconds(60))
+        var result = Latencies()
+        for _ in 0..<trials {
+            var start = ContinuousClock.now
+            try car.set(["rpm": 1800, "speed_kmh": 54, "voltage": 14.1])
+            guard let closed = gate.wait(open: false, after: start, timeout: .seconds(30)) else { throw ValidationError("the gate did not close") }
+            result.close.append((closed - start).seconds)
+            sleep(2)
+            start = ContinuousClock.now
+            try car.set(["rpm": 800, "speed_kmh": 0, "voltage": 14.0])
+            guard let opened = gate.wait(open: true, after: start, timeout: .seconds(30)) else { throw ValidationError("the gate did not open") }
+            result.open.append((opened - start).seconds)
+            sleep(2)
+        }
+        return result
+    }
+
+    /// GNSS only: a receiver that drives 15 s and stands 15 s, over and over; each change timed from the first fix
+    /// that shows it (its arrival at a gps.fix subscriber) to the gate's change.
+    private func gnssLatency(_ scratch: String) throws -> Latencies {
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        let start = SyntheticRoute.Point(lat: 52.52, lon: 13.405)
+        var legs: [SyntheticRoute.Leg] = [.stop(seconds: 20)]
+        for lap in 0..<(trials + 1) {
+            let north = start.lat + Double(lap + 1) * 180 / 111_320
+            legs += [.drive(to: .init(lat: north, lon: start.lon), speed: 12), .stop(seconds: 15)]
+        }
+        let log = scratch + "/cycles.nmea"
+        try NMEAWriter.log(SyntheticRoute(start: start, startTime: Date().timeIntervalSince1970.rounded(), legs: legs, noise: 0.5, seed: 9))
+            .write(toFile: log, atomically: true, encoding: .utf8)
+        let fake = try RealTimeGPSFake(log: log, scratch: scratch)
+        defer { fake.stop() }
+        let (daemon, socket) = try startDaemon(scratch, config: "[shift]\nauto_start = true\n", gpsd: "127.0.0.1:\(fake.port)")
+        defer {
+            daemon.terminate()
+            daemon.waitUntilExit()
+        }
+        let gate = try GateWatcher(socket: socket)
+        var result = Latencies()
+        let limit = 4.47
+        var searchFrom = ContinuousClock.now
+        while result.open.count < trials {
+            // The first fast fix after a stand, then the gate closing; the first slow fix after it, then the gate opening.
+            guard let fast = gate.fix(after: searchFrom, timeout: .seconds(60), where: { $0 > limit }),
+                  let closed = gate.wait(open: false, after: fast, timeout: .seconds(30)),
+                  let slow = gate.fix(after: closed, timeout: .seconds(60), where: { $0 <= limit }),
+                  let opened = gate.wait(open: true, after: slow, timeout: .seconds(30))
+            else { throw ValidationError("the replay's cycles did not move the gate") }
+            result.close.append((closed - fast).seconds)
+            result.open.append((opened - slow).seconds)
+            searchFrom = opened
+        }
+        return result
+    }
+
+    /// driverd with `config` in `scratch`, once its socket answers.
+    private func startDaemon(_ scratch: String, config: String, gpsd: String) throws -> (Process, socket: String) {
+        let socket = scratch + "/driverd.sock"
+        try config.write(toFile: scratch + "/driverd.toml", atomically: true, encoding: .utf8)
+        let daemon = try spawn(bin + "/driverd", [
+            "--socket", socket, "--state-dir", scratch + "/state", "--config", scratch + "/driverd.toml", "--gpsd", gpsd,
+            "--log-level", "warning", "--log-target", "stderr",
+        ], quiet: true)
+        try waitForSocket(socket)
+        return (daemon, socket)
+    }
+
+    private func median(_ values: [Double]) -> Double { percentile(values.sorted(), 50) }
+
+    private func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(1, width - text.count)) }
+}
+
+/// The car behind its adapter: obd_car.py on a random loopback port, its state in a file.
+private struct Car {
+    let port = Int.random(in: 40000...49000)
+    let statePath: String
+    let process: Process
+    let logPath: String
+
+    init(python: String, script: String, state: [String: Any], scratch: String) throws {
+        statePath = scratch + "/car.json"
+        logPath = scratch + "/elm-batch-\(port).out"
+        try JSONSerialization.data(withJSONObject: state).write(to: URL(fileURLWithPath: statePath), options: .atomic)
+        process = try spawn(python, [script, "--state", statePath, "--port", String(port)], quiet: true)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline, !FileManager.default.fileExists(atPath: logPath) { usleep(100_000) }
+        usleep(500_000)
+    }
+
+    func set(_ state: [String: Any]) throws {
+        try JSONSerialization.data(withJSONObject: state).write(to: URL(fileURLWithPath: statePath), options: .atomic)
+    }
+
+    /// Requests the adapter answered so far (its batch output logs each one).
+    func requests() -> Int {
+        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { $0.hasPrefix("0") || $0.hasPrefix("AT") }.count
+    }
+
+    func stop() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+/// A subscriber to `safety.changed` and `gps.fix`, on a thread of its own: each notification stamped as it arrives.
+private final class GateWatcher: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var gates: [(at: ContinuousClock.Instant, open: Bool)] = []
+    private var fixes: [(at: ContinuousClock.Instant, speed: Double)] = []
+
+    init(socket: String) throws {
+        let client = try RPCClient(socketPath: socket, timeout: nil)
+        _ = try client.call(Methods.eventsSubscribe, SubscribeParams(topics: [Events.safetyChanged.topic, Events.gpsFix.topic]))
+        nonisolated(unsafe) let reader = client
+        Thread { [weak self] in
+            while let message = try? reader.readReply() {
+                let now = ContinuousClock.now
+                guard let self, case .string(let method)? = message["method"], case .object(let params)? = message["params"] else { continue }
+                self.condition.lock()
+                if method == Events.safetyChanged.topic, case .bool(let open)? = params["open"] { self.gates.append((now, open)) }
+                if method == Events.gpsFix.topic, case .number(let text)? = params["speed"], let speed = Double(text) { self.fixes.append((now, speed)) }
+                self.condition.broadcast()
+                self.condition.unlock()
+            }
+        }.start()
+    }
+
+    func wait(open: Bool, after: ContinuousClock.Instant, timeout: Duration) -> ContinuousClock.Instant? {
+        waitFor(timeout) { self.gates.first { $0.at >= after && $0.open == open }?.at }
+    }
+
+    func fix(after: ContinuousClock.Instant, timeout: Duration, where accept: (Double) -> Bool) -> ContinuousClock.Instant? {
+        waitFor(timeout) { self.fixes.first { $0.at > after && accept($0.speed) }?.at }
+    }
+
+    private func waitFor(_ timeout: Duration, _ find: () -> ContinuousClock.Instant?) -> ContinuousClock.Instant? {
+        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds))
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let found = find() { return found }
+            guard condition.wait(until: deadline) else { return find() }
+        }
+    }
+}

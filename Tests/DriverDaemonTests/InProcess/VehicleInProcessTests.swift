@@ -1,0 +1,77 @@
+import DriverAPI
+@testable import DriverDaemon
+import DriverDomain
+import Foundation
+import GPSKit
+import OBDKit
+import Testing
+
+/// The vehicle's speed as evidence, in-process on virtual time: fixes and the adapter's readings handed to the
+/// daemon as its readers would hand them over, one a second.
+@Suite("The vehicle in-process", .serialized)
+struct VehicleInProcessTests {
+    final class Drive: @unchecked Sendable {
+        let daemon: InProcessDaemon
+        var time = Date().timeIntervalSince1970.rounded()
+        var north = 0.0
+        init(_ daemon: InProcessDaemon) { self.daemon = daemon }
+
+        /// One second: a fix at `speed` when the sky is there, the vehicle's speed when an adapter is.
+        func second(speed: Double, gnss: Bool, vehicle: Bool) {
+            time += 1
+            north += speed
+            daemon.advance(by: 1)
+            if gnss {
+                _ = daemon.assembly.pipeline.handle(.fix(Fix(
+                    time: time, latitude: 49.0 + north / 111_320, longitude: 12.1, speed: speed, track: 0, horizontalError: 5, mode: 3)))
+            }
+            if vehicle {
+                daemon.assembly.vehicle.handle(.reading(.speed(speed)))
+                daemon.assembly.vehicle.handle(.reading(.rpm(speed > 0 ? 1800 : 800)))
+            }
+        }
+
+        func safety() async throws -> SafetyStatus { try #require(try await daemon.call(Methods.agentStatus).safety) }
+    }
+
+    @Test("a 2-minute tunnel at 15 m/s: the vehicle's speed keeps the gate closed and the motion moving; a stop in the tunnel opens the gate after the settle time")
+    func tunnel() async throws {
+        let daemon = try InProcessDaemon(backend: nil) { $0.vehicleAdapter = "192.168.0.10:35000" }
+        try await daemon.running {
+            let drive = Drive(daemon)
+            daemon.assembly.vehicle.handle(.link(.ok, detail: nil))
+            for _ in 0..<20 { drive.second(speed: 15, gnss: true, vehicle: true) }
+            #expect(try await drive.safety().state == .moving)
+            for _ in 0..<120 { drive.second(speed: 15, gnss: false, vehicle: true) }
+            let gps = try await daemon.call(Methods.gpsStatus)
+            #expect(gps.lastFixAge ?? 0 >= 119, "GNSS has been gone for two minutes")
+            let inTunnel = try await drive.safety()
+            #expect(inTunnel.state == .moving && inTunnel.open == false, "\(inTunnel)")
+            #expect(gps.motion == .moving)
+            let vehicle = try await daemon.call(Methods.vehicleStatus)
+            #expect(vehicle.engineRunning == true && vehicle.ignition == true && vehicle.ignitionSource == .obd && vehicle.speed == 15, "\(vehicle)")
+            // The stop: still closed while it settles, open after the settle time (3 s).
+            drive.second(speed: 0, gnss: false, vehicle: true)
+            drive.second(speed: 0, gnss: false, vehicle: true)
+            #expect(try await drive.safety().open == false)
+            drive.second(speed: 0, gnss: false, vehicle: true)
+            drive.second(speed: 0, gnss: false, vehicle: true)
+            let stopped = try await drive.safety()
+            #expect(stopped.state == .stationary && stopped.open == true, "\(stopped)")
+        }
+    }
+
+    @Test("GNSS only, no adapter: as before, the speed is unknown once the fixes stop and the gate stays closed")
+    func gnssOnly() async throws {
+        let daemon = try InProcessDaemon(backend: nil)
+        try await daemon.running {
+            let drive = Drive(daemon)
+            for _ in 0..<20 { drive.second(speed: 15, gnss: true, vehicle: false) }
+            for _ in 0..<120 { drive.second(speed: 15, gnss: false, vehicle: false) }
+            let safety = try await drive.safety()
+            #expect(safety.state == .unknown && safety.open == false, "\(safety)")
+            let vehicle = try await daemon.call(Methods.vehicleStatus)
+            #expect(vehicle.adapter == nil && vehicle.link == .absent && vehicle.ignitionSource == .gps)
+        }
+    }
+}
