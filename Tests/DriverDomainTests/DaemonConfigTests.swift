@@ -15,6 +15,26 @@ struct DaemonConfigTests {
         #expect(parsed.config.logLevel == .info)
     }
 
+    @Test("the vehicle's keys; the ignition's source resolves from what is configured")
+    func vehicleKeys() {
+        #expect(DaemonConfig().effectiveIgnitionSource == .gps)
+        var withFile = DaemonConfig()
+        withFile.ignitionPath = "/run/ignition"
+        #expect(withFile.effectiveIgnitionSource == .file)
+        let parsed = DaemonConfig.parse([
+            "vehicle.adapter": .string("192.168.0.10:35000"), "vehicle.baud_rate": .integer(115200), "vehicle.low_voltage": .double(11.5),
+            "ignition.path": .string("/run/ignition"), "power.shutdown_on_low_voltage": .bool(true),
+        ])
+        #expect(parsed.errors.isEmpty)
+        #expect(parsed.config.effectiveIgnitionSource == .obd && parsed.config.vehicleBaudRate == 115200 && parsed.config.shutdownOnLowVoltage)
+        let bad = DaemonConfig.parse([
+            "vehicle.adapter": .string("nowhere"), "vehicle.baud_rate": .integer(12345), "ignition.source": .string("can"),
+        ])
+        #expect(bad.errors.map(\.key).sorted() == ["ignition.source", "vehicle.adapter", "vehicle.baud_rate"])
+        let lonely = DaemonConfig.parse(["ignition.source": .string("obd")])
+        #expect(lonely.warnings.map(\.key) == ["ignition.source"])
+    }
+
     @Test("valid values are taken")
     func valid() {
         let parsed = DaemonConfig.parse([

@@ -52,7 +52,10 @@ struct VehicleTests {
             Binaries.path("driverctl"), ["--socket", daemon.socketPath, "vehicle", "--follow"], directory: directory, name: "follow.txt")
 
         // The engine runs: the ignition comes from the vehicle.
-        try Self.waitFor(daemon, "the engine running through the adapter") { $0.link == .ok && $0.engineRunning == true && $0.ignition == true }
+        // The first pass reads everything, the fault codes last.
+        try Self.waitFor(daemon, "the engine running through the adapter") {
+            $0.link == .ok && $0.engineRunning == true && $0.ignition == true && $0.checkEngine != nil && $0.odometerKm != nil
+        }
         let running = try Self.vehicle(daemon)
         #expect(running.ignitionSource == .obd && running.odometerKm == 12345.6 && running.fuelPercent.map { abs($0 - 70) < 1 } == true, "\(running)")
         #expect(running.checkEngine == false && running.faults.isEmpty)

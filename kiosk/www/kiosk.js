@@ -85,7 +85,9 @@ function receive(text) {
 
 async function refreshAll() {
   const [status, route, next, pending, vehicle] = await Promise.all([
-    call("agent.status"), call("route.get"), call("route.next"), call("events.pending"), call("vehicle.status")]);
+    call("agent.status"), call("route.get"), call("route.next"), call("events.pending"),
+    // A daemon without the vehicle (before API 1.11) shows no vehicle chips rather than no screen.
+    call("vehicle.status").catch(() => null)]);
   state.status = status;
   state.vehicle = vehicle;
   state.safety = status.safety || null;

@@ -20,6 +20,8 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
         var lowVoltage: Double
         var lowVoltageSeconds: Double
         var shutdownOnLowVoltage: Bool
+        /// How often the speed is read while the vehicle does not move (the poll schedule's parked interval).
+        var parkedInterval: Double = 60
     }
 
     private struct State {
@@ -174,20 +176,13 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
         if pid == .rpm { updateEngine() }
     }
 
-    /// Feeds the motion detector; returns the sampling interval (how soon the next speed comes while moving).
+    /// Feeds the motion detector; returns how soon the next speed comes (the reader's interval in its mode).
     @discardableResult
     private func vehicleSpeed(_ speed: Double?) -> Double {
-        let (changed, _, interval) = pipeline.tracker.vehicleSpeed(speed)
+        let (changed, _, _) = pipeline.tracker.vehicleSpeed(speed)
         if let changed { pipeline.motionChanged(to: changed) }
-        return state.withLock { $0.speed == nil } ? interval : pollInterval(interval)
-    }
-
-    /// How often the speed is read in the reader's current mode.
-    private func pollInterval(_ fixInterval: Double) -> Double {
-        switch reader.withLock({ $0 })?.mode {
-        case .moving(let interval): interval
-        default: 60
-        }
+        if case .moving(let interval) = reader.withLock({ $0 })?.mode { return interval }
+        return settings.parkedInterval
     }
 
     private func updateEngine() {
@@ -355,6 +350,11 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
     /// `vehicle.changed` when something a front end shows changed: not each speed or RPM reading, fuel by a whole
     /// percent, the voltage by half a volt.
     private func publishIfChanged() {
+        // Nobody listens: nothing to compare (a new subscriber asks vehicle.status first).
+        guard hub.hasSubscribers(Events.vehicleChanged) else {
+            state.withLock { $0.lastPublished = nil }
+            return
+        }
         var current = status()
         current.speed = nil
         current.speedAge = nil
@@ -366,7 +366,7 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
             defer { state.lastPublished = current }
             return state.lastPublished != current
         }
-        if changed, hub.hasSubscribers(Events.vehicleChanged) { hub.publish(Events.vehicleChanged, status()) }
+        if changed { hub.publish(Events.vehicleChanged, status()) }
     }
 }
 
