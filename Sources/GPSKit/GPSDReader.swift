@@ -30,15 +30,14 @@ public final class GPSDReader: Sendable {
     /// quiet spell.
     private let batchInterval: Double
     private let control = Mutex(Control())
-    /// Wakes the thread when `control` changes.
-    private let wakePipe = WakePipe()
+    /// The thread, its stop, and the pipe that wakes it when `control` changes.
+    private let runner = ReaderRunner()
+    private var wakePipe: WakePipe { runner.wakePipe }
 
     private struct Control {
-        var stopping = false
         /// CLOCK_MONOTONIC seconds until which to stay quiet.
         var pausedUntil: Double?
         var release = false
-        var started = false
     }
 
     public init(
@@ -53,19 +52,11 @@ public final class GPSDReader: Sendable {
     }
 
     /// Starts the reader thread (once).
-    public func start() {
-        let first = control.withLock { control in
-            defer { control.started = true }
-            return !control.started
-        }
-        guard first else { return }
-        startThread(named: "gpsd-reader") { self.run() }
-    }
+    public func start() { runner.start(named: "gpsd-reader") { self.run() } }
 
     /// Stops the thread; the stream finishes.
     public func stop() {
-        control.withLock { $0.stopping = true }
-        wake()
+        runner.stop()
     }
 
     /// Read nothing for `seconds`, then deliver what gpsd sent meanwhile. `release` stops the watch instead, so
@@ -89,7 +80,7 @@ public final class GPSDReader: Sendable {
 
     private func wake() { wakePipe.wake() }
 
-    private var isStopping: Bool { control.withLock { $0.stopping } }
+    private var isStopping: Bool { runner.isStopping }
 
     // MARK: - The thread
 
@@ -148,8 +139,8 @@ public final class GPSDReader: Sendable {
         /// Whether this pass's read came as the reader woke for data (not after a sleep).
         var arrived = false
         while true {
-            let (stopping, pausedUntil, release) = control.withLock { ($0.stopping, $0.pausedUntil, $0.release) }
-            if stopping { return }
+            if isStopping { return }
+            let (pausedUntil, release) = control.withLock { ($0.pausedUntil, $0.release) }
             let now = Self.monotonicNow()
             if let pausedUntil, pausedUntil > now {
                 // Streaming on: gpsd's reports wait in the socket until the pause ends (one wake-up for them all).

@@ -20,7 +20,8 @@ public final class OBDReader: Sendable {
     private let backoff: Backoff
     private let timeouts: Timeouts
     private let control: Mutex<Control>
-    private let wakePipe = WakePipe()
+    /// The thread, its stop, and the pipe that wakes it when the mode changes.
+    private let runner = ReaderRunner()
 
     /// How long the adapter may take: a reset reboots it; the first request searches for the bus protocol
     /// (`SEARCHING...`, seconds); a plain request answers in tens of milliseconds.
@@ -37,8 +38,6 @@ public final class OBDReader: Sendable {
     }
 
     private struct Control {
-        var stopping = false
-        var started = false
         var schedule: VehiclePollSchedule
     }
 
@@ -53,18 +52,10 @@ public final class OBDReader: Sendable {
         control = Mutex(Control(schedule: schedule))
     }
 
-    public func start() {
-        let first = control.withLock { control in
-            defer { control.started = true }
-            return !control.started
-        }
-        guard first else { return }
-        startThread(named: "obd-reader") { self.run() }
-    }
+    public func start() { runner.start(named: "obd-reader") { self.run() } }
 
     public func stop() {
-        control.withLock { $0.stopping = true }
-        wake()
+        runner.stop()
     }
 
     /// What to poll from now on; wakes the thread only when the mode changed.
@@ -79,9 +70,9 @@ public final class OBDReader: Sendable {
 
     public var mode: VehiclePollSchedule.Mode { control.withLock { $0.schedule.mode } }
 
-    private func wake() { wakePipe.wake() }
+    private func wake() { runner.wakePipe.wake() }
 
-    private var isStopping: Bool { control.withLock { $0.stopping } }
+    private var isStopping: Bool { runner.isStopping }
 
     // MARK: - The thread
 
@@ -127,11 +118,11 @@ public final class OBDReader: Sendable {
         var session = Session()
         try discover(connection, &session)
         while true {
-            let (stopping, due, wait, mode) = control.withLock { control in
+            if isStopping { return }
+            let (due, wait, mode) = control.withLock { control in
                 let now = monotonicSeconds()
-                return (control.stopping, control.schedule.due(now: now), control.schedule.secondsUntilDue(now: now), control.schedule.mode)
+                return (control.schedule.due(now: now), control.schedule.secondsUntilDue(now: now), control.schedule.mode)
             }
-            if stopping { return }
             if mode == .protecting, !session.restingSent {
                 session.restingSent = true
                 let reply = ELMReply.parse(try connection.command("ATLP", timeout: timeouts.command), command: "ATLP")
@@ -290,5 +281,5 @@ public final class OBDReader: Sendable {
     }
 
     /// Sleeps up to `seconds` (nil: until woken) or until `setMode` or `stop` wakes the thread.
-    private func sleep(seconds: Double?) { wakePipe.wait(seconds: seconds) }
+    private func sleep(seconds: Double?) { runner.wakePipe.wait(seconds: seconds) }
 }

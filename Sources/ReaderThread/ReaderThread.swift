@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// A pipe that wakes a reader's thread from another thread (a control change, a stop): non-blocking, close-on-exec.
 /// The reader sleeps in `wait`, on the pipe and optionally on its device or socket, never longer than it must.
@@ -74,4 +75,30 @@ public func monotonicSeconds() -> Double {
     var time = timespec()
     clock_gettime(CLOCK_MONOTONIC, &time)
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+/// A reader's thread, started once, and its stop: the flags both readers keep, and the pipe that wakes the thread
+/// for a stop or a control change.
+public final class ReaderRunner: Sendable {
+    public let wakePipe = WakePipe()
+    private let flags = Mutex((started: false, stopping: false))
+
+    public init() {}
+
+    /// Runs `body` on a thread named `name`, the first time only.
+    public func start(named name: String, _ body: @escaping @Sendable () -> Void) {
+        let first = flags.withLock { flags in
+            defer { flags.started = true }
+            return !flags.started
+        }
+        if first { startThread(named: name, body) }
+    }
+
+    /// Asks the thread to end: it sees `isStopping` at its next wake-up, which this causes.
+    public func stop() {
+        flags.withLock { $0.stopping = true }
+        wakePipe.wake()
+    }
+
+    public var isStopping: Bool { flags.withLock { $0.stopping } }
 }

@@ -73,11 +73,16 @@ struct VehicleTests {
         }
         let shown = try runProgram(Binaries.path("driverctl"), ["--socket", daemon.socketPath, "vehicle"])
         #expect(shown.stdout.contains("P0301  Cylinder 1 misfire detected") && shown.stdout.contains("check engine: ON"), "\(shown.stdout)")
+        // A mechanic clears it: the backend hears that once too.
+        try car.set(["rpm": 1800, "speed_kmh": 43, "voltage": 14.1, "fuel_pct": 70, "odometer_km": 12345.6])
+        try await waitUntil("the clearing reached the backend", timeout: .seconds(60), detail: daemon.log) {
+            try await Self.vehicleEvents(http).contains { $0.kind == .faultCleared && $0.code == "P0301" }
+        }
 
         // The tunnel: GNSS gone, the vehicle at 15 m/s; the gate stays closed on the vehicle's speed alone.
         try waitUntil("driving", timeout: .seconds(60), detail: daemon.log) { try Self.safety(daemon).state == .moving }
         gnss.kill()
-        try car.set(["rpm": 2000, "speed_kmh": 54, "voltage": 14.1, "fuel_pct": 69, "odometer_km": 12346.0, "stored": ["P0301"]])
+        try car.set(["rpm": 2000, "speed_kmh": 54, "voltage": 14.1, "fuel_pct": 69, "odometer_km": 12346.0])
         // Longer than any fix could speak for the vehicle (10 s): the speed is the adapter's.
         try await Task.sleep(for: .seconds(15))
         let inTunnel = try Self.safety(daemon)
@@ -86,7 +91,7 @@ struct VehicleTests {
         let task = try daemon.client().call(Methods.routeGet, NoParams()).tasks.first { $0.id == "task-1001" }
         #expect(task?.vehicleDistanceMeters == 400 && task?.distanceMeters != nil, "\(String(describing: task))")
         // A stop in the tunnel: the gate opens after its settle time.
-        try car.set(["rpm": 800, "speed_kmh": 0, "voltage": 14.1, "fuel_pct": 69, "odometer_km": 12346.0, "stored": ["P0301"]])
+        try car.set(["rpm": 800, "speed_kmh": 0, "voltage": 14.1, "fuel_pct": 69, "odometer_km": 12346.0])
         try waitUntil("the gate opened in the tunnel", timeout: .seconds(30), detail: daemon.log) { try Self.safety(daemon).open == true }
 
         // Ignition off: no engine unit answers; the adapter's voltage still does.
@@ -116,12 +121,27 @@ struct VehicleTests {
 
         let events = try await Self.vehicleEvents(http)
         #expect(events.filter { $0.kind == .faultAppeared && $0.code == "P0301" }.count == 1, "\(events)")
+        #expect(events.filter { $0.kind == .faultCleared && $0.code == "P0301" }.count == 1, "\(events)")
         #expect(events.first { $0.code == "P0301" }?.description == "Cylinder 1 misfire detected")
         #expect(events.filter { $0.kind == .batteryLow }.count == 1, "\(events)")
+        let diag = try runProgram(Binaries.path("driverctl"), ["--socket", daemon.socketPath, "diag"])
+        #expect(diag.stdout.contains("vehicle") && diag.stdout.contains("odometer disagreements 0"), "\(diag.stdout)")
         // The follower ends with the daemon's connection (it inherits the test's blocked signals: no SIGTERM).
         _ = try daemon.stop()
         let followed = follower.finish(within: .seconds(10))
         #expect(followed.contains("CHECK ENGINE") && followed.contains("BATTERY LOW") && followed.contains("link noVehicle"), "\(followed)")
+    }
+
+    @Test("a USB or Bluetooth adapter: a serial line (a pseudo-terminal) in raw mode at the configured baud rate")
+    func serialAdapter() throws {
+        let car = try OBDCar(["rpm": 900, "speed_kmh": 0, "voltage": 13.9, "fuel_pct": 55, "odometer_km": 2000.5], pty: true)
+        let daemon = try Harness.daemon(
+            gpsd: "127.0.0.1:1", config: Harness.continuous + Self.config + "\nadapter = \"\(car.address)\"\nbaud_rate = 115200\n")
+        try Self.waitFor(daemon, "the serial adapter read") { $0.link == .ok && $0.odometerKm == 2000.5 && $0.engineRunning == true }
+        #expect(try Self.vehicle(daemon).adapter?.hasPrefix("/dev/pts/") == true)
+        car.unplug()
+        try Self.waitFor(daemon, "the serial adapter gone") { $0.link == .absent }
+        #expect(try daemon.stop() == 0)
     }
 
     @Test("a bad adapter never stops the daemon: absent, unplugged and back, a car without an odometer, NO DATA for every PID, garbage, a silent adapter")

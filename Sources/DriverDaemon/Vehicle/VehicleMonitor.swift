@@ -76,14 +76,13 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
         state = Mutex(State(
             link: settings.adapter == nil ? .absent : .connecting, detail: settings.adapter == nil ? "no adapter configured (vehicle.adapter)" : nil,
             battery: BatteryGuard(threshold: settings.lowVoltage, holdSeconds: settings.lowVoltageSeconds)))
-    }
-
-    /// Wires the reader (it holds this monitor as its handler) and what the monitor follows.
-    func attach(_ reader: OBDReader) {
-        self.reader.withLock { $0 = reader }
         pipeline.whenMotionChanged { [weak self] _ in self?.updateMode() }
+        // What waited for a shift (fault codes, the battery report) goes when one starts.
         shift.whenChanged { [weak self] on in if on { self?.shiftStarted() } }
     }
+
+    /// The reader (it holds this monitor as its handler): its polling mode follows what the monitor knows.
+    func attach(_ reader: OBDReader) { self.reader.withLock { $0 = reader } }
 
     func whenQueued(_ action: @escaping @Sendable () -> Void) { onQueued.withLock { $0 = action } }
 

@@ -144,10 +144,12 @@ final class StandInBackend: BackendAPI {
             let outcome: ReportOutcome
             if path == BackendPaths.trips, let trip = try? JSONDecoder().decode(TripReport.self, from: body) {
                 outcome = world.recordTrip(trip, driverId: driverId, idempotencyKey: idempotencyKey, bodyDigest: digest, now: now).outcome
+            } else if path == BackendPaths.vehicleEvents, let event = try? JSONDecoder().decode(VehicleEventReport.self, from: body) {
+                outcome = world.recordVehicleEvent(event, driverId: driverId, idempotencyKey: idempotencyKey, bodyDigest: digest, now: now).outcome
             } else if let idle = try? JSONDecoder().decode(IdleReport.self, from: body) {
                 outcome = world.recordIdle(idle, driverId: driverId, idempotencyKey: idempotencyKey, bodyDigest: digest, now: now).outcome
             } else {
-                throw Self.error(.badRequest, "not a trip or idle report")
+                throw Self.error(.badRequest, "not a trip, idle or vehicle report")
             }
             switch outcome {
             case .accepted(let accepted): return accepted

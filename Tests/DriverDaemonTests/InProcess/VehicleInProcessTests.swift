@@ -1,3 +1,4 @@
+import DispatchSimCore
 import DriverAPI
 @testable import DriverDaemon
 import DriverDomain
@@ -72,6 +73,33 @@ struct VehicleInProcessTests {
             #expect(safety.state == .unknown && safety.open == false, "\(safety)")
             let vehicle = try await daemon.call(Methods.vehicleStatus)
             #expect(vehicle.adapter == nil && vehicle.link == .absent && vehicle.ignitionSource == .gps)
+        }
+    }
+
+    @Test("off shift a fault code is shown but not sent; the next shift sends it, once")
+    func faultsWaitForTheShift() async throws {
+        let backend = StandInBackend()
+        let daemon = try InProcessDaemon(backend: backend) {
+            $0.vehicleAdapter = "192.168.0.10:35000"
+            $0.shiftAutoStart = false
+        }
+        try await daemon.running {
+            let vehicle = daemon.assembly.vehicle
+            vehicle.handle(.link(.ok, detail: nil))
+            vehicle.handle(.reading(.status(checkEngine: true, storedCodes: 1)))
+            vehicle.handle(.reading(.faults(codes: ["P0301"], pending: false)))
+            vehicle.handle(.reading(.faults(codes: [], pending: true)))
+            #expect(try await daemon.call(Methods.vehicleStatus).faults.map(\.code) == ["P0301"])
+            #expect(try await daemon.call(Methods.outboxStatus).items == 0, "off shift nothing is queued")
+            _ = try await daemon.call(Methods.shiftStart)
+            _ = try await daemon.call(Methods.outboxFlush)
+            try await daemon.waitUntil("the fault sent") { backend.world.activity.vehicleEvents.count == 1 }
+            // Read again on shift: nothing new to say.
+            vehicle.handle(.reading(.faults(codes: ["P0301"], pending: false)))
+            vehicle.handle(.reading(.faults(codes: [], pending: true)))
+            _ = try await daemon.call(Methods.outboxFlush)
+            let events = backend.world.activity.vehicleEvents.map(\.report)
+            #expect(events.count == 1 && events.first?.kind == .faultAppeared && events.first?.code == "P0301" && events.first?.checkEngine == true)
         }
     }
 }

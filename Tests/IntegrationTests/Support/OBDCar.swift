@@ -5,6 +5,9 @@ import Testing
 /// Support/obd_car.py with a scenario whose values follow a JSON state file, rewritten as the test drives.
 final class OBDCar {
     let port: Int
+    /// A serial adapter: the emulator's pseudo-terminal (nil: a TCP adapter on `port`).
+    private(set) var device: String?
+    private let pty: Bool
     let statePath: String
     private var process: Process?
     private let directory: TemporaryDirectory
@@ -16,7 +19,8 @@ final class OBDCar {
     static let script = repository.appendingPathComponent("Tests/IntegrationTests/Support/obd_car.py").path
 
     /// `noOdometer`: a car without PID A6; `silent`: an adapter that accepts and never answers.
-    init(_ state: [String: Any], port: Int? = nil, noOdometer: Bool = false, silent: Bool = false, start: Bool = true) throws {
+    init(_ state: [String: Any], port: Int? = nil, noOdometer: Bool = false, silent: Bool = false, pty: Bool = false, start: Bool = true) throws {
+        self.pty = pty
         try #require(FileManager.default.isExecutableFile(atPath: Self.python), "the tools venv is missing: run scripts/install-deps.sh (make test does)")
         self.port = port ?? GPSFake.freePort()
         directory = TemporaryDirectory("obd-car")
@@ -26,7 +30,7 @@ final class OBDCar {
         if start { try plugIn() }
     }
 
-    var address: String { "127.0.0.1:\(port)" }
+    var address: String { device ?? "127.0.0.1:\(port)" }
 
     /// What the car reports from now on (written whole, atomically: the emulator reads it at every request).
     func set(_ state: [String: Any]) throws {
@@ -38,12 +42,22 @@ final class OBDCar {
     func plugIn() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.python)
-        process.arguments = [Self.script, "--state", statePath, "--port", String(port)] + options
+        process.arguments = [Self.script, "--state", statePath] + (pty ? [] : ["--port", String(port)]) + options
         process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
         self.process = process
+        if pty {
+            // The emulator names its pseudo-terminal on the first line of its batch output.
+            let batch = directory.file("elm-batch-pty.out")
+            try waitUntil("the OBD adapter's pseudo-terminal", timeout: .seconds(20)) {
+                let first = (try? String(contentsOfFile: batch, encoding: .utf8))?.split(separator: "\n").first.map(String.init)
+                device = first?.hasPrefix("/dev/") == true ? first : nil
+                return device != nil
+            }
+            return
+        }
         try waitUntil("the OBD adapter listens on \(port)", timeout: .seconds(20)) { GPSFake.canConnect(port) }
     }
 

@@ -8,12 +8,14 @@ pending ["P0420"], mode: "ok" (default), "off" (no engine unit answers: ignition
 claims PIDs and answers NO DATA to each), "garbage" (noise instead of answers).
 
 --no-odometer: a car without PID A6. --silent: a socket that accepts and never answers (a dead adapter).
+Without --port the adapter is a pseudo-terminal (a USB or Bluetooth serial adapter): its path is the first line of
+elm-batch-pty.out beside the state file.
 """
 import argparse, copy, json, os, socket, sys, time
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--state", required=True)
-parser.add_argument("--port", type=int, required=True)
+parser.add_argument("--port", type=int)
 parser.add_argument("--no-odometer", action="store_true")
 parser.add_argument("--silent", action="store_true")
 args = parser.parse_args()
@@ -120,6 +122,6 @@ for name, entry in list(scenario.items()):
 obd_message.ObdMessage["driverd"] = scenario
 
 from elm import interpreter
-batch = os.path.join(os.path.dirname(os.path.abspath(args.state)), "elm-batch-%d.out" % args.port)
-sys.argv = ["elm", "-s", "driverd", "-n", str(args.port), "-b", batch]
+batch = os.path.join(os.path.dirname(os.path.abspath(args.state)), "elm-batch-%s.out" % (args.port or "pty"))
+sys.argv = ["elm", "-s", "driverd", "-b", batch] + (["-n", str(args.port)] if args.port else [])
 interpreter.main()
