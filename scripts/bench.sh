@@ -26,7 +26,11 @@ echo "== Arrivals and the odometer (the daemon's rules over synthesised drives)"
 "$bin/driverd-bench" arrivals
 echo
 echo "== The vehicle's OBD-II adapter: cost per minute beside no adapter; speed → safety gate beside GNSS only"
-"$bin/driverd-bench" vehicle --bin "$bin" --seconds "${BENCH_VEHICLE_SECONDS:-60}" --trials "${BENCH_VEHICLE_TRIALS:-8}" \
+vehicle_logs=()
+if [[ -f "$shared/signalk-gps.log" && -f "$shared/20100411_Geko_Regensburg.txt" ]]; then
+    vehicle_logs=(--stationary "$shared/signalk-gps.log" --moving "$shared/20100411_Geko_Regensburg.txt")
+fi
+"$bin/driverd-bench" vehicle --bin "$bin" --seconds "${BENCH_VEHICLE_SECONDS:-60}" --trials "${BENCH_VEHICLE_TRIALS:-8}" "${vehicle_logs[@]}" \
     --python "$(dirname "$0")/../.build/tools/venv/bin/python" --car-script "$(dirname "$0")/../Tests/IntegrationTests/Support/obd_car.py"
 echo
 echo "== Outbox and uplink"

@@ -45,6 +45,31 @@ TMPDIR="$root" gpsfake -q -n -P "$port" -c 0.166 "$root/demo.nmea" >"$root/gpsfa
 pids+=($!)
 for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
 
+# The van itself: an OBD-II adapter (ELM327-emulator, as in the tests) with its engine running and a pending fault
+# code; the demo's loop below keeps its speed with the drive's (docs/VEHICLE.md).
+vehicle=""
+car_state="$root/car.json"
+venv_python="$here/../.build/tools/venv/bin/python"
+if [[ -x "$venv_python" ]] && "$venv_python" -c 'import elm' 2>/dev/null; then
+    car_port=$((port + 1))
+    echo '{"rpm": 800, "speed_kmh": 0, "voltage": 14.1, "fuel_pct": 64, "odometer_km": 48213.4, "run_s": 600, "pending": ["P0420"]}' >"$car_state"
+    (cd "$root" && exec "$venv_python" "$here/../Tests/IntegrationTests/Support/obd_car.py" --state "$car_state" --port "$car_port") >"$root/car.log" 2>&1 &
+    pids+=($!)
+    for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$car_port") 2>/dev/null && break; sleep 0.1; done
+    say "== the van's OBD-II adapter (ELM327-emulator) on 127.0.0.1:$car_port"
+    vehicle=$'[vehicle]\nadapter = "127.0.0.1:'"$car_port"$'"\nparked_poll_seconds = 10\nfault_check_seconds = 30'
+fi
+# The car's speed follows the receiver's (what driverd saw last), as a real van's would.
+follow_car() {
+    [[ -n "$vehicle" ]] || return 0
+    ctl --json gps 2>/dev/null | python3 -c '
+import json, os, sys
+fix = json.load(sys.stdin).get("lastFix") or {}
+speed = (fix.get("speed") or 0) * 3.6
+state = {"rpm": 800 + 60 * speed, "speed_kmh": speed, "voltage": 14.1, "fuel_pct": 64, "odometer_km": 48213.4, "run_s": 600, "pending": ["P0420"]}
+json.dump(state, open(sys.argv[1] + ".new", "w")); os.replace(sys.argv[1] + ".new", sys.argv[1])' "$car_state" || true
+}
+
 say "== driverd (log: .demo/driverd.log)"
 cat >"$root/driverd.toml" <<TOML
 [backend]
@@ -55,6 +80,7 @@ password = "demo-password"
 [arrival]
 # The daemon performs the arrival itself when the vehicle stops inside a stop's geofence.
 mode = "auto"
+$(printf '%b' "$vehicle")
 TOML
 # DEMO_DRIVERD_WRAPPER runs driverd under a tool (scripts/make-order-file.sh: valgrind), slower to start.
 # shellcheck disable=SC2086 # the wrapper is a command line
@@ -142,12 +168,17 @@ while ((SECONDS < deadline)) && ((step < ${#steps[@]})); do
         waits=$((waits + 1))
         ((waits == 3)) && screens "drive:06-driving"
     fi
+    follow_car
     show
     sleep 1
 done
 ctl sync >/dev/null 2>&1 || true
 show
 echo
+if [[ -n "$vehicle" ]]; then
+    echo "the van (driverctl vehicle):"
+    ctl vehicle | sed 's/^/  /' || true
+fi
 echo "visits (driverctl visits):"
 ctl visits | sed 's/^/  /' || true
 echo "arrivals driverd noticed (.demo/driverd.log; the seconds are the receiver's, slow inside the geofence):"

@@ -68,7 +68,9 @@ struct DaemonAssembly: Sendable {
             throw Daemon.StartupError(description: "gps.gpsd: \(config.gpsd) is not HOST:PORT")
         }
         let counters = RPCCounters()
-        let tracker = Tracker(rates: config.rates, thresholds: config.motion, limits: config.fixLimits, clock: clock)
+        let tracker = Tracker(
+            rates: config.rates, thresholds: config.motion, limits: config.fixLimits, clock: clock,
+            ignitionOnMeansMoving: config.effectiveIgnitionSource != .obd)
         // A ping waits in memory for its batch and the answer (a batch interval and a grace): delivered in time, it
         // never touches the flash; otherwise it is written and synced at the end of that window.
         let recorder = config.trackingEnabled ? PingRecorder(

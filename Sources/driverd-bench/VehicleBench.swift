@@ -16,6 +16,8 @@ struct VehicleBench: ParsableCommand {
     @Option(help: "Measured seconds per cost scenario (after a warm-up).") var seconds = 60
     @Option(help: "Stops and starts timed for the latency.") var trials = 8
     @Option(help: "What to run, comma-separated: cost, latency.") var only = "cost,latency"
+    @Option(help: "Stationary receiver log (default: a synthesised parked log).") var stationary: String?
+    @Option(help: "Moving receiver log (default: a synthesised drive).") var moving: String?
 
     func run() throws {
         let directory = try makeTemporaryDirectory()
@@ -35,9 +37,13 @@ struct VehicleBench: ParsableCommand {
     }
 
     private func cost(_ directory: String) throws {
-        let parked = directory + "/parked.nmea", moving = directory + "/moving.nmea"
-        try NMEAWriter.log(RoutePresets.parked(seconds: seconds + 200)).write(toFile: parked, atomically: true, encoding: .utf8)
-        try NMEAWriter.log(RoutePresets.driving(laps: seconds / 200 + 2)).write(toFile: moving, atomically: true, encoding: .utf8)
+        let parked = stationary ?? directory + "/parked.nmea", moving = self.moving ?? directory + "/moving.nmea"
+        if stationary == nil {
+            try NMEAWriter.log(RoutePresets.parked(seconds: seconds + 200)).write(toFile: parked, atomically: true, encoding: .utf8)
+        }
+        if self.moving == nil {
+            try NMEAWriter.log(RoutePresets.driving(laps: seconds / 200 + 2)).write(toFile: moving, atomically: true, encoding: .utf8)
+        }
         let scenarios = [
             CostScenario(name: "parked", parked: true, car: nil),
             CostScenario(name: "parked", parked: true, car: ["mode": "off", "voltage": 12.5]),
@@ -47,7 +53,7 @@ struct VehicleBench: ParsableCommand {
         ]
         say("Cost per minute, real-time replays through gpsd; baseline: the same replay without an adapter, in the same run.")
         say("The parked window starts 80 s in (the motion detector takes up to 65 s to call a vehicle stationary).")
-        say(pad("scenario", 10) + pad("adapter", 22) + pad("cpu s/min", 11) + pad("wakeups/min", 13) + "bus requests/min")
+        say(pad("scenario", 10) + pad("adapter", 22) + pad("cpu s/min", 11) + "wakeups/min")
         for (index, scenario) in scenarios.enumerated() {
             let scratch = directory + "/cost-\(index)"
             try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
@@ -63,18 +69,15 @@ struct VehicleBench: ParsableCommand {
                 daemon.waitUntilExit()
             }
             sleep(scenario.parked ? 80 : 15)
-            let requestsBefore = car?.requests() ?? 0
             let start = ProcessSample.read(pid: daemon.processIdentifier)
             sleep(UInt32(seconds))
             let end = ProcessSample.read(pid: daemon.processIdentifier)
-            let requests = (car?.requests() ?? 0) - requestsBefore
             guard let start, let end else { continue }
             let minutes = Double(seconds) / 60
             let label = scenario.car == nil ? "none (baseline)" : scenario.car?["mode"] as? String == "off" ? "ignition off" : "engine running"
             say(pad(scenario.name, 10) + pad(label, 22)
                 + pad(String(format: "%.3f", (end.cpuSeconds - start.cpuSeconds) / minutes), 11)
-                + pad(String(format: "%.1f", Double(end.contextSwitches - start.contextSwitches) / minutes), 13)
-                + (car == nil ? "-" : String(format: "%.1f", Double(requests) / minutes)))
+                + String(format: "%.1f", Double(end.contextSwitches - start.contextSwitches) / minutes))
         }
     }
 
@@ -100,10 +103,11 @@ struct VehicleBench: ParsableCommand {
         var open: [Double] = []
     }
 
-    /// The vehicle alone (no receiver): the car's speed set to 54 km/h, then 0, the gate's change timed from the write.
+    /// The vehicle alone (no receiver): driving at 54 km/h, the car's speed set to 0 and back, each change of the
+    /// gate timed from the write.
     private func vehicleLatency(_ scratch: String) throws -> Latencies {
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        let state: [String: Any] = ["rpm": 800, "speed_kmh": 0, "voltage": 14.0]
+        let state: [String: Any] = ["rpm": 1800, "speed_kmh": 54, "voltage": 14.1]
         let car = try Car(python: python, script: carScript, state: state, scratch: scratch)
         defer { car.stop() }
         let (daemon, socket) = try startDaemon(scratch, config: "[vehicle]\nadapter = \"127.0.0.1:\(car.port)\"\n", gpsd: "127.0.0.1:1")
@@ -112,35 +116,43 @@ struct VehicleBench: ParsableCommand {
             daemon.waitUntilExit()
         }
         let gate = try GateWatcher(socket: socket)
-        _ = gate.wait(open: true, after: .now, timeout: .seconds(60))
+        // Under way (the gate starts closed: the speed unknown, then moving) at the fix rate.
+        sleep(5)
         var result = Latencies()
         for _ in 0..<trials {
-            var start = ContinuousClock.now
-            try car.set(["rpm": 1800, "speed_kmh": 54, "voltage": 14.1])
-            guard let closed = gate.wait(open: false, after: start, timeout: .seconds(30)) else { throw ValidationError("the gate did not close") }
-            result.close.append((closed - start).seconds)
-            sleep(2)
-            start = ContinuousClock.now
+            // A random phase against the reader's 1-s polls: a change comes at any moment of a poll interval.
+            usleep(UInt32.random(in: 0..<1_000_000))
+            var start = Date().timeIntervalSince1970
             try car.set(["rpm": 800, "speed_kmh": 0, "voltage": 14.0])
-            guard let opened = gate.wait(open: true, after: start, timeout: .seconds(30)) else { throw ValidationError("the gate did not open") }
-            result.open.append((opened - start).seconds)
+            guard let opened = gate.wait(open: true, after: start, timeout: 30) else { throw ValidationError("the gate did not open") }
+            result.open.append(opened - start)
+            sleep(2)
+            usleep(UInt32.random(in: 0..<1_000_000))
+            start = Date().timeIntervalSince1970
+            try car.set(["rpm": 1800, "speed_kmh": 54, "voltage": 14.1])
+            guard let closed = gate.wait(open: false, after: start, timeout: 30) else { throw ValidationError("the gate did not close") }
+            result.close.append(closed - start)
             sleep(2)
         }
         return result
     }
 
-    /// GNSS only: a receiver that drives 15 s and stands 15 s, over and over; each change timed from the first fix
-    /// that shows it (its arrival at a gps.fix subscriber) to the gate's change.
+    /// GNSS only: a receiver that drives 15 s and stands 15 s, over and over; each change timed from the moment it
+    /// happens in the receiver's own time (the log says when each drive and stand begins), brought to the unit's clock
+    /// by the quickest delivery of any fix, to the gate's change: the sampling rate's delay included, as the
+    /// vehicle's poll interval is.
     private func gnssLatency(_ scratch: String) throws -> Latencies {
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         let start = SyntheticRoute.Point(lat: 52.52, lon: 13.405)
-        var legs: [SyntheticRoute.Leg] = [.stop(seconds: 20)]
+        let firstStand = 20.0, leg = 15.0
+        var legs: [SyntheticRoute.Leg] = [.stop(seconds: Int(firstStand))]
         for lap in 0..<(trials + 1) {
-            let north = start.lat + Double(lap + 1) * 180 / 111_320
-            legs += [.drive(to: .init(lat: north, lon: start.lon), speed: 12), .stop(seconds: 15)]
+            let north = start.lat + Double(lap + 1) * 12 * leg / 111_320
+            legs += [.drive(to: .init(lat: north, lon: start.lon), speed: 12), .stop(seconds: Int(leg))]
         }
+        let startTime = Date().timeIntervalSince1970.rounded()
         let log = scratch + "/cycles.nmea"
-        try NMEAWriter.log(SyntheticRoute(start: start, startTime: Date().timeIntervalSince1970.rounded(), legs: legs, noise: 0.5, seed: 9))
+        try NMEAWriter.log(SyntheticRoute(start: start, startTime: startTime, legs: legs, noise: 0.5, seed: 9))
             .write(toFile: log, atomically: true, encoding: .utf8)
         let fake = try RealTimeGPSFake(log: log, scratch: scratch)
         defer { fake.stop() }
@@ -150,19 +162,17 @@ struct VehicleBench: ParsableCommand {
             daemon.waitUntilExit()
         }
         let gate = try GateWatcher(socket: socket)
+        let end = startTime + firstStand + Double(trials + 1) * 2 * leg + 5
+        while Date().timeIntervalSince1970 < end + gate.offset { usleep(500_000) }
         var result = Latencies()
-        let limit = 4.47
-        var searchFrom = ContinuousClock.now
-        while result.open.count < trials {
-            // The first fast fix after a stand, then the gate closing; the first slow fix after it, then the gate opening.
-            guard let fast = gate.fix(after: searchFrom, timeout: .seconds(60), where: { $0 > limit }),
-                  let closed = gate.wait(open: false, after: fast, timeout: .seconds(30)),
-                  let slow = gate.fix(after: closed, timeout: .seconds(60), where: { $0 <= limit }),
-                  let opened = gate.wait(open: true, after: slow, timeout: .seconds(30))
-            else { throw ValidationError("the replay's cycles did not move the gate") }
-            result.close.append((closed - fast).seconds)
-            result.open.append((opened - slow).seconds)
-            searchFrom = opened
+        for lap in 0..<trials {
+            let drives = startTime + firstStand + Double(lap) * 2 * leg + gate.offset
+            let stands = drives + leg
+            guard let closed = gate.first(open: false, after: drives), let opened = gate.first(open: true, after: stands) else {
+                throw ValidationError("the replay's cycle \(lap + 1) did not move the gate")
+            }
+            result.close.append(closed - drives)
+            result.open.append(opened - stands)
         }
         return result
     }
@@ -205,23 +215,18 @@ private struct Car {
         try JSONSerialization.data(withJSONObject: state).write(to: URL(fileURLWithPath: statePath), options: .atomic)
     }
 
-    /// Requests the adapter answered so far (its batch output logs each one).
-    func requests() -> Int {
-        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").filter { $0.hasPrefix("0") || $0.hasPrefix("AT") }.count
-    }
-
     func stop() {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 }
 
-/// A subscriber to `safety.changed` and `gps.fix`, on a thread of its own: each notification stamped as it arrives.
+/// A subscriber to `safety.changed` and `gps.fix`, on a thread of its own: each notification stamped (Unix seconds)
+/// as it arrives; the quickest fix delivery gives the offset from the receiver's time to the unit's clock.
 private final class GateWatcher: @unchecked Sendable {
     private let condition = NSCondition()
-    private var gates: [(at: ContinuousClock.Instant, open: Bool)] = []
-    private var fixes: [(at: ContinuousClock.Instant, speed: Double)] = []
+    private var gates: [(at: Double, open: Bool)] = []
+    private var quickest: Double?
 
     init(socket: String) throws {
         let client = try RPCClient(socketPath: socket, timeout: nil)
@@ -229,32 +234,39 @@ private final class GateWatcher: @unchecked Sendable {
         nonisolated(unsafe) let reader = client
         Thread { [weak self] in
             while let message = try? reader.readReply() {
-                let now = ContinuousClock.now
+                let now = Date().timeIntervalSince1970
                 guard let self, case .string(let method)? = message["method"], case .object(let params)? = message["params"] else { continue }
                 self.condition.lock()
                 if method == Events.safetyChanged.topic, case .bool(let open)? = params["open"] { self.gates.append((now, open)) }
-                if method == Events.gpsFix.topic, case .number(let text)? = params["speed"], let speed = Double(text) { self.fixes.append((now, speed)) }
+                if method == Events.gpsFix.topic, case .number(let text)? = params["time"], let time = Double(text) {
+                    self.quickest = min(self.quickest ?? .infinity, now - time)
+                }
                 self.condition.broadcast()
                 self.condition.unlock()
             }
         }.start()
     }
 
-    func wait(open: Bool, after: ContinuousClock.Instant, timeout: Duration) -> ContinuousClock.Instant? {
-        waitFor(timeout) { self.gates.first { $0.at >= after && $0.open == open }?.at }
+    /// Seconds from the receiver's time to the unit's clock (0 before any fix).
+    var offset: Double {
+        condition.lock()
+        defer { condition.unlock() }
+        return quickest ?? 0
     }
 
-    func fix(after: ContinuousClock.Instant, timeout: Duration, where accept: (Double) -> Bool) -> ContinuousClock.Instant? {
-        waitFor(timeout) { self.fixes.first { $0.at > after && accept($0.speed) }?.at }
+    func first(open: Bool, after: Double) -> Double? {
+        condition.lock()
+        defer { condition.unlock() }
+        return gates.first { $0.at >= after && $0.open == open }?.at
     }
 
-    private func waitFor(_ timeout: Duration, _ find: () -> ContinuousClock.Instant?) -> ContinuousClock.Instant? {
-        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds))
+    func wait(open: Bool, after: Double, timeout: Double) -> Double? {
+        let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
         while true {
-            if let found = find() { return found }
-            guard condition.wait(until: deadline) else { return find() }
+            if let found = gates.first(where: { $0.at >= after && $0.open == open })?.at { return found }
+            guard condition.wait(until: deadline) else { return nil }
         }
     }
 }

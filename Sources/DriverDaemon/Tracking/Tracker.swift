@@ -58,9 +58,17 @@ final class Tracker: Sendable {
 
     private let state: Mutex<State>
     let clock: DaemonClock
+    /// Whether an ignition that is on counts as moving. A 0/1 file says nothing else, so on means moving; the
+    /// vehicle's own adapter reports its speed, so an engine idling at a kerb stays parked (and sampled as parked):
+    /// only off is an override then.
+    let ignitionOnMeansMoving: Bool
 
-    init(rates: SamplingRates, thresholds: MotionThresholds = MotionThresholds(), limits: FixQualityLimits = FixQualityLimits(), clock: DaemonClock) {
+    init(
+        rates: SamplingRates, thresholds: MotionThresholds = MotionThresholds(), limits: FixQualityLimits = FixQualityLimits(), clock: DaemonClock,
+        ignitionOnMeansMoving: Bool = true
+    ) {
         self.clock = clock
+        self.ignitionOnMeansMoving = ignitionOnMeansMoving
         state = Mutex(State(filter: FixFilter(limits: limits), detector: MotionDetector(thresholds: thresholds), policy: SamplingPolicy(rates: rates)))
     }
 
@@ -199,7 +207,8 @@ final class Tracker: Sendable {
         state.withLock { state in
             let before = (state.policy.batterySaver, state.ignition)
             state.ignition = ignition
-            if case .changed(let motion) = state.detector.ignition(ignition) { state.policy.motionChanged(to: motion) }
+            let override = ignition == true && !ignitionOnMeansMoving ? nil : ignition
+            if case .changed(let motion) = state.detector.ignition(override) { state.policy.motionChanged(to: motion) }
             state.policy.setBatterySaver(saver)
             return before == (saver, ignition) ? nil : state.policy.watchPlan
         }

@@ -196,13 +196,20 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
         pipeline.setVehicleIgnition(after)
     }
 
-    /// The reader's polling mode from the battery, the vehicle's movement and the engine.
+    /// The reader's polling mode from the battery, the vehicle's movement and the engine. A speed read while parked
+    /// that says the van pulls away is reason enough to read it at the fix rate (as a slow GPS sample showing
+    /// movement is), before the motion detector has confirmed it.
     private func updateMode() {
         guard let reader = reader.withLock({ $0 }) else { return }
-        let (running, protecting) = state.withLock { ($0.engineRunning, $0.battery.isProtecting) }
+        let (running, protecting, pullingAway) = state.withLock {
+            ($0.engineRunning, $0.battery.isProtecting, ($0.speed?.value ?? 0) >= Self.movingSpeed)
+        }
         let (movement, interval) = pipeline.tracker.movement
-        reader.setMode(VehiclePollSchedule.mode(engineRunning: running, moving: movement == .moving, protecting: protecting, fixInterval: interval))
+        let moving = movement == .moving || pullingAway
+        reader.setMode(VehiclePollSchedule.mode(engineRunning: running, moving: moving, protecting: protecting, fixInterval: interval))
     }
+
+    private static let movingSpeed = MotionThresholds().movingSpeed
 
     // MARK: - The vehicle's battery
 
