@@ -1,3 +1,5 @@
+import DriverDomain
+
 /// One reply of an ELM327-compatible adapter, parsed (pure): what came before its `>` prompt.
 ///
 /// Adapters differ (clones, firmware versions, echo and spaces on or off, CAN multi-frame numbering, several
@@ -30,7 +32,7 @@ public enum ELMReply: Sendable, Equatable {
     /// Parses `raw` (everything before the prompt) as the reply to `command`.
     public static func parse(_ raw: String, command: String) -> ELMReply {
         var lines = raw.split(whereSeparator: { $0 == "\r" || $0 == "\n" })
-            .map { String($0).trimmingSpaces() }
+            .map { $0.trimmingWhitespace() }
             .filter { !$0.isEmpty && !progress.contains($0) }
         // The command echoed back (echo is on until ATE0 is taken; a reset turns it on again).
         if let first = lines.first, first.replacingSpaces().uppercased() == command.replacingSpaces().uppercased() { lines.removeFirst() }
@@ -107,9 +109,5 @@ public enum ELMReply: Sendable, Equatable {
 }
 
 extension String {
-    func trimmingSpaces() -> String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-    }
-
     func replacingSpaces() -> String { String(filter { $0 != " " }) }
 }

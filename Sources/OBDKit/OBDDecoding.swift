@@ -95,6 +95,9 @@ public enum OBDDecoding {
         return .faults(codes: codes, pending: pending)
     }
 
+    /// A PID as the adapter spells it (`0D`, `A6`).
+    public static func pidName(_ pid: UInt8) -> String { hex(pid) }
+
     /// Two bytes as SAE J2012: the top two bits pick P, C, B or U, the next two the first digit.
     public static func dtc(_ a: UInt8, _ b: UInt8) -> String {
         let letter = ["P", "C", "B", "U"][Int(a >> 6)]

@@ -182,8 +182,8 @@ final class Tracker: Sendable {
     }
 
     /// The vehicle's speed from its adapter (nil: it stopped answering): evidence of motion while the receiver has
-    /// no usable fix. Returns the motion when it changed, the vehicle's own movement, and the sampling interval.
-    func vehicleSpeed(_ speed: Double?) -> (changed: Motion?, movement: Motion, interval: Double) {
+    /// no usable fix. Returns the motion when it changed.
+    func vehicleSpeed(_ speed: Double?) -> Motion? {
         let now = clock.monotonic
         return state.withLock { state in
             let usable = Self.effectiveLink(state, now: now) == .connected
@@ -192,7 +192,7 @@ final class Tracker: Sendable {
                 state.policy.motionChanged(to: motion)
                 changed = motion
             }
-            return (changed, state.detector.movement, 1 / state.policy.effectiveHz)
+            return changed
         }
     }
 

@@ -178,8 +178,7 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
     /// Feeds the motion detector; returns how soon the next speed comes (the reader's interval in its mode).
     @discardableResult
     private func vehicleSpeed(_ speed: Double?) -> Double {
-        let (changed, _, _) = pipeline.tracker.vehicleSpeed(speed)
-        if let changed { pipeline.motionChanged(to: changed) }
+        if let changed = pipeline.tracker.vehicleSpeed(speed) { pipeline.motionChanged(to: changed) }
         if case .moving(let interval) = reader.withLock({ $0 })?.mode { return interval }
         return settings.parkedInterval
     }
@@ -348,7 +347,7 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
                 ignitionSource: settings.ignitionSource, speed: state.speed?.value, speedAge: state.speed.map { now - $0.at }, rpm: state.rpm?.value,
                 fuelPercent: state.fuelPercent.map { ($0 * 10).rounded() / 10 }, odometerKm: state.odometerKm, engineRunSeconds: state.runSeconds,
                 voltage: state.voltage, checkEngine: state.checkEngine, faults: faults.sorted { ($0.code, $0.pending ? 1 : 0) < ($1.code, $1.pending ? 1 : 0) },
-                batteryProtectionSince: state.protectingSince, supportedPIDs: state.supported.sorted().map { String($0, radix: 16, uppercase: true).leftPadded(2) },
+                batteryProtectionSince: state.protectingSince, supportedPIDs: state.supported.sorted().map(OBDDecoding.pidName),
                 odometerDisagreements: disagreements)
         }
     }
@@ -361,7 +360,8 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
             state.withLock { $0.lastPublished = nil }
             return
         }
-        var current = status()
+        let status = status()
+        var current = status
         current.speed = nil
         current.speedAge = nil
         current.rpm = nil
@@ -372,10 +372,6 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
             defer { state.lastPublished = current }
             return state.lastPublished != current
         }
-        if changed { hub.publish(Events.vehicleChanged, status()) }
+        if changed { hub.publish(Events.vehicleChanged, status) }
     }
-}
-
-extension String {
-    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
