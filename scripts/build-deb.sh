@@ -116,7 +116,9 @@ install -d "$KROOT/DEBIAN" "$KROOT/usr/bin" "$KROOT/lib/systemd/system" "$KROOT/
 install -m 0755 "$BIN/driverd-kiosk" "$KROOT/usr/bin/driverd-kiosk"
 strip --remove-section=.comment --remove-section=.note --strip-unneeded "$KROOT/usr/bin/driverd-kiosk"
 # The page as it is: no build step, nothing fetched at run time.
-install -m 0644 kiosk/www/* "$KROOT/usr/share/driverd-kiosk/www/"
+install -m 0644 kiosk/www/*.* "$KROOT/usr/share/driverd-kiosk/www/"
+install -d "$KROOT/usr/share/driverd-kiosk/www/i18n"
+install -m 0644 kiosk/www/i18n/*.json "$KROOT/usr/share/driverd-kiosk/www/i18n/"
 install -m 0644 systemd/driverd-kiosk.service "$KROOT/lib/systemd/system/"
 install -m 0644 systemd/driverd-kiosk.sysusers "$KROOT/usr/lib/sysusers.d/driverd-kiosk.conf"
 install -m 0644 packaging/kiosk.toml "$KROOT/etc/driverd/kiosk.toml"

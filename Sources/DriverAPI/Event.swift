@@ -50,11 +50,15 @@ public enum Events {
     /// The vehicle's adapter link, ignition, check-engine light, fault codes, battery protection or fuel (by a whole
     /// percent) changed: the status whole (API 1.11). Not sent for every speed reading.
     public static let vehicleChanged = Event<VehicleStatus>("vehicle.changed")
+    /// The shift started or ended, through any front end or `shift.auto_start` (API 1.12): a second screen shows it
+    /// at once, not at its next status read.
+    public static let shiftChanged = Event<ShiftStatus>("shift.changed")
 
     /// Every topic, once: what `events.subscribe` accepts, and what docs/API.md documents.
     public static let topics: [String] = [
         gpsFix.topic, authRequired.topic, outboxRefused.topic, taskChanged.topic, taskConflict.topic, routeChanged.topic, routeUpdated.topic,
         podProgress.topic, podVerdict.topic, push.topic, pushSummary.topic, arrivalSuggested.topic, stopLeftUnfinished.topic,
         visitChanged.topic, tripRecorded.topic, sosChanged.topic, safetyChanged.topic, vehicleChanged.topic,
+        shiftChanged.topic,
     ]
 }

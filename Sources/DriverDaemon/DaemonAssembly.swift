@@ -80,6 +80,7 @@ struct DaemonAssembly: Sendable {
         let hub = EventHub()
         let outbox = Outbox(store: store)
         let shift = Shift(unitState: UnitState(store: store), autoStart: config.shiftAutoStart, clock: clock)
+        shift.whenChanged { [weak shift] _ in if let shift { hub.publish(Events.shiftChanged, shift.status) } }
         let safety = Safety(limit: config.safetySpeedLimit, staleAfter: config.safetyStaleFixSeconds, clock: clock)
         let geofences = GeofenceMonitor(mode: config.arrivalMode, defaultRadius: config.arrivalRadius, dwellSeconds: config.arrivalDwellSeconds)
         let travel = TravelMonitor(

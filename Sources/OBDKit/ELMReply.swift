@@ -45,9 +45,10 @@ public enum ELMReply: Sendable, Equatable {
         if upper.contains("NO DATA") { return .noData }
         if upper.contains("STOPPED") { return .stopped }
         if upper == ["?"] { return .unknownCommand }
-        if let frames = parseFrames(upper) { return .frames(frames) }
-        // A text answer is one short printable line, to an AT command (an OBD request that gets text got noise).
+        // A text answer is one short printable line, to an AT command (an OBD request that gets text got noise);
+        // before the frames: `ATDPN`'s `A6` is text that happens to be hex.
         if command.uppercased().hasPrefix("AT"), lines.count == 1, lines[0].utf8.count <= 64, lines[0].utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return .text(lines[0]) }
+        if let frames = parseFrames(upper) { return .frames(frames) }
         return .garbage(String(lines.joined(separator: " ").prefix(64)))
     }
 

@@ -9,6 +9,18 @@ public enum OBDPID: UInt8, Sendable, CaseIterable {
 
     /// The request, as sent (`010D`).
     public var request: String { "01" + hex(rawValue) }
+
+    /// One request for up to six PIDs (`010D0C2F`), which CAN vehicles answer in one reply (SAE J1979).
+    public static func request(_ pids: [OBDPID]) -> String { "01" + pids.map { hex($0.rawValue) }.joined() }
+
+    /// The data bytes the vehicle sends for this PID: what splits a several-PID answer.
+    var dataLength: Int {
+        switch self {
+        case .status, .odometer: 4
+        case .rpm, .runTime: 2
+        case .speed, .fuelLevel: 1
+        }
+    }
 }
 
 /// What one answer said.
@@ -56,6 +68,34 @@ public enum OBDDecoding {
             let tenths = UInt32(data[0]) << 24 | UInt32(data[1]) << 16 | UInt32(data[2]) << 8 | UInt32(data[3])
             return .odometerKm(Double(tenths) / 10)
         }
+    }
+
+    /// The readings a several-PID answer (`41 0D 00 0C 0C 80 2F 99`) carries for `pids`, each unit's frame split PID
+    /// by PID (the first unit to answer a PID wins, as in `decode`). A PID the vehicle left out is absent; a PID
+    /// this reader does not know ends that frame (its length is unknown).
+    public static func decode(several pids: [OBDPID], frames: [[UInt8]]) -> [OBDPID: OBDReading] {
+        var readings: [OBDPID: OBDReading] = [:]
+        for frame in frames where frame.first == 0x41 {
+            var index = 1
+            while index < frame.count, let pid = OBDPID(rawValue: frame[index]) {
+                let end = index + 1 + pid.dataLength
+                guard end <= frame.count else { break }
+                if pids.contains(pid), readings[pid] == nil, let reading = decode(pid, frames: [[0x41] + frame[index..<end]]) {
+                    readings[pid] = reading
+                }
+                index = end
+            }
+        }
+        return readings
+    }
+
+    /// Whether the protocol `ATDPN` names (`A6`: found automatically, 6) is CAN (6 to C), whose vehicles take
+    /// several PIDs in one request; the older buses (PWM, VPW, ISO 9141, KWP) do not.
+    public static func isCAN(protocolNumber text: String) -> Bool {
+        let compact = text.uppercased().replacingSpaces()
+        let digits = compact.hasPrefix("A") && compact.count == 2 ? compact.dropFirst() : Substring(compact)
+        guard digits.count == 1, let number = Int(digits, radix: 16) else { return false }
+        return (6...12).contains(number)
     }
 
     /// The PIDs a supported-PIDs answer (`0100`, `0120`, ... `01A0`) claims, from every unit that answered; and

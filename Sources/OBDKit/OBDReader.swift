@@ -134,10 +134,8 @@ public final class OBDReader: Sendable {
                 sleep(seconds: wait)
                 continue
             }
-            for query in due {
-                control.withLock { $0.schedule.ran(query, at: monotonicSeconds()) }
-                try run(query, connection, &session)
-            }
+            control.withLock { control in for query in due { control.schedule.ran(query, at: monotonicSeconds()) } }
+            try run(due, connection, &session)
         }
     }
 
@@ -152,6 +150,12 @@ public final class OBDReader: Sendable {
         /// Consecutive `NO DATA` answers to PIDs the vehicle claimed: its units went to sleep (ignition off).
         var noData = 0
         var restingSent = false
+        /// The vehicle's bus is CAN: mode 01 PIDs go several to a request (one wake-up of the adapter, the bus
+        /// and this thread instead of up to six). Off again when an answer to several makes no sense.
+        var severalPIDs = false
+        /// The vehicle claims PIDs but answered none (`NO DATA` for everything): it stays `noVehicle` through
+        /// the probes until a reading comes, rather than `ok` for ten seconds after each.
+        var claimsWithoutData = false
     }
 
     private static let probeInterval = 10.0
@@ -179,41 +183,112 @@ public final class OBDReader: Sendable {
         session.supported = supported
         session.vehicleAnswers = !supported.isEmpty
         handler.handle(.supported(supported))
-        handler.handle(session.vehicleAnswers ? .link(.ok, detail: nil) : .link(.noVehicle, detail: problem ?? "the vehicle claims no PIDs"))
-    }
-
-    private func run(_ query: VehiclePollSchedule.Query, _ connection: ELMConnection, _ session: inout Session) throws(OBDError) {
-        if query == .voltage {
-            let reply = try ask(connection, "ATRV", timeout: timeouts.command, &session)
-            if case .text(let text) = reply, let volts = OBDDecoding.voltage(text) { handler.handle(.reading(.voltage(volts))) }
-            return
+        if session.vehicleAnswers {
+            let reply = try ask(connection, "ATDPN", timeout: timeouts.command, &session)
+            if case .text(let text) = reply { session.severalPIDs = OBDDecoding.isCAN(protocolNumber: text) } else { session.severalPIDs = false }
         }
         if !session.vehicleAnswers {
-            // Ignition off, or a bus that would not initialise: ask again now and then, not at every query.
-            guard monotonicSeconds() - session.lastDiscovery >= Self.probeInterval else { return }
-            try discover(connection, &session)
-            guard session.vehicleAnswers else { return }
+            handler.handle(.link(.noVehicle, detail: problem ?? "the vehicle claims no PIDs"))
+        } else if !session.claimsWithoutData {
+            handler.handle(.link(.ok, detail: nil))
         }
+    }
+
+    /// The due queries: the mode 01 PIDs first, together (speed leads: the safety gate waits for it), then the
+    /// voltage, then the fault codes.
+    private func run(_ queries: [VehiclePollSchedule.Query], _ connection: ELMConnection, _ session: inout Session) throws(OBDError) {
+        let pids = queries.flatMap(Self.pids(of:))
+        if !pids.isEmpty || queries.contains(.faults), vehicleAwake(connection, &session) {
+            try read(pids, connection, &session)
+        }
+        if queries.contains(.voltage) {
+            let reply = try ask(connection, "ATRV", timeout: timeouts.command, &session)
+            if case .text(let text) = reply, let volts = OBDDecoding.voltage(text) { handler.handle(.reading(.voltage(volts))) }
+        }
+        if queries.contains(.faults), session.vehicleAnswers { try readFaults(connection, &session) }
+    }
+
+    private static func pids(of query: VehiclePollSchedule.Query) -> [OBDPID] {
         switch query {
-        case .speedAndRPM:
-            try read(.speed, connection, &session)
-            try read(.rpm, connection, &session)
-        case .fuel: try read(.fuelLevel, connection, &session)
-        case .odometer: try read(.odometer, connection, &session)
-        case .runTime: try read(.runTime, connection, &session)
-        case .faults:
-            try read(.status, connection, &session)
-            for pending in [false, true] {
-                let command = pending ? "07" : "03"
-                let reply = try ask(connection, command, timeout: timeouts.command, &session)
-                if case .frames(let frames) = reply, let reading = OBDDecoding.faults(frames: frames, pending: pending) {
-                    handler.handle(.reading(reading))
-                } else if reply == .noData {
-                    // Some units answer NO DATA rather than an empty list.
-                    handler.handle(.reading(.faults(codes: [], pending: pending)))
+        case .speedAndRPM: [.speed, .rpm]
+        case .fuel: [.fuelLevel]
+        case .odometer: [.odometer]
+        case .runTime: [.runTime]
+        case .voltage, .faults: []
+        }
+    }
+
+    /// Whether the vehicle answers; while it does not (ignition off, a bus that would not initialise) it is asked
+    /// again now and then, not at every query.
+    private func vehicleAwake(_ connection: ELMConnection, _ session: inout Session) -> Bool {
+        if session.vehicleAnswers { return true }
+        guard monotonicSeconds() - session.lastDiscovery >= Self.probeInterval else { return false }
+        do { try discover(connection, &session) } catch { return false }
+        return session.vehicleAnswers
+    }
+
+    /// The stored and pending codes and the check-engine light.
+    private func readFaults(_ connection: ELMConnection, _ session: inout Session) throws(OBDError) {
+        try read(.status, connection, &session)
+        for pending in [false, true] {
+            let command = pending ? "07" : "03"
+            let reply = try ask(connection, command, timeout: timeouts.command, &session)
+            if case .frames(let frames) = reply, let reading = OBDDecoding.faults(frames: frames, pending: pending) {
+                handler.handle(.reading(reading))
+            } else if reply == .noData {
+                // Some units answer NO DATA rather than an empty list.
+                handler.handle(.reading(.faults(codes: [], pending: pending)))
+            }
+        }
+    }
+
+    /// Mode 01 PIDs: on CAN up to six to a request, the rest (and everything on older buses, or when the
+    /// vehicle's answer to several makes no sense) one by one.
+    private func read(_ pids: [OBDPID], _ connection: ELMConnection, _ session: inout Session) throws(OBDError) {
+        var single = pids
+        if session.severalPIDs {
+            let claimed = pids.filter { session.supported.contains($0.rawValue) }
+            var start = 0
+            while start < claimed.count, claimed.count > 1, session.severalPIDs, session.vehicleAnswers {
+                let chunk = Array(claimed[start..<min(start + 6, claimed.count)])
+                start += chunk.count
+                let reply = try ask(connection, OBDPID.request(chunk), timeout: timeouts.command, &session)
+                guard case .frames(let frames) = reply else {
+                    // NO DATA and bus errors are the vehicle's state: the single requests below judge it as ever.
+                    if !Self.isVehicleState(reply) { session.severalPIDs = false }
+                    continue
+                }
+                let readings = OBDDecoding.decode(several: chunk, frames: frames)
+                guard !readings.isEmpty else {
+                    session.severalPIDs = false
+                    continue
+                }
+                answered(&session)
+                // What a trip keeps at its start (odometer, fuel, run time) before the engine's state that may start it.
+                for pid in chunk.sorted(by: { Self.engineLast($0) < Self.engineLast($1) }) {
+                    single.removeAll { $0 == pid }
+                    if let reading = readings[pid] { handler.handle(.reading(reading)) } else { handler.handle(.unavailable(pid)) }
                 }
             }
-        case .voltage: break
+        }
+        // Once the vehicle stops answering, what it said last stands (a trip's end keeps it) until it answers again.
+        for pid in single where session.vehicleAnswers { try read(pid, connection, &session) }
+    }
+
+    private static func engineLast(_ pid: OBDPID) -> Int { pid == .speed || pid == .rpm ? 1 : 0 }
+
+    private static func isVehicleState(_ reply: ELMReply) -> Bool {
+        if reply == .noData { return true }
+        if case .busError = reply { return true }
+        return false
+    }
+
+    /// Data came: the `NO DATA` count starts over, and a vehicle that claimed PIDs without answering is back.
+    private func answered(_ session: inout Session) {
+        session.noData = 0
+        if session.claimsWithoutData {
+            session.claimsWithoutData = false
+            handler.handle(.link(.ok, detail: nil))
         }
     }
 
@@ -223,11 +298,12 @@ public final class OBDReader: Sendable {
             return
         }
         let reply = try ask(connection, pid.request, timeout: timeouts.command, &session)
-        session.noData = reply == .noData ? session.noData + 1 : 0
+        if reply == .noData { session.noData += 1 }
         if session.noData >= Self.noDataLimit {
-            // Nothing answers any more: the engine unit sleeps. Asked again at the probe interval.
+            // Nothing answers any more: the engine unit sleeps, or never answered. Asked again at the probe interval.
             session.noData = 0
             session.vehicleAnswers = false
+            session.claimsWithoutData = true
             session.lastDiscovery = monotonicSeconds()
             handler.handle(.unavailable(pid))
             handler.handle(.link(.noVehicle, detail: "NO DATA"))
@@ -235,7 +311,12 @@ public final class OBDReader: Sendable {
         }
         switch reply {
         case .frames(let frames):
-            if let reading = OBDDecoding.decode(pid, frames: frames) { handler.handle(.reading(reading)) } else { handler.handle(.unavailable(pid)) }
+            if let reading = OBDDecoding.decode(pid, frames: frames) {
+                answered(&session)
+                handler.handle(.reading(reading))
+            } else {
+                handler.handle(.unavailable(pid))
+            }
         case .busError(let what):
             // The bus went quiet (the ignition went off mid-drive): the adapter is still there.
             session.vehicleAnswers = false

@@ -185,6 +185,11 @@ struct ContractGoldenTests {
             "vehicle.changed.event")
     }
 
+    @Test("shift.changed (API 1.12)")
+    func shiftChanged() throws {
+        try Self.check(ShiftStatus(onShift: true, startedAt: 1795852000, endedAt: nil), "shift.changed.event")
+    }
+
     @Test("events.pending and push.summary carry the ids of what waits (API 1.9)")
     func pushSummary() throws {
         try Self.check(PushSummary(pending: 2, held: 1, summary: "1 new order, 1 message", ids: [17, 18]), "events.pending.result")

@@ -30,6 +30,8 @@ import Testing
         #expect(ELMReply.parse("?\r\r", command: "XYZ") == .unknownCommand)
         #expect(ELMReply.parse("ATE0\rOK\r\r", command: "ATE0") == .text("OK"))
         #expect(ELMReply.parse("12.6V\r", command: "ATRV") == .text("12.6V"))
+        // The protocol number is text, though it reads as hex.
+        #expect(ELMReply.parse("A6\r\r", command: "ATDPN") == .text("A6"))
         #expect(ELMReply.parse("\r\r\rELM327 v1.5\r\r", command: "ATZ") == .text("ELM327 v1.5"))
     }
 
@@ -54,6 +56,38 @@ import Testing
         // Short data, another mode's echo (one emulator answers A6 with 61): unknown, never a wrong value.
         #expect(OBDDecoding.decode(.rpm, frames: [[0x41, 0x0C, 0x1A]]) == nil)
         #expect(OBDDecoding.decode(.odometer, frames: [[0x61, 0xA6, 0, 0, 0xEA, 0x5C]]) == nil)
+    }
+
+    @Test func severalPIDsInOneAnswer() {
+        #expect(OBDPID.request([.speed, .rpm, .fuelLevel]) == "010D0C2F")
+        // The emulator's CAN answer to 010D0C2FA61F, as ELMReply joins its frames.
+        let frames = ELMReply.parse("010\r0: 410D000C0C80\r1: 2F99A60001D4C0\r2: 1F0000\r\r", command: "010D0C2FA61F")
+        guard case .frames(let joined) = frames else {
+            Issue.record("not frames: \(frames)")
+            return
+        }
+        let all: [OBDPID] = [.speed, .rpm, .fuelLevel, .odometer, .runTime]
+        #expect(OBDDecoding.decode(several: all, frames: joined) == [
+            .speed: .speed(0), .rpm: .rpm(800), .fuelLevel: .fuelPercent(60), .odometer: .odometerKm(12000), .runTime: .runSeconds(0),
+        ])
+        // A PID the vehicle left out is absent; one not asked for is skipped by its length; a second unit fills in.
+        #expect(OBDDecoding.decode(several: [.speed, .fuelLevel], frames: [[0x41, 0x0C, 0x0C, 0x80, 0x0D, 36], [0x41, 0x2F, 0xFF]])
+            == [.speed: .speed(10), .fuelLevel: .fuelPercent(100)])
+        // A PID this reader does not know ends the frame (its length is unknown); a cut-off value is no value.
+        #expect(OBDDecoding.decode(several: [.speed, .rpm], frames: [[0x41, 0x05, 0x7B, 0x0D, 36]]) == [:])
+        #expect(OBDDecoding.decode(several: [.speed, .rpm], frames: [[0x41, 0x0D, 36, 0x0C, 0x1A]]) == [.speed: .speed(10)])
+    }
+
+    @Test func canProtocolsTakeSeveralPIDs() {
+        #expect(OBDDecoding.isCAN(protocolNumber: "A6"))
+        #expect(OBDDecoding.isCAN(protocolNumber: "6"))
+        #expect(OBDDecoding.isCAN(protocolNumber: "A9"))
+        #expect(OBDDecoding.isCAN(protocolNumber: "c"))
+        #expect(!OBDDecoding.isCAN(protocolNumber: "A3"))
+        #expect(!OBDDecoding.isCAN(protocolNumber: "5"))
+        #expect(!OBDDecoding.isCAN(protocolNumber: "0"))
+        #expect(!OBDDecoding.isCAN(protocolNumber: "?"))
+        #expect(!OBDDecoding.isCAN(protocolNumber: "AUTO"))
     }
 
     @Test func supportedPIDs() {

@@ -18,16 +18,17 @@ def test_driving_view_holds_messages_until_the_van_stands(browser, screens_dir):
         page.evaluate("() => { window.loadMarker = 'first load'; }")
         wait_for(lambda: page.locator("#stand-view").is_visible(), what="the stand view while parked")
 
-        # The drive starts: the driving view, with the daemon's own reason on the disabled action.
+        # The drive starts: the driving view, the reason on the disabled action in the driver's words and units.
         wait_for(lambda: page.locator("#drive-view").is_visible(), timeout=90, interval=0.25, what="the driving view")
         assert not page.locator("#stand-view").is_visible()
         primary = page.locator("#drive-primary")
         assert primary.is_disabled()
-        assert "pull over to complete" in page.locator("#drive-reason").inner_text().lower()
+        reason = page.locator("#drive-reason").inner_text()
+        assert reason.startswith("Stop the van to use the buttons") and "km/h" in reason and "m/s" not in reason, reason
 
         stack.sim("/sim/messages", {"driverId": "drv-1", "taskId": "task-2001", "text": "Ring at the back door please"})
         held = page.locator("#drive-held")
-        wait_for(lambda: held.is_visible() and "1 message" in held.inner_text(), timeout=20, what="the held message's summary")
+        wait_for(lambda: held.is_visible() and "1 waiting" in held.inner_text(), timeout=20, what="the held message's summary")
         assert "pull over to read" in held.inner_text()
         assert "back door" not in page.locator("body").inner_text()
         page.screenshot(path=os.path.join(screens_dir, "driving-800x480-day.png"))

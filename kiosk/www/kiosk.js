@@ -14,18 +14,26 @@ if (params.get("token")) {
 
 // route.updated carries the route and the card whole after every change: the screen renders from it, asking nothing.
 const TOPICS = ["route.updated", "push", "push.summary", "safety.changed", "gps.fix", "stop.leftUnfinished", "pod.verdict",
-  "pod.progress", "outbox.refused", "task.conflict", "sos.changed", "auth.required", "vehicle.changed"];
-const ACTION_METHOD = {
-  "Accept": "task.accept", "Arrived": "task.arrive", "Picked up": "task.pickup", "Arrived at destination": "task.arrive",
-  "Delivered": "task.deliver", "Return to vendor": "task.returnToVendor",
+  "pod.progress", "outbox.refused", "task.conflict", "sos.changed", "auth.required", "vehicle.changed", "shift.changed"];
+// The daemon's action names (route.next's primaryAction), each with its method and its words on the button.
+const ACTIONS = {
+  "Accept": { method: "task.accept", text: () => t("action.accept") }, "Arrived": { method: "task.arrive", text: () => t("action.arrived") },
+  "Picked up": { method: "task.pickup", text: () => t("action.pickedUp") },
+  "Arrived at destination": { method: "task.arrive", text: () => t("action.arrivedAtDestination") },
+  "Delivered": { method: "task.deliver", text: () => t("action.delivered") }, "Return to vendor": { method: "task.returnToVendor", text: () => t("action.returnToVendor") },
+  "Capture POD": { method: "", text: () => t("action.capture") },
 };
-const KIND_WORD = { pickup: "Pickup", dropoff: "Drop-off" };
+const { t } = I18n;
+const actionText = (action) => (ACTIONS[action] ? ACTIONS[action].text() : t("action.unknown"));
+const kindWord = (kind) => (kind === "pickup" ? t("kind.pickup") : t("kind.dropoff"));
 
 const state = {
   socket: null, connected: false, nextId: 1, pending: new Map(), kiosk: {},
   status: null, route: null, next: null, fix: null, safety: null, pushes: new Map(), held: null,
   otp: "", tab: "next", theme: localStorage.getItem("kiosk-theme") || "auto", lastStatusAt: 0, lastNextAt: 0,
-  pendingOutside: null, busy: false, vehicle: null,
+  pendingOutside: null, busy: false, vehicle: null, refusal: null,
+  // Stop names by order, from every route seen: messages and cancellations name the place, never an order's id.
+  places: new Map(), noticeTask: null,
 };
 window.kioskState = state; // for the tests and for support, read only by convention
 
@@ -54,7 +62,7 @@ function connect() {
     state.connected = false;
     for (const { reject } of state.pending.values()) reject({ code: 1002, message: "the connection to driverd closed" });
     state.pending.clear();
-    $("reconnecting-why").textContent = event.reason ? `${event.reason}. Trying again…` : "The unit does not answer. Trying again…";
+    $("reconnecting-why").textContent = t("reconnect.retry");
     render();
     setTimeout(connect, backoff);
     backoff = Math.min(backoff * 2, 5000);
@@ -94,6 +102,7 @@ async function refreshAll() {
   const last = status.gps && status.gps.lastFix;
   if (last && !state.fix) state.fix = { lat: last.latitude, lng: last.longitude, speed: last.speed, error: last.horizontalError };
   state.route = route;
+  learnPlaces(route);
   state.next = next;
   state.held = pending;
   state.lastStatusAt = Date.now();
@@ -139,22 +148,26 @@ function notified(topic, params) {
       render();
       break;
     case "pod.verdict":
-      say(params.accepted ? "Proof accepted." : `Proof refused: ${params.message || "capture it again"}`);
+      say(params.accepted ? t("pod.accepted") : t("pod.refused"), params.taskId);
       break;
     case "pod.progress":
-      $("pod-status").textContent = `Sending photo: ${Math.round((100 * params.sentBytes) / Math.max(1, params.totalBytes))} %`;
+      $("pod-status").textContent = t("pod.sending", { percent: I18n.percent((100 * params.sentBytes) / Math.max(1, params.totalBytes)) });
       break;
     case "outbox.refused":
-      say(`The office refused a change to ${params.taskId}: the screen shows the office's state.`);
+      say(t("notice.officeRefused", { place: placeOf(params.taskId) }), params.taskId);
       break;
     case "task.conflict":
-      say(`Dispatch changed ${params.taskId}: ${params.reason}`);
+      say(t("notice.officeChanged", { place: placeOf(params.taskId) }), params.taskId);
       break;
     case "sos.changed":
-      say(params.state === "acknowledged" ? "SOS received by the office." : "SOS sent. Help is being called.");
+      say(params.state === "acknowledged" ? t("sos.received") : t("sos.sent"));
       break;
     case "auth.required":
-      say("The unit must log in again: call the office.");
+      say(t("notice.login"));
+      break;
+    case "shift.changed":
+      if (state.status) state.status = { ...state.status, shiftStatus: params };
+      render();
       break;
     case "vehicle.changed":
       state.vehicle = params;
@@ -162,6 +175,7 @@ function notified(topic, params) {
       break;
     case "route.updated":
       state.route = params.route;
+      learnPlaces(params.route);
       state.next = params.next;
       state.lastNextAt = Date.now();
       render();
@@ -169,7 +183,27 @@ function notified(topic, params) {
   }
 }
 
-function say(text) { $("notice").textContent = text; }
+// A notice about an order (a proof's verdict, the office's change) leaves when the card moves to another order:
+// it must not sit above the next, unrelated one.
+function say(text, taskId) {
+  $("notice").textContent = text;
+  state.noticeTask = taskId || null;
+}
+
+function learnPlaces(route) {
+  for (const stop of (route && route.stops) || []) {
+    const known = state.places.get(stop.taskId) || {};
+    known[stop.kind] = stop.name;
+    state.places.set(stop.taskId, known);
+  }
+}
+
+// The place an order is about, as the driver knows it: where it is delivered, else where it is picked up.
+function placeOf(taskId, prefer) {
+  const known = state.places.get(taskId);
+  if (!known) return t("place.unknown");
+  return (prefer && known[prefer]) || known.dropoff || known.pickup;
+}
 
 // ---- rendering -----------------------------------------------------------------------------------------
 function gateOpen() {
@@ -179,9 +213,18 @@ function gateOpen() {
   return safety.state === "stationary";
 }
 
+// The driving view is for driving: a gate closed only because the speed is not known yet (a unit just started in
+// a parked van) keeps the stand view, its actions disabled with the reason.
+function drivingView() {
+  return state.connected && !gateOpen() && (!state.safety || state.safety.state === "moving");
+}
+
 function render() {
   $("reconnecting").hidden = state.connected;
-  const driving = state.connected && !gateOpen();
+  const next = currentNext();
+  if (state.noticeTask && (!next || next.task.id !== state.noticeTask)) say("");
+  if (state.refusal && (!next || next.task.id !== state.refusal.taskId)) state.refusal = null;
+  const driving = drivingView();
   $("drive-view").hidden = !driving;
   $("stand-view").hidden = !state.connected || driving;
   $("strip").hidden = !state.connected;
@@ -191,34 +234,45 @@ function render() {
   if (driving) renderDrive(); else { renderNext(); renderRoute(); renderMessages(); }
 }
 
-function fixText(fix) {
-  const error = fix && fix.horizontalError;
-  return error ? `fix ±${Math.round(error)} m` : "fix";
-}
 
 function renderStrip() {
   const status = state.status;
   if (!status) return;
   const shift = status.shiftStatus;
-  $("chip-shift").textContent = shift && shift.onShift ? "On shift" : "Off shift";
+  $("chip-shift").textContent = shift && shift.onShift ? t("strip.onShift") : t("strip.offShift");
   const gps = status.gps || {};
   const fresh = gps.lastFixAge !== undefined && gps.lastFixAge !== null && gps.lastFixAge < 30;
-  $("chip-gps").textContent = `GPS: ${gps.link === "connected" ? (fresh ? fixText(gps.lastFix) : "no fix") : gps.link || "unknown"}`;
-  const uplink = status.uplink || {};
-  $("chip-link").textContent = `Link: ${uplink.enabled === false ? "no backend" : uplink.link || "unknown"}`;
-  // Orders with changes the backend has not confirmed, from the route (route.updated keeps it current).
+  const error = gps.lastFix && gps.lastFix.horizontalError;
+  $("chip-gps").textContent = gps.link !== "connected" ? t("strip.gpsNoReceiver")
+    : !fresh ? t("strip.gpsNoPosition") : error ? t("strip.gpsAccuracy", { distance: I18n.distance(error) }) : t("strip.gpsPosition");
+  // Orders with changes the office has not confirmed, from the route (route.updated keeps it current).
   const waiting = state.route ? state.route.tasks.filter((task) => task.sync === "pending").length : 0;
-  $("chip-queue").textContent = waiting ? `${waiting} waiting` : "All sent";
+  $("chip-link").textContent = linkText(status.uplink || {}, waiting);
+  // Only what needs the driver's eye: changes on their way while connected, a clock not set (times are then the
+  // receiver's). "All sent" and "clock set" are the normal state: no chip, room for the driver's language.
+  $("chip-queue").hidden = waiting === 0 || !status.uplink || status.uplink.link !== "online";
+  $("chip-queue").textContent = t("strip.waiting", { count: I18n.number(waiting, 0) });
   const clock = status.clock || {};
-  $("chip-clock").textContent = `Clock: ${clock.source === "ntp" ? "network" : clock.source === "gps" ? "GPS" : "unsynced"}`;
+  $("chip-clock").hidden = clock.source === "ntp" || clock.source === "gps";
+  $("chip-clock").textContent = t("strip.clockUnset");
   // The vehicle's check-engine light and fuel, when its adapter tells them (absent: no chip).
   const vehicle = state.vehicle || {};
   $("chip-engine").hidden = vehicle.checkEngine !== true;
   const fuel = vehicle.fuelPercent;
   $("chip-fuel").hidden = fuel === undefined || fuel === null;
-  if (!$("chip-fuel").hidden) $("chip-fuel").textContent = `Fuel ${Math.round(fuel)} %`;
-  $("theme-button").textContent = state.theme === "auto" ? "Auto" : state.theme === "night" ? "Night" : "Day";
-  $("theme-button").setAttribute("aria-label", `Theme: ${$("theme-button").textContent}. Tap to change.`);
+  if (!$("chip-fuel").hidden) $("chip-fuel").textContent = t("strip.fuel", { percent: I18n.percent(fuel) });
+  $("theme-button").textContent = state.theme === "night" ? t("theme.night") : state.theme === "day" ? t("theme.day") : t("theme.auto");
+  $("theme-button").setAttribute("aria-label", t("theme.label", { theme: $("theme-button").textContent }));
+  $("language-code").textContent = I18n.code.toUpperCase();
+}
+
+// The office link in plain words: what a driver needs is whether what they did is on its way.
+function linkText(uplink, waiting) {
+  if (uplink.enabled === false || uplink.link === "disabled") return t("link.none");
+  if (uplink.link === "online") return t("link.online");
+  if (uplink.link === "authRequired") return t("link.login");
+  if (uplink.link === "backingOff") return waiting ? t("link.offlineSaved", { count: I18n.number(waiting, 0) }) : t("link.offline");
+  return t("link.connecting");
 }
 
 // Night by itself from sunset to sunrise at the van's position (on the daemon's clock: the unit's own may
@@ -237,34 +291,33 @@ function renderTheme() {
 
 function currentNext() { return state.next && state.next.next; }
 
-function metersText(meters) {
-  return meters >= 1000 ? `${(meters / 1000).toFixed(1)} km` : `${Math.round(meters / 10) * 10} m`;
-}
-
 function etaText(eta) {
-  if (!eta) return "no ETA without a fix";
-  const minutes = Math.max(1, Math.round(eta.seconds / 60));
-  const distance = typeof eta.distanceMeters === "number" ? ` · ${metersText(eta.distanceMeters)}` : "";
-  return `${minutes} min${distance} · ${eta.source === "server" ? "from dispatch" : "estimated here"}`;
+  if (!eta) return t("eta.noPosition");
+  const minutes = I18n.minutes(Math.max(1, Math.round(eta.seconds / 60)));
+  const distance = typeof eta.distanceMeters === "number" ? ` · ${I18n.distance(eta.distanceMeters)}` : "";
+  return t("eta.line", { eta: `${minutes}${distance}`, source: eta.source === "server" ? t("eta.fromOffice") : t("eta.estimated") });
 }
 
+// What happened to the driver's own changes; an order nobody touched yet has nothing to say.
 function syncText(task) {
-  return { pending: "Saved here, sending…", synced: "Sent to dispatch", rejected: "Refused by dispatch" }[task.sync] || task.sync;
+  if (task.sync === "pending") return t("sync.pending");
+  if (task.sync === "rejected") return t("sync.rejected");
+  return task.status === "ASSIGNED" ? "" : t("sync.synced");
 }
 
 function renderNext() {
   const next = currentNext();
   const shiftOn = state.status && state.status.shiftStatus && state.status.shiftStatus.onShift;
-  $("shift-button").textContent = shiftOn ? "End shift" : "Start shift";
+  $("shift-button").textContent = shiftOn ? t("action.endShift") : t("action.startShift");
   const primary = $("primary-button");
   $("outside-reasons").hidden = !state.pendingOutside;
   if (!next) {
     $("next-kind").textContent = "";
-    $("next-heading").textContent = shiftOn ? "No stop waiting" : "Off shift";
-    $("next-address").textContent = shiftOn ? "New orders appear here." : "Start the shift to see your orders.";
-    $("next-eta").textContent = ""; $("next-sync").textContent = "";
+    $("next-heading").textContent = shiftOn ? t("next.noStop") : t("strip.offShift");
+    $("next-address").textContent = shiftOn ? t("next.ordersAppearHere") : t("next.startShiftHint");
+    $("next-eta").textContent = ""; $("next-sync").textContent = ""; $("next-arrival").hidden = true;
     primary.hidden = shiftOn;
-    primary.textContent = "Start shift";
+    primary.textContent = t("action.startShift");
     primary.dataset.method = "shift.start";
     primary.disabled = false;
     $("pod-panel").hidden = true;
@@ -274,20 +327,28 @@ function renderNext() {
   }
   $("more").hidden = false;
   const { stop, task, primaryAction, eta } = next;
-  $("next-kind").textContent = `${KIND_WORD[stop.kind] || stop.kind}${state.next.remainingStops > 1 ? ` · ${state.next.remainingStops} stops left` : ""}`;
+  $("next-kind").textContent = kindWord(stop.kind)
+    + (state.next.remainingStops > 1 ? ` · ${t("next.stopsLeft", { count: I18n.number(state.next.remainingStops, 0) })}` : "");
   $("next-heading").textContent = stop.name;
   $("next-address").textContent = stop.address;
-  $("next-eta").textContent = `ETA ${etaText(eta)}`;
+  $("next-eta").textContent = etaText(eta);
   $("next-sync").textContent = syncText(task);
+  // The geofence saw the van arrive: said on the card, not only by the voice.
+  const arrival = next.arrivalDetected;
+  $("next-arrival").hidden = !arrival;
+  if (arrival) $("next-arrival").textContent = arrival.mode === "auto" ? t("arrival.recorded", { distance: I18n.distance(arrival.distanceMeters) })
+    : t("arrival.detected", { distance: I18n.distance(arrival.distanceMeters) });
   const capture = primaryAction === "Capture POD" || (task.status === "ARRIVED_AT_DESTINATION" && task.pod === "rejected");
   // Off shift nothing is recorded or sent: starting the shift comes first. At the proof step the keypad or
   // the camera and signature pad are the action: no button above them.
-  const shown = !shiftOn ? "Start shift" : capture ? null : primaryAction;
+  const shown = !shiftOn ? "startShift" : capture || !primaryAction ? null : primaryAction;
+  const closed = shiftOn && !gateOpen();
   primary.hidden = !shown;
-  primary.disabled = state.busy;
-  primary.textContent = shown || "";
-  primary.dataset.method = !shiftOn ? "shift.start" : ACTION_METHOD[primaryAction] || "";
-  $("primary-reason").textContent = "";
+  primary.disabled = state.busy || closed;
+  primary.textContent = !shown ? "" : shown === "startShift" ? t("action.startShift") : actionText(shown);
+  primary.dataset.method = !shiftOn ? "shift.start" : (ACTIONS[primaryAction] || {}).method || "";
+  if (closed) $("primary-reason").textContent = gateReason();
+  else $("primary-reason").textContent = state.refusal ? state.refusal.text : "";
   $("pod-panel").hidden = !capture;
   $("tab-next").classList.toggle("capturing", capture);
   $("otp-pad").hidden = !(capture && task.podType === "OTP");
@@ -310,24 +371,41 @@ function distanceMeters(a, b) {
 function renderDrive() {
   if ($("drive-view").hidden) return;
   const next = currentNext();
-  $("drive-kind").textContent = next ? KIND_WORD[next.stop.kind] || next.stop.kind : "";
-  $("drive-name").textContent = next ? next.stop.name : "No stop waiting";
+  $("drive-kind").textContent = next ? kindWord(next.stop.kind) : "";
+  $("drive-name").textContent = next ? next.stop.name : t("next.noStop");
   const distance = next && state.fix ? distanceMeters(state.fix, next.stop) : null;
-  $("drive-distance").textContent = distance === null ? "–" : metersText(distance);
-  $("drive-eta").textContent = next && next.eta ? `${Math.max(1, Math.round(next.eta.seconds / 60))} min` : "–";
+  $("drive-distance").textContent = distance === null ? "–" : I18n.distance(distance);
+  $("drive-eta").textContent = next && next.eta ? I18n.minutes(Math.max(1, Math.round(next.eta.seconds / 60))) : "–";
   const held = state.held && state.held.held > 0 ? state.held : null;
   $("drive-held").hidden = !held;
-  if (held) $("drive-held").textContent = `${held.summary} waiting — pull over to read`;
+  if (held) $("drive-held").textContent = t("drive.held", { count: I18n.number(held.held, 0) });
   const button = $("drive-primary");
   button.hidden = !(next && next.primaryAction);
-  button.textContent = next && next.primaryAction ? next.primaryAction : "";
+  button.textContent = next && next.primaryAction ? actionText(next.primaryAction) : "";
   button.disabled = true;
-  const reason = (state.safety && state.safety.reason) || "pull over to complete";
-  $("drive-reason").textContent = reason.charAt(0).toUpperCase() + reason.slice(1);
+  const reason = gateReason();
+  $("drive-reason").textContent = reason;
   button.setAttribute("aria-description", reason);
 }
 
-const STOP_STATUS = { pending: "Waiting", "en-route": "Next", arrived: "Arrived", "picked-up": "Picked up", delivered: "Delivered", failed: "Failed" };
+// Why the buttons wait, in the driver's words and units (the daemon's reason is for engineers: m/s).
+function gateReason() {
+  const safety = state.safety || {};
+  if (safety.state === "moving" && typeof safety.speed === "number") return t("gate.moving", { speed: I18n.speed(safety.speed) });
+  if (safety.state === "moving" || safety.state === "stopping") return t("gate.stopFirst");
+  return t("gate.checkingSpeed");
+}
+
+function stopStatusText(status) {
+  switch (status) {
+    case "en-route": return t("stop.next");
+    case "arrived": return t("stop.arrived");
+    case "picked-up": return t("stop.pickedUp");
+    case "delivered": return t("stop.delivered");
+    case "failed": return t("stop.failed");
+    default: return t("stop.waiting");
+  }
+}
 function renderRoute() {
   const route = state.route;
   const list = $("stops");
@@ -337,8 +415,8 @@ function renderRoute() {
     const item = document.createElement("li");
     const task = route.tasks.find((t) => t.id === stop.taskId);
     item.innerHTML = "<span class=\"status\"></span> · <span class=\"kind\"></span><br><strong></strong><br><span class=\"address\"></span>";
-    item.querySelector(".status").textContent = STOP_STATUS[stop.status] || stop.status;
-    item.querySelector(".kind").textContent = `${KIND_WORD[stop.kind]}${task && task.sync === "pending" ? " · sending" : ""}`;
+    item.querySelector(".status").textContent = stopStatusText(stop.status);
+    item.querySelector(".kind").textContent = `${kindWord(stop.kind)}${task && task.sync === "pending" ? ` · ${t("stop.sending")}` : ""}`;
     item.querySelector("strong").textContent = stop.name;
     item.querySelector(".address").textContent = stop.address;
     list.appendChild(item);
@@ -355,7 +433,7 @@ function renderMessages() {
   for (const push of pushes) {
     const item = document.createElement("li");
     const title = document.createElement("strong");
-    title.textContent = push.title;
+    title.textContent = pushTitle(push);
     item.appendChild(title);
     if (push.message) {
       const text = document.createElement("p");
@@ -364,10 +442,23 @@ function renderMessages() {
     }
     const ack = document.createElement("button");
     ack.type = "button";
-    ack.textContent = push.kind === "TASK_ASSIGNED" ? "Seen: show the order" : "Acknowledge";
+    ack.textContent = push.kind === "TASK_ASSIGNED" ? t("messages.showOrder") : t("messages.acknowledge");
     ack.dataset.ack = String(push.id);
     item.appendChild(ack);
     list.appendChild(item);
+  }
+}
+
+// A message's title by the place it is about (the stop's name), never the order's id.
+function pushTitle(push) {
+  const known = push.taskId && state.places.has(push.taskId);
+  switch (push.kind) {
+    case "TASK_ASSIGNED": return known ? t("push.newOrderAt", { place: placeOf(push.taskId, "pickup") }) : t("push.newOrder");
+    case "TASK_CANCELLED": return known ? t("push.cancelledAt", { place: placeOf(push.taskId) }) : t("push.cancelled");
+    case "ROUTE_CHANGED": return t("push.routeChanged");
+    case "CUSTOMER_MESSAGE": return known ? t("push.messageAbout", { place: placeOf(push.taskId) }) : t("push.messageFromOffice");
+    case "STOP_LEFT_UNFINISHED": return known ? t("push.leftUnfinishedAt", { place: placeOf(push.taskId) }) : t("push.leftUnfinished");
+    default: return t("push.messageFromOffice");
   }
 }
 
@@ -378,6 +469,7 @@ async function act(method, params) {
   // A second tap while the first is on its way is refused visibly, not dropped silently.
   $("primary-button").disabled = true;
   say("");
+  refuse(null);
   try {
     const result = await call(method, params);
     state.pendingOutside = null;
@@ -385,14 +477,37 @@ async function act(method, params) {
   } catch (error) {
     if (error.code === 1007) {
       state.pendingOutside = { method, params };
-      $("outside-text").textContent = `${Math.round((error.data && error.data.distanceMeters) || 0)} m from the stop. Why here?`;
+      $("outside-text").textContent = t("outside.question", { distance: I18n.distance((error.data && error.data.distanceMeters) || 0) });
     } else {
-      say(error.message || "That did not work");
+      refuse(refusalText(error, method));
     }
   } finally {
     state.busy = false;
     // What the action changed comes as route.updated (published as it is committed): nothing to ask for here.
     render();
+  }
+}
+
+// A refusal shows on the card, where the driver's eyes are, in place of nothing: never a banner above it that
+// pushes the keypad below the screen's edge.
+function refuse(text) {
+  const next = currentNext();
+  state.refusal = text ? { text, taskId: next && next.task.id } : null;
+  $("primary-reason").textContent = text || "";
+}
+
+function refusalText(error, method) {
+  switch (error.code) {
+    case 1005: {
+      if (method !== "pod.otp") return t("refusal.proof");
+      const left = error.data && error.data.attemptsLeft;
+      if (left === 0) return t("refusal.codeLocked");
+      return typeof left === "number" ? t("refusal.wrongCodeLeft", { count: I18n.number(left, 0) }) : t("refusal.wrongCode");
+    }
+    case 1006: return t("gate.stopFirst");
+    case 1002: return t("refusal.notConnected");
+    case 1003: case 1004: return t("refusal.notNow");
+    default: return t("refusal.failed");
   }
 }
 
@@ -427,7 +542,7 @@ document.querySelector(".keys").addEventListener("click", async (event) => {
       const otp = state.otp;
       state.otp = "";
       const result = await act("pod.otp", { taskId: next.task.id, otp });
-      $("pod-status").textContent = result ? "Code accepted" : "";
+      $("pod-status").textContent = result ? t("pod.codeAccepted") : "";
     }
   } else if (state.otp.length < 4) state.otp += key;
   $("otp-display").textContent = (state.otp + "____").slice(0, 4).replace(/[0-9]/g, "•");
@@ -437,9 +552,9 @@ async function sendImage(dataURL) {
   const next = currentNext();
   if (!next) return;
   const image = dataURL.slice(dataURL.indexOf(",") + 1);
-  $("pod-status").textContent = "Saving proof…";
+  $("pod-status").textContent = t("pod.saving");
   const result = await act("kiosk.photo", { taskId: next.task.id, image });
-  $("pod-status").textContent = result ? "Proof saved" : "";
+  $("pod-status").textContent = result ? t("pod.saved") : "";
 }
 $("photo-button").addEventListener("click", () => $("photo-input").click());
 $("photo-input").addEventListener("change", () => {
@@ -470,7 +585,7 @@ pad.addEventListener("pointermove", (event) => { if (drawing) { ink.lineTo(...pa
 pad.addEventListener("pointerup", () => { drawing = false; });
 $("signature-clear").addEventListener("click", clearPad);
 $("signature-save").addEventListener("click", () => {
-  if (!signed) { $("pod-status").textContent = "The customer signs first"; return; }
+  if (!signed) { $("pod-status").textContent = t("pod.signFirst"); return; }
   sendImage(pad.toDataURL("image/png"));
   clearPad();
 });
@@ -497,10 +612,35 @@ $("theme-button").addEventListener("click", () => {
 let sosArmed = 0;
 $("sos-button").addEventListener("click", async () => {
   // Two taps within 5 s: a pocket or a sleeve must not call for help.
-  if (Date.now() - sosArmed > 5000) { sosArmed = Date.now(); say("Tap SOS again to call for help"); return; }
+  if (Date.now() - sosArmed > 5000) { sosArmed = Date.now(); say(t("sos.confirm")); return; }
   sosArmed = 0;
-  try { await call("sos.raise", {}); say("SOS sent. Help is being called."); } catch (error) { say(error.message); }
+  try { await call("sos.raise", {}); say(t("sos.sent")); } catch (error) { say(t("sos.failed")); }
 });
 
-render();
-connect();
+// The language: the globe button opens the list of languages, each in its own name; one tap on one applies it.
+$("language-button").addEventListener("click", () => {
+  const list = $("language-list");
+  list.textContent = "";
+  for (const language of I18n.LANGUAGES) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.lang = language.code;
+    button.dataset.language = language.code;
+    button.textContent = language.name;
+    button.setAttribute("aria-pressed", String(language.code === I18n.code));
+    list.appendChild(button);
+  }
+  $("languages").hidden = !$("languages").hidden;
+});
+$("language-list").addEventListener("click", async (event) => {
+  const code = event.target.dataset && event.target.dataset.language;
+  if (!code) return;
+  await I18n.choose(code);
+  $("languages").hidden = true;
+  render();
+});
+
+I18n.load().catch(() => {}).then(() => {
+  render();
+  connect();
+});

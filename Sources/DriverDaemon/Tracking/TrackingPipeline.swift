@@ -67,9 +67,14 @@ final class TrackingPipeline: GPSEventHandler {
 
     /// The motion changed outside the fixes (the vehicle's speed in a tunnel): logged like the fixes' changes.
     func motionChanged(to motion: Motion) {
+        announce(motion)
+        planChanged()
+    }
+
+    /// A changed motion, logged and told to the listener, whichever evidence changed it.
+    private func announce(_ motion: Motion) {
         logger.info("motion: \(motion.rawValue)", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.motionChanged.rawValue)", "motion": "\(motion.rawValue)"])
         motionListener.withLock { $0 }?(motion)
-        planChanged()
     }
 
     /// The engine as the vehicle's adapter tells (nil: unknown); applied at once when it is the ignition's source.
@@ -172,12 +177,7 @@ final class TrackingPipeline: GPSEventHandler {
                 "gps: no fix for \(Int(gap.rounded())) s, fix regained",
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.fixGap.rawValue)", "gap_seconds": "\(Int(gap.rounded()))"])
         }
-        if outcome.motionChanged {
-            logger.info(
-                "motion: \(outcome.motion.rawValue)",
-                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.motionChanged.rawValue)", "motion": "\(outcome.motion.rawValue)"])
-            motionListener.withLock { $0 }?(outcome.motion)
-        }
+        if outcome.motionChanged { announce(outcome.motion) }
         if receiverReleased.withLock({ $0 }) { return .pause(seconds: Self.releasedPause, release: true) }
         // Suspected movement: stay awake to confirm it within seconds, not at the next slow sample (even when an
         // earlier fix of the same batch asked for a pause).

@@ -1,0 +1,138 @@
+"""The driver's language: the catalogs agree with the page (no key missing, none unused, the same placeholders in
+every language), and every language lays out at the head units' sizes with its longest refusal shown: every action
+of the view inside the screen, no text cut off, Arabic right to left; screenshots of each (under .build) and axe at
+800x480."""
+import glob
+import json
+import os
+import re
+
+import pytest
+
+from audit import audit
+from conftest import open_page
+from test_screens import SIZES, rpc_calls
+from stack import wait_for
+
+WWW = os.path.join(os.path.dirname(__file__), "..", "..", "kiosk", "www")
+LANGUAGES = ["en", "de", "fr", "es", "pt", "pl", "tr", "ar"]
+
+
+def catalog(code):
+    with open(os.path.join(WWW, "i18n", f"{code}.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def used_keys():
+    script = "".join(open(path, encoding="utf-8").read() for path in glob.glob(os.path.join(WWW, "*.js")))
+    page = open(os.path.join(WWW, "index.html"), encoding="utf-8").read()
+    return set(re.findall(r'\bt\("([a-zA-Z]+\.[a-zA-Z]+)"', script)) | set(re.findall(r'data-i18n(?:-label)?="([^"]+)"', page))
+
+
+def placeholders(text):
+    return sorted(re.findall(r"\{(\w+)\}", text))
+
+
+def test_catalogs_match_the_page_and_each_other():
+    used = used_keys()
+    assert len(used) > 100, "the key scan found too few keys: the pattern no longer matches the page"
+    english = catalog("en")
+    assert sorted(glob.glob(os.path.join(WWW, "i18n", "*.json"))) == sorted(os.path.join(WWW, "i18n", f"{c}.json") for c in LANGUAGES)
+    assert not used - set(english), f"keys the page uses without an English text: {sorted(used - set(english))}"
+    assert not set(english) - used, f"English texts the page never uses: {sorted(set(english) - used)}"
+    for code in LANGUAGES:
+        texts = catalog(code)
+        assert set(texts) == set(english), f"{code}: missing {sorted(set(english) - set(texts))}, extra {sorted(set(texts) - set(english))}"
+        for key, text in texts.items():
+            assert text.strip(), f"{code}: {key} is empty"
+            assert placeholders(text) == placeholders(english[key]), f"{code}: {key} has {placeholders(text)}, English {placeholders(english[key])}"
+        # A few words are the same in another language (GPS, SOS, Messages, Route); more than that is a copy.
+        same = [key for key, text in texts.items() if text == english[key]]
+        assert code == "en" or len(same) <= 8, f"{code}: still English: {same}"
+
+
+# Every action of the current view: inside the screen without scrolling, its text not cut off; the page never
+# wider than the screen.
+IN_VIEW = """() => {
+  const W = innerWidth, H = innerHeight, out = [];
+  const actions = document.querySelectorAll(
+    "#strip button, #tabs button, #primary-button, #more > summary, .keys button, #drive-primary, #messages li:first-child button");
+  for (const el of actions) {
+    if (!el.checkVisibility()) continue;
+    const b = el.getBoundingClientRect(), name = el.id || el.textContent.trim().slice(0, 24);
+    if (b.left < -0.5 || b.top < -0.5 || b.right > W + 0.5 || b.bottom > H + 0.5)
+      out.push(`${name} at ${Math.round(b.left)},${Math.round(b.top)}-${Math.round(b.right)},${Math.round(b.bottom)}`);
+    if (el.scrollWidth > el.clientWidth + 1) out.push(`${name}: text cut off`);
+  }
+  for (const el of document.querySelectorAll(".chip, #primary-reason, #next-heading")) {
+    if (el.checkVisibility() && el.scrollWidth > el.clientWidth + 1) out.push(`${el.id}: text cut off`);
+  }
+  if (document.documentElement.scrollWidth > W + 0.5) out.push(`the page is ${document.documentElement.scrollWidth} px wide`);
+  return out;
+}"""
+
+
+def check_in_view(page, name):
+    problems = page.evaluate(IN_VIEW)
+    assert not problems, f"{name}: {problems}"
+
+
+def longest_refusal(code):
+    texts = catalog(code)
+    return max((texts[k] for k in texts if k.startswith("refusal.")), key=len).replace("{count}", "2")
+
+
+def test_every_language_at_every_size(browser, parked_stack, screens_dir):
+    stack = parked_stack
+    # The shift on, an order at the customer's door waiting for its code, a message about it waiting.
+    rpc_calls(stack, [("shift.start", None)] + [(m, {"taskId": "task-2001"}) for m in ("task.accept", "task.arrive", "task.pickup", "task.arrive")])
+    stack.sim("/sim/messages", {"driverId": "drv-1", "taskId": "task-2001", "text": "Ring twice"})
+    for code in LANGUAGES:
+        texts = catalog(code)
+        for width, height in SIZES:
+            context = browser.new_context(viewport={"width": width, "height": height}, has_touch=True)
+            context.add_init_script(f"localStorage.setItem('kiosk-language', '{code}'); localStorage.setItem('kiosk-theme', 'day')")
+            page = context.new_page()
+            page.goto(stack.url)
+            page.wait_for_selector("#stand-view:not([hidden])", timeout=30000)
+            name = f"{code}-{width}x{height}"
+            assert page.evaluate("() => [document.documentElement.lang, document.documentElement.dir]") == [code, "rtl" if code == "ar" else "ltr"]
+            wait_for(lambda: page.locator("#otp-pad").is_visible(), what=f"{name}: the keypad")
+            assert page.locator("#otp-pad h2").inner_text() == texts["otp.title"]
+            # The longest refusal this language has, on the card beside the keypad.
+            page.evaluate("(text) => refuse(text)", longest_refusal(code))
+            check_in_view(page, f"{name} code step after a refusal")
+            page.screenshot(path=os.path.join(screens_dir, f"lang-{name}-pod-code.png"))
+            if (width, height) == (800, 480):
+                audit(page, f"{name} code step")
+            page.locator(".tab[data-tab='messages']").tap()
+            title = page.locator("#messages li strong").first
+            wait_for(lambda: title.inner_text() == texts["push.messageAbout"].replace("{place}", "Anna Becker"), what=f"{name}: the message's title")
+            check_in_view(page, f"{name} messages")
+            page.screenshot(path=os.path.join(screens_dir, f"lang-{name}-messages.png"))
+            page.locator(".tab[data-tab='route']").tap()
+            check_in_view(page, f"{name} route")
+            page.screenshot(path=os.path.join(screens_dir, f"lang-{name}-route.png"))
+            if (width, height) == (800, 480):
+                audit(page, f"{name} route")
+            context.close()
+
+
+def test_the_language_in_two_taps(browser, parked_stack):
+    page = open_page(browser, parked_stack)
+    assert page.evaluate("() => document.documentElement.lang") == "en"
+    page.locator("#language-button").tap()
+    page.locator("#language-list button[data-language='de']").tap()
+    wait_for(lambda: page.locator(".tab[data-tab='next']").inner_text() == "Nächster Halt", what="the tabs in German")
+    assert page.locator("#languages").is_hidden()
+    assert page.locator("#primary-button").inner_text() == "Schicht beginnen"
+    # Kept for the next start of the screen.
+    page.reload()
+    page.wait_for_selector("#stand-view:not([hidden])", timeout=30000)
+    wait_for(lambda: page.locator("#primary-button").inner_text() == "Schicht beginnen", what="German after a reload")
+    page.locator("#language-button").tap()
+    page.locator("#language-list button[data-language='ar']").tap()
+    wait_for(lambda: page.evaluate("() => document.documentElement.dir") == "rtl", what="Arabic, right to left")
+    # Mirrored: the SOS button, last in the strip, sits at its left edge.
+    sos, shift = page.locator("#sos-button").bounding_box(), page.locator("#chip-shift").bounding_box()
+    assert sos["x"] < shift["x"], (sos, shift)

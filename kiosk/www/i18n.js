@@ -1,0 +1,67 @@
+// The driver's language: one message catalog per language (i18n/<code>.json, the same keys in each, checked by
+// Tests/kiosk/test_i18n.py), numbers, distances and speeds formatted for that language, right to left where it
+// is written so. Chosen on the screen (two taps: the language button, then the language), kept in localStorage.
+"use strict";
+
+const I18n = (() => {
+  // Each language by its own name: a driver who cannot read the current one still finds theirs.
+  const LANGUAGES = [
+    { code: "en", name: "English" }, { code: "de", name: "Deutsch" }, { code: "fr", name: "Français" },
+    { code: "es", name: "Español" }, { code: "pt", name: "Português" }, { code: "pl", name: "Polski" },
+    { code: "tr", name: "Türkçe" }, { code: "ar", name: "العربية", rtl: true },
+  ];
+  let code = "en";
+  let messages = {};
+  let fallback = {};
+
+  function chosen() {
+    const stored = localStorage.getItem("kiosk-language");
+    if (LANGUAGES.some((language) => language.code === stored)) return stored;
+    const browser = (navigator.language || "en").slice(0, 2);
+    return LANGUAGES.some((language) => language.code === browser) ? browser : "en";
+  }
+
+  async function fetchCatalog(language) {
+    const response = await fetch(`i18n/${language}.json`, { cache: "no-cache" });
+    if (!response.ok) throw new Error(`no catalog for ${language}`);
+    return response.json();
+  }
+
+  // Loads the chosen language (English fills any gap, so a missing key never shows a key) and applies it to the
+  // page's fixed text: elements with data-i18n (their text) and data-i18n-label (their aria-label).
+  async function load(language) {
+    code = language || chosen();
+    fallback = Object.keys(fallback).length ? fallback : await fetchCatalog("en");
+    messages = code === "en" ? fallback : await fetchCatalog(code).catch(() => fallback);
+    const entry = LANGUAGES.find((language) => language.code === code);
+    document.documentElement.lang = code;
+    document.documentElement.dir = entry && entry.rtl ? "rtl" : "ltr";
+    for (const element of document.querySelectorAll("[data-i18n]")) element.textContent = t(element.dataset.i18n);
+    for (const element of document.querySelectorAll("[data-i18n-label]")) element.setAttribute("aria-label", t(element.dataset.i18nLabel));
+  }
+
+  function choose(language) {
+    localStorage.setItem("kiosk-language", language);
+    return load(language);
+  }
+
+  // The message for `key` with {placeholders} filled in.
+  function t(key, params) {
+    const text = messages[key] !== undefined ? messages[key] : fallback[key] !== undefined ? fallback[key] : key;
+    return params ? text.replace(/\{(\w+)\}/g, (whole, name) => (params[name] !== undefined ? String(params[name]) : whole)) : text;
+  }
+
+  const number = (value, digits) => new Intl.NumberFormat(code, { maximumFractionDigits: digits, minimumFractionDigits: digits }).format(value);
+  const unit = (value, name, digits) => new Intl.NumberFormat(code, { style: "unit", unit: name, unitDisplay: "short", maximumFractionDigits: digits }).format(value);
+
+  return {
+    LANGUAGES, load, choose, t,
+    get code() { return code; },
+    // 350 m, 1,2 km: tens of metres near, a tenth of a kilometre beyond.
+    distance: (meters) => (meters >= 1000 ? unit(meters / 1000, "kilometer", 1) : unit(Math.round(meters / 10) * 10, "meter", 0)),
+    speed: (metersPerSecond) => unit(Math.round(metersPerSecond * 3.6), "kilometer-per-hour", 0),
+    minutes: (minutes) => unit(minutes, "minute", 0),
+    percent: (value) => new Intl.NumberFormat(code, { style: "percent", maximumFractionDigits: 0 }).format(value / 100),
+    number,
+  };
+})();
