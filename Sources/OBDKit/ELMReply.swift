@@ -22,6 +22,10 @@ public enum ELMReply: Sendable, Equatable {
     /// Neither data nor a known answer.
     case garbage(String)
 
+    public var isBusError: Bool {
+        if case .busError = self { true } else { false }
+    }
+
     /// Progress lines the adapter prints before the answer.
     private static let progress = ["SEARCHING...", "BUS INIT: ...", "BUS INIT: ...OK", "BUS INIT...", "BUS INIT...OK"]
     private static let busErrors = [

@@ -134,7 +134,8 @@ public final class OBDReader: Sendable {
                 sleep(seconds: wait)
                 continue
             }
-            control.withLock { control in for query in due { control.schedule.ran(query, at: monotonicSeconds()) } }
+            let now = monotonicSeconds()
+            control.withLock { control in for query in due { control.schedule.ran(query, at: now) } }
             try run(due, connection, &session)
         }
     }
@@ -198,7 +199,7 @@ public final class OBDReader: Sendable {
     /// voltage, then the fault codes.
     private func run(_ queries: [VehiclePollSchedule.Query], _ connection: ELMConnection, _ session: inout Session) throws(OBDError) {
         let pids = queries.flatMap(Self.pids(of:))
-        if !pids.isEmpty || queries.contains(.faults), vehicleAwake(connection, &session) {
+        if !pids.isEmpty || queries.contains(.faults), try vehicleAwake(connection, &session) {
             try read(pids, connection, &session)
         }
         if queries.contains(.voltage) {
@@ -220,10 +221,10 @@ public final class OBDReader: Sendable {
 
     /// Whether the vehicle answers; while it does not (ignition off, a bus that would not initialise) it is asked
     /// again now and then, not at every query.
-    private func vehicleAwake(_ connection: ELMConnection, _ session: inout Session) -> Bool {
+    private func vehicleAwake(_ connection: ELMConnection, _ session: inout Session) throws(OBDError) -> Bool {
         if session.vehicleAnswers { return true }
         guard monotonicSeconds() - session.lastDiscovery >= Self.probeInterval else { return false }
-        do { try discover(connection, &session) } catch { return false }
+        try discover(connection, &session)
         return session.vehicleAnswers
     }
 
@@ -245,42 +246,36 @@ public final class OBDReader: Sendable {
     /// Mode 01 PIDs: on CAN up to six to a request, the rest (and everything on older buses, or when the
     /// vehicle's answer to several makes no sense) one by one.
     private func read(_ pids: [OBDPID], _ connection: ELMConnection, _ session: inout Session) throws(OBDError) {
-        var single = pids
-        if session.severalPIDs {
-            let claimed = pids.filter { session.supported.contains($0.rawValue) }
-            var start = 0
-            while start < claimed.count, claimed.count > 1, session.severalPIDs, session.vehicleAnswers {
+        var left = pids
+        let claimed = pids.filter { session.supported.contains($0.rawValue) }
+        if claimed.count > 1 {
+            for start in stride(from: 0, to: claimed.count, by: 6) where session.severalPIDs && session.vehicleAnswers {
                 let chunk = Array(claimed[start..<min(start + 6, claimed.count)])
-                start += chunk.count
-                let reply = try ask(connection, OBDPID.request(chunk), timeout: timeouts.command, &session)
-                guard case .frames(let frames) = reply else {
-                    // NO DATA and bus errors are the vehicle's state: the single requests below judge it as ever.
-                    if !Self.isVehicleState(reply) { session.severalPIDs = false }
-                    continue
-                }
-                let readings = OBDDecoding.decode(several: chunk, frames: frames)
-                guard !readings.isEmpty else {
-                    session.severalPIDs = false
-                    continue
-                }
-                answered(&session)
-                // What a trip keeps at its start (odometer, fuel, run time) before the engine's state that may start it.
-                for pid in chunk.sorted(by: { Self.engineLast($0) < Self.engineLast($1) }) {
-                    single.removeAll { $0 == pid }
-                    if let reading = readings[pid] { handler.handle(.reading(reading)) } else { handler.handle(.unavailable(pid)) }
-                }
+                guard let readings = try readSeveral(chunk, connection, &session) else { continue }
+                left.removeAll(where: chunk.contains)
+                for pid in chunk { handler.handle(readings[pid].map { .reading($0) } ?? .unavailable(pid)) }
             }
         }
         // Once the vehicle stops answering, what it said last stands (a trip's end keeps it) until it answers again.
-        for pid in single where session.vehicleAnswers { try read(pid, connection, &session) }
+        for pid in left where session.vehicleAnswers { try read(pid, connection, &session) }
     }
 
-    private static func engineLast(_ pid: OBDPID) -> Int { pid == .speed || pid == .rpm ? 1 : 0 }
-
-    private static func isVehicleState(_ reply: ELMReply) -> Bool {
-        if reply == .noData { return true }
-        if case .busError = reply { return true }
-        return false
+    /// One request for several PIDs; nil when its answer gives none of them, and they are asked one by one. `NO DATA`
+    /// and bus errors are the vehicle's state, which the single requests judge as ever; any other answer means an
+    /// adapter or a car that does not take several, asked one PID at a time from then on.
+    private func readSeveral(_ pids: [OBDPID], _ connection: ELMConnection, _ session: inout Session) throws(OBDError) -> [OBDPID: OBDReading]? {
+        let reply = try ask(connection, OBDPID.request(pids), timeout: timeouts.command, &session)
+        if case .frames(let frames) = reply {
+            let readings = OBDDecoding.decode(several: pids, frames: frames)
+            if !readings.isEmpty {
+                answered(&session)
+                return readings
+            }
+        } else if reply == .noData || reply.isBusError {
+            return nil
+        }
+        session.severalPIDs = false
+        return nil
     }
 
     /// Data came: the `NO DATA` count starts over, and a vehicle that claimed PIDs without answering is back.

@@ -1,5 +1,6 @@
 """Checks every screen of the kiosk must pass: axe-core finds no serious or critical violation, every tappable
-element is at least 48x48 CSS px, every visible text has at least 7:1 contrast against what it sits on."""
+element is at least 48x48 CSS px, every visible text has at least 7:1 contrast against what it sits on; and
+`check_in_view`: every action of the view inside the screen, no text cut off."""
 from axe_playwright_python.sync_playwright import Axe
 
 # Contrast of every visible text against the background it sits on (WCAG 2 relative luminance).
@@ -42,3 +43,29 @@ def audit(page, name):
     assert not small, f"{name}: tappable elements under 48x48: {small}"
     low = page.evaluate(CONTRAST)
     assert not low, f"{name}: text under 7:1: {low}"
+
+
+# Every action of the current view: inside the screen without scrolling, its text not cut off; the page never
+# wider than the screen.
+IN_VIEW = """() => {
+  const W = innerWidth, H = innerHeight, out = [];
+  const actions = document.querySelectorAll(
+    "#strip button, #tabs button, #primary-button, #more > summary, .keys button, #drive-primary, #messages li:first-child button");
+  for (const el of actions) {
+    if (!el.checkVisibility()) continue;
+    const b = el.getBoundingClientRect(), name = el.id || el.textContent.trim().slice(0, 24);
+    if (b.left < -0.5 || b.top < -0.5 || b.right > W + 0.5 || b.bottom > H + 0.5)
+      out.push(`${name} at ${Math.round(b.left)},${Math.round(b.top)}-${Math.round(b.right)},${Math.round(b.bottom)}`);
+    if (el.scrollWidth > el.clientWidth + 1) out.push(`${name}: text cut off`);
+  }
+  for (const el of document.querySelectorAll(".chip, #primary-reason, #next-heading")) {
+    if (el.checkVisibility() && el.scrollWidth > el.clientWidth + 1) out.push(`${el.id}: text cut off`);
+  }
+  if (document.documentElement.scrollWidth > W + 0.5) out.push(`the page is ${document.documentElement.scrollWidth} px wide`);
+  return out;
+}"""
+
+
+def check_in_view(page, name):
+    problems = page.evaluate(IN_VIEW)
+    assert not problems, f"{name}: {problems}"

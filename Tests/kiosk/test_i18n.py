@@ -7,9 +7,7 @@ import json
 import os
 import re
 
-import pytest
-
-from audit import audit
+from audit import audit, check_in_view
 from conftest import open_page
 from test_screens import SIZES, rpc_calls
 from stack import wait_for
@@ -49,32 +47,6 @@ def test_catalogs_match_the_page_and_each_other():
         # A few words are the same in another language (GPS, SOS, Messages, Route); more than that is a copy.
         same = [key for key, text in texts.items() if text == english[key]]
         assert code == "en" or len(same) <= 8, f"{code}: still English: {same}"
-
-
-# Every action of the current view: inside the screen without scrolling, its text not cut off; the page never
-# wider than the screen.
-IN_VIEW = """() => {
-  const W = innerWidth, H = innerHeight, out = [];
-  const actions = document.querySelectorAll(
-    "#strip button, #tabs button, #primary-button, #more > summary, .keys button, #drive-primary, #messages li:first-child button");
-  for (const el of actions) {
-    if (!el.checkVisibility()) continue;
-    const b = el.getBoundingClientRect(), name = el.id || el.textContent.trim().slice(0, 24);
-    if (b.left < -0.5 || b.top < -0.5 || b.right > W + 0.5 || b.bottom > H + 0.5)
-      out.push(`${name} at ${Math.round(b.left)},${Math.round(b.top)}-${Math.round(b.right)},${Math.round(b.bottom)}`);
-    if (el.scrollWidth > el.clientWidth + 1) out.push(`${name}: text cut off`);
-  }
-  for (const el of document.querySelectorAll(".chip, #primary-reason, #next-heading")) {
-    if (el.checkVisibility() && el.scrollWidth > el.clientWidth + 1) out.push(`${el.id}: text cut off`);
-  }
-  if (document.documentElement.scrollWidth > W + 0.5) out.push(`the page is ${document.documentElement.scrollWidth} px wide`);
-  return out;
-}"""
-
-
-def check_in_view(page, name):
-    problems = page.evaluate(IN_VIEW)
-    assert not problems, f"{name}: {problems}"
 
 
 def longest_refusal(code):

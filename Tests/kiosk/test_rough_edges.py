@@ -4,9 +4,9 @@ a second screen late to the shift, the card silent about a detected arrival."""
 import re
 import time
 
+from audit import check_in_view
 from conftest import open_page
 from stack import Stack, parked_route, wait_for
-from test_i18n import check_in_view
 from test_screens import SIZES, rpc_calls
 
 # Words meant for engineers: ids, enum names, the daemon's name, SI speed.

@@ -291,11 +291,12 @@ function renderTheme() {
 
 function currentNext() { return state.next && state.next.next; }
 
+const etaMinutes = (eta) => I18n.minutes(Math.max(1, Math.round(eta.seconds / 60)));
+
 function etaText(eta) {
   if (!eta) return t("eta.noPosition");
-  const minutes = I18n.minutes(Math.max(1, Math.round(eta.seconds / 60)));
   const distance = typeof eta.distanceMeters === "number" ? ` · ${I18n.distance(eta.distanceMeters)}` : "";
-  return t("eta.line", { eta: `${minutes}${distance}`, source: eta.source === "server" ? t("eta.fromOffice") : t("eta.estimated") });
+  return t("eta.line", { eta: `${etaMinutes(eta)}${distance}`, source: eta.source === "server" ? t("eta.fromOffice") : t("eta.estimated") });
 }
 
 // What happened to the driver's own changes; an order nobody touched yet has nothing to say.
@@ -336,16 +337,16 @@ function renderNext() {
   // The geofence saw the van arrive: said on the card, not only by the voice.
   const arrival = next.arrivalDetected;
   $("next-arrival").hidden = !arrival;
-  if (arrival) $("next-arrival").textContent = arrival.mode === "auto" ? t("arrival.recorded", { distance: I18n.distance(arrival.distanceMeters) })
-    : t("arrival.detected", { distance: I18n.distance(arrival.distanceMeters) });
+  const where = arrival && { distance: I18n.distance(arrival.distanceMeters) };
+  if (arrival) $("next-arrival").textContent = arrival.mode === "auto" ? t("arrival.recorded", where) : t("arrival.detected", where);
   const capture = primaryAction === "Capture POD" || (task.status === "ARRIVED_AT_DESTINATION" && task.pod === "rejected");
   // Off shift nothing is recorded or sent: starting the shift comes first. At the proof step the keypad or
   // the camera and signature pad are the action: no button above them.
-  const shown = !shiftOn ? "startShift" : capture || !primaryAction ? null : primaryAction;
+  const label = !shiftOn ? t("action.startShift") : capture || !primaryAction ? "" : actionText(primaryAction);
   const closed = shiftOn && !gateOpen();
-  primary.hidden = !shown;
+  primary.hidden = !label;
   primary.disabled = state.busy || closed;
-  primary.textContent = !shown ? "" : shown === "startShift" ? t("action.startShift") : actionText(shown);
+  primary.textContent = label;
   primary.dataset.method = !shiftOn ? "shift.start" : (ACTIONS[primaryAction] || {}).method || "";
   if (closed) $("primary-reason").textContent = gateReason();
   else $("primary-reason").textContent = state.refusal ? state.refusal.text : "";
@@ -375,7 +376,7 @@ function renderDrive() {
   $("drive-name").textContent = next ? next.stop.name : t("next.noStop");
   const distance = next && state.fix ? distanceMeters(state.fix, next.stop) : null;
   $("drive-distance").textContent = distance === null ? "–" : I18n.distance(distance);
-  $("drive-eta").textContent = next && next.eta ? I18n.minutes(Math.max(1, Math.round(next.eta.seconds / 60))) : "–";
+  $("drive-eta").textContent = next && next.eta ? etaMinutes(next.eta) : "–";
   const held = state.held && state.held.held > 0 ? state.held : null;
   $("drive-held").hidden = !held;
   if (held) $("drive-held").textContent = t("drive.held", { count: I18n.number(held.held, 0) });
