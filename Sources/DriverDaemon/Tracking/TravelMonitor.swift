@@ -22,6 +22,8 @@ final class TravelMonitor: Sendable {
         var lastFixMonotonic: Double?
         /// Seconds of state only (a manoeuvre): not stored, a restart mid-brake loses that one event.
         var harsh: HarshDrivingDetector
+        /// The vehicle's reading at the open trip's start, as stored in `record.tripVehicleStart`.
+        var vehicleStart: VehicleReading?
     }
 
     let book: TravelBook
@@ -56,7 +58,8 @@ final class TravelMonitor: Sendable {
             Self.startShift(&record, at: shiftStartedAt, odometer: odometer)
             try? book.save(record)
         }
-        state = Mutex(State(odometer: odometer, trips: trips, record: record, harsh: HarshDrivingDetector(settings: harsh)))
+        let vehicleStart = record.tripVehicleStart.flatMap { try? JSONDecoder().decode(VehicleReading.self, from: $0) }
+        state = Mutex(State(odometer: odometer, trips: trips, record: record, harsh: HarshDrivingDetector(settings: harsh), vehicleStart: vehicleStart))
     }
 
     func whenQueued(_ action: @escaping @Sendable () -> Void) { onQueued.withLock { $0 = action } }
@@ -77,12 +80,13 @@ final class TravelMonitor: Sendable {
 
     /// An accepted fix. Off shift nothing counts (the odometer only moves its anchor).
     func observe(_ fix: Fix, motion: Motion, ignition: Bool?, onShift: Bool, monotonic: Double) {
-        let (actions, harsh, record) = state.withLock { state -> ([TripDetector.Action], HarshDrivingDetector.Event?, TravelRecord) in
+        let (actions, harsh, snapshot, startLacks) = state.withLock {
+            state -> ([TripDetector.Action], HarshDrivingDetector.Event?, TravelRecord, Bool) in
             state.lastFixMonotonic = monotonic
             guard onShift else {
                 state.odometer.skip(fix)
                 state.harsh.interrupt()
-                return ([], nil, Self.snapshot(&state))
+                return ([], nil, Self.snapshot(&state), false)
             }
             state.odometer.observe(fix, motion: motion)
             let actions = state.trips.observe(.init(
@@ -91,14 +95,35 @@ final class TravelMonitor: Sendable {
             Self.count(actions, in: &state.record)
             let harsh = state.harsh.observe(time: fix.time, speed: fix.speed, lat: fix.latitude, lng: fix.longitude, ignition: ignition)
             if harsh != nil { state.record.shiftHarshEvents += 1 }
-            return (actions, harsh, Self.snapshot(&state))
+            let startLacks = state.trips.trip != nil && state.vehicleStart?.isComplete != true
+            return (actions, harsh, Self.snapshot(&state), startLacks)
         }
+        var record = snapshot
+        if actions.isEmpty, startLacks, let completed = completeVehicleStart() { record = completed }
         if let harsh { queue(harsh, record: record) }
         guard !actions.isEmpty else {
             if harsh == nil { recorder?.noteTravel(record, now: monotonic) }
             return
         }
         for action in actions { store(action, record: record) }
+    }
+
+    /// The adapter answers some seconds after the ignition (or only now found the odometer): a trip's start
+    /// reading takes what the vehicle first says on the way, so the trip's vehicle distance and fuel are known.
+    /// Returns the record to store when the start reading gained something.
+    private func completeVehicleStart() -> TravelRecord? {
+        guard let now = vehicleReading.withLock({ $0 })?() else { return nil }
+        return state.withLock { state -> TravelRecord? in
+            guard state.trips.trip != nil else { return nil }
+            let start = state.vehicleStart ?? VehicleReading(odometerKm: nil, fuelPercent: nil, engineRunSeconds: nil)
+            let completed = VehicleReading(
+                odometerKm: start.odometerKm ?? now.odometerKm, fuelPercent: start.fuelPercent ?? now.fuelPercent,
+                engineRunSeconds: start.engineRunSeconds ?? now.engineRunSeconds)
+            guard completed != start else { return nil }
+            state.vehicleStart = completed
+            state.record.tripVehicleStart = try? JSONEncoder().encode(completed)
+            return state.record
+        }
     }
 
     /// A harsh manoeuvre's report, queued with the count, durably (low priority: it waits for the next send).
@@ -173,9 +198,13 @@ final class TravelMonitor: Sendable {
             switch action {
             case .tripStarted:
                 var record = record
-                let start = try vehicleReading.withLock({ $0 })?().map { try JSONEncoder().encode($0) }
+                let reading = vehicleReading.withLock({ $0 })?()
+                let start = try reading.map { try JSONEncoder().encode($0) }
                 record.tripVehicleStart = start
-                state.withLock { $0.record.tripVehicleStart = start }
+                state.withLock {
+                    $0.record.tripVehicleStart = start
+                    $0.vehicleStart = reading
+                }
                 try book.save(record)
                 logger.info("trip started")
                 return
@@ -194,6 +223,7 @@ final class TravelMonitor: Sendable {
                 }
                 state.withLock {
                     $0.record.tripVehicleStart = nil
+                    $0.vehicleStart = nil
                     $0.record.odometerDisagreements = record.odometerDisagreements
                 }
                 let report = TripReport(

@@ -10,6 +10,9 @@ public struct VehicleReading: Codable, Sendable, Equatable {
         self.fuelPercent = fuelPercent
         self.engineRunSeconds = engineRunSeconds
     }
+
+    /// Every figure a trip's report uses is known.
+    public var isComplete: Bool { odometerKm != nil && fuelPercent != nil && engineRunSeconds != nil }
 }
 
 /// A trip as the vehicle saw it, beside the GNSS odometer (pure): its own odometer's distance, the fuel at both
