@@ -15,7 +15,7 @@ public protocol BackendAPI: Sendable {
     func eta(taskId: String, token: String) async throws(BackendClientError) -> ETAResponse
     func putRoute(body: Data, token: String) async throws(BackendClientError) -> RouteSequence
     func postVisit(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted
-    /// `BackendPaths.trips`, `.idles`, `.harshEvents`, `.sos` or `.configAcks`.
+    /// `BackendPaths.trips`, `.idles`, `.harshEvents`, `.sos`, `.configAcks` or `.releaseAcks`.
     func postActivity(path: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted
     func postPhoto(
         taskId: String, photo: Data, contentType: String, fields: [(String, String)], idempotencyKey: String, token: String,
@@ -24,6 +24,10 @@ public protocol BackendAPI: Sendable {
     func pushes(after: Int, token: String) async throws(BackendClientError) -> PushList
     /// The fleet's configuration document for this unit (`GET /api/v1/rider/config`).
     func remoteConfig(token: String) async throws(BackendClientError) -> ConfigReply
+    /// The release staged for this unit (`GET /api/v1/rider/release`).
+    func release(token: String) async throws(BackendClientError) -> ReleaseReply
+    /// One chunk of a release's package, its bytes as they are.
+    func releaseChunk(sha256: String, index: Int, token: String) async throws(BackendClientError) -> Data
     /// One chunk of a requested diagnostic bundle; the same chunk again is stored once.
     func putDiagnosticChunk(requestId: String, index: Int, count: Int, sha256: String, bytes: Data, token: String) async throws(BackendClientError) -> ChunkAccepted
 }

@@ -116,6 +116,14 @@ public final class BackendClient: Sendable {
         try await send(.GET, BackendPaths.config, token: token)
     }
 
+    public func release(token: String) async throws(BackendClientError) -> ReleaseReply {
+        try await send(.GET, BackendPaths.release, token: token)
+    }
+
+    public func releaseChunk(sha256: String, index: Int, token: String) async throws(BackendClientError) -> Data {
+        try await send(.GET, BackendPaths.releaseChunk(sha256, index: index), token: token) { $0 }
+    }
+
     public func putDiagnosticChunk(
         requestId: String, index: Int, count: Int, sha256: String, bytes: Data, token: String
     ) async throws(BackendClientError) -> ChunkAccepted {
@@ -175,7 +183,7 @@ public final class BackendClient: Sendable {
         do {
             let response = try await http.execute(request, timeout: timeout)
             status = Int(response.status.code)
-            bytes = try await response.body.collect(upTo: 4 << 20)
+            bytes = try await response.body.collect(upTo: 16 << 20)
         } catch {
             throw BackendClientError(transport: error)
         }

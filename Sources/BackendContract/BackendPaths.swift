@@ -16,6 +16,8 @@ public enum BackendPaths {
     public static let vehicleEvents = "/api/v1/rider/vehicle-events"
     public static let config = "/api/v1/rider/config"
     public static let configAcks = "/api/v1/rider/config/acks"
+    public static let release = "/api/v1/rider/release"
+    public static let releaseAcks = "/api/v1/rider/release/acks"
     public static let requestAcks = "/api/v1/rider/requests/acks"
     public static let webSocket = "/api/v1/rider/ws"
 
@@ -25,6 +27,9 @@ public enum BackendPaths {
     public static func diagnosticChunk(_ requestId: String, index: Int, count: Int, sha256: String) -> String {
         "/api/v1/rider/diagnostics/\(requestId)/chunks/\(index)?count=\(count)&sha256=\(sha256)"
     }
+
+    /// One chunk of a release's package, by the package's SHA-256 (`ReleaseManifest.chunks`).
+    public static func releaseChunk(_ sha256: String, index: Int) -> String { "/api/v1/rider/release/\(sha256)/chunks/\(index)" }
 
     public static let idempotencyKeyHeader = "Idempotency-Key"
     /// Set on an answer that repeats the first answer given for an idempotency key.

@@ -6,6 +6,8 @@ public enum PushKind: String, Codable, Sendable, Equatable, CaseIterable {
     case eta = "ETA"
     /// A new configuration document waits at `GET /api/v1/rider/config` (for the unit, never shown to the driver).
     case configUpdate = "CONFIG_UPDATE"
+    /// A release waits at `GET /api/v1/rider/release` (for the unit, never shown to the driver).
+    case updateAvailable = "UPDATE_AVAILABLE"
     /// The fleet asks the unit for something (`request`): never shown to the driver.
     case fleetRequest = "FLEET_REQUEST"
 }

@@ -49,6 +49,7 @@ public enum SimServer {
         RiderRoutes(state: state).add(to: rider)
         PODRoutes(state: state, photos: photos).add(to: rider)
         RiderWebSocket(state: state, hub: hub, faults: faults).add(to: rider)
+        ReleaseRoutes(state: state).add(rider: rider, router: router)
         SimRoutes(state: state, faults: faults, hub: hub, photos: photos).add(to: router)
 
         return Application(

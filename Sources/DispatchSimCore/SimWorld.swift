@@ -25,6 +25,7 @@ public struct SimWorld: Codable, Sendable {
     var visitLog: VisitLog?
     var activityLog: ActivityLog?
     var configLog: ConfigLog?
+    var releaseLog: ReleaseLog?
     var fleetLog: FleetLog?
     var batchIDs: Set<String> = []
     var pingKeys: Set<String> = []
@@ -43,7 +44,7 @@ public struct SimWorld: Codable, Sendable {
     /// What `--state` keeps: everything but the evidence of received locations (tests read it live; saving it
     /// at every change would grow the file without end).
     private enum CodingKeys: String, CodingKey {
-        case drivers, tasks, taskOrder, sequences, pushLog, statusLedger, podLedger, visitLog, activityLog, configLog, fleetLog, batchIDs, pingKeys, lastPosition
+        case drivers, tasks, taskOrder, sequences, pushLog, statusLedger, podLedger, visitLog, activityLog, configLog, releaseLog, fleetLog, batchIDs, pingKeys, lastPosition
         case lastETAPush, tokenGeneration, stats, etaSpeed, otpAttempts, etaPushSeconds
     }
 

@@ -4,5 +4,5 @@
 /// when something is added. A front end warns when its major number differs from the daemon's.
 public enum APIVersion {
     public static let major = 1
-    public static let minor = 12
+    public static let minor = 13
 }

@@ -89,6 +89,9 @@ public enum Methods {
     /// The vehicle as its OBD-II adapter reports it: link, ignition, speed, fuel, odometer, voltage, fault codes (API 1.11).
     public static let vehicleStatus = Method<NoParams, VehicleStatus>("vehicle.status", mutating: false, screen: true)
 
+    /// The installed version, a release on its way in, the maintenance window and the last outcome (API 1.13).
+    public static let updateStatus = Method<NoParams, UpdateStatus>("update.status", mutating: false)
+
     /// Every method, once: the daemon registers a handler for each (a test holds the two equal), the kiosk
     /// forwards those marked for the screen, and docs/API.md documents each.
     public static let all: [MethodDescriptor] = [
@@ -100,5 +103,6 @@ public enum Methods {
         podPhoto.descriptor, podOTP.descriptor, visitsList.descriptor, tripsList.descriptor, eventsAck.descriptor,
         eventsPending.descriptor, shiftStart.descriptor, shiftEnd.descriptor, shiftStatus.descriptor,
         authLogout.descriptor, sosRaise.descriptor, configShow.descriptor, diagReport.descriptor, vehicleStatus.descriptor,
+        updateStatus.descriptor,
     ]
 }

@@ -171,6 +171,21 @@ struct DaemonAssembly: Sendable {
         WorkflowHandlers.register(in: &router, workflow: workflow, safety: safety)
         router.register(Methods.configShow) { _, _ in remoteConfig.show() }
         router.register(Methods.vehicleStatus) { _, _ in vehicle.status() }
+        let update = UpdateDesk(
+            settings: .init(
+                mode: config.updateMode, publicKey: config.updatePublicKey, maxBytesPerDay: config.updateMaxBytesPerDay,
+                window: MaintenanceWindow(quietMinutes: config.updateQuietMinutes, hours: MaintenanceWindow.Hours.parse(config.updateWindow) ?? nil),
+                directory: config.stateDirectory + "/update", dpkgStatus: config.updateDpkgStatus),
+            outbox: outbox, uplink: uplink, clock: clock,
+            situation: { [ignition = PowerHistory()] in
+                let depth = (try? outbox.depth()) ?? Outbox.Depth()
+                return MaintenanceWindow.Situation(
+                    onShift: shift.status.onShift, moving: [.moving, .stopping].contains(safety.status(heldPushes: 0).state),
+                    ignitionOffSeconds: ignition.offSeconds(ignition: tracker.ignition, monotonic: clock.monotonic),
+                    hour: LocalHour.now(clock.now().time), tasksInProgress: await workflow.tasksInProgress(), queuedItems: depth.items)
+            },
+            logger: Logger(label: "update"))
+        router.register(Methods.updateStatus) { _, _ in update.status() }
         let sos = SOSDesk(outbox: outbox, uplink: uplink, tracker: tracker, clock: clock, hub: hub, logger: Logger(label: "sos"))
         DriverHandlers.register(
             in: &router, shift: shift, pushes: pushes, workflow: workflow, recorder: recorder, uplink: uplink, travel: travel, sos: sos,
@@ -184,6 +199,7 @@ struct DaemonAssembly: Sendable {
             remoteConfig.attach(to: uplink)
             fleetRequests.attach(to: uplink)
             vehicle.attach(to: uplink)
+            update.attach(to: uplink)
         }
 
         let services: [ServiceGroupConfiguration.ServiceConfiguration] =
@@ -195,6 +211,7 @@ struct DaemonAssembly: Sendable {
                 // Ending by itself means a document was accepted: the daemon stops (gracefully) to run it.
                 .init(service: RemoteConfigService(desk: remoteConfig), successTerminationBehavior: .gracefullyShutdownGroup),
                 .init(service: FleetRequestService(desk: fleetRequests)),
+                .init(service: UpdateService(desk: update)),
             ] + (vehicleReader.map { [ServiceGroupConfiguration.ServiceConfiguration(service: VehicleService(reader: $0))] } ?? [])
         return DaemonAssembly(
             router: router, counters: counters, services: services, tracker: tracker, pipeline: pipeline, recorder: recorder, outbox: outbox, uplink: uplink,

@@ -44,12 +44,47 @@ public enum DurableFile {
             unlink(temporary)
             throw error
         }
-        guard rename(temporary, target) == 0 else {
+        guard Glibc.rename(temporary, target) == 0 else {
             let failure = Failure(call: "rename", path: target, errno: errno)
             unlink(temporary)
             throw failure
         }
         try syncDirectory(directory)
+    }
+
+    /// Writes `bytes` at `offset` of `path` (made if missing; anything after `offset` is cut first, so a torn tail
+    /// goes) and syncs it: a resumable download's chunk.
+    public static func write(_ bytes: Data, to path: String, at offset: Int) throws {
+        let existed = access(path, F_OK) == 0
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure(call: "open", path: path, errno: errno) }
+        defer { close(fd) }
+        guard ftruncate(fd, off_t(offset)) == 0 else { throw Failure(call: "ftruncate", path: path, errno: errno) }
+        try bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let written = pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else { throw Failure(call: "write", path: path, errno: errno) }
+                done += written
+            }
+        }
+        guard fsync(fd) == 0 else { throw Failure(call: "fsync", path: path, errno: errno) }
+        if !existed { try syncDirectory(directory(of: path)) }
+    }
+
+    /// Cuts the file at `path` to `size` bytes, durably.
+    public static func truncate(_ path: String, to size: Int) throws {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(call: "open", path: path, errno: errno) }
+        defer { close(fd) }
+        guard ftruncate(fd, off_t(size)) == 0, fsync(fd) == 0 else { throw Failure(call: "ftruncate", path: path, errno: errno) }
+    }
+
+    /// Renames a file in its directory, durably.
+    public static func rename(_ path: String, to target: String) throws {
+        guard Glibc.rename(path, target) == 0 else { throw Failure(call: "rename", path: target, errno: errno) }
+        try syncDirectory(directory(of: target))
     }
 
     /// Makes `path` and any missing parents (0700), each new one durable in its parent.

@@ -23,6 +23,8 @@ public struct OutboxItemRecord: Sendable, Equatable, TableRecord {
         case sos
         /// The unit's answer to a remote configuration document (`task_id` is `TaskRecord.configLane`).
         case configAck = "config_ack"
+        /// The unit's answer to a release (`task_id` is `TaskRecord.updateLane`).
+        case updateAck = "update_ack"
         /// The unit's one answer to a fleet request (`task_id` is `TaskRecord.fleetLane`).
         case fleetAck = "fleet_ack"
         /// A chunk of a requested diagnostic bundle (`task_id` is `TaskRecord.diagnosticsLane`): low priority.
@@ -38,7 +40,7 @@ public struct OutboxItemRecord: Sendable, Equatable, TableRecord {
             case .status: .transition
             case .podOTP, .podPhoto: .proof
             case .route: .routeChange
-            case .visit, .trip, .idle, .harsh, .configAck, .fleetAck, .diagChunk, .vehicle: .activity
+            case .visit, .trip, .idle, .harsh, .configAck, .updateAck, .fleetAck, .diagChunk, .vehicle: .activity
             case .sos: .alert
             }
         }
@@ -48,7 +50,7 @@ public struct OutboxItemRecord: Sendable, Equatable, TableRecord {
         public var priority: Priority {
             switch self {
             case .sos: .urgent
-            case .status, .podOTP, .podPhoto, .route, .visit, .configAck, .fleetAck, .vehicle: .normal
+            case .status, .podOTP, .podPhoto, .route, .visit, .configAck, .updateAck, .fleetAck, .vehicle: .normal
             case .trip, .idle, .harsh, .diagChunk: .low
             }
         }

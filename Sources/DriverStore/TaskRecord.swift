@@ -14,6 +14,8 @@ public struct TaskRecord: Sendable, Equatable, TableRecord {
     public static let sosLane = "~sos"
     /// The outbox lane of answers to remote configuration documents.
     public static let configLane = "~config"
+    /// The outbox lane of answers to releases.
+    public static let updateLane = "~update"
     /// The outbox lane of answers to fleet requests, and the one of diagnostic bundles' chunks (in order).
     public static let fleetLane = "~fleet"
     public static let diagnosticsLane = "~diagnostics"

@@ -12,7 +12,7 @@ public struct Driverctl: ParsableCommand {
         subcommands: [
             Status.self, Describe.self, GPSCommand.self, Queue.self, Sync.self, Login.self, Next.self, RouteCommand.self,
             Accept.self, Arrive.self, Pickup.self, POD.self, Deliver.self, Fail.self, Return.self, Navigate.self, Watch.self, Visits.self, Trips.self,
-            ShiftCommand.self, Ack.self, SOS.self, Logout.self, ConfigCommand.self, Diag.self, LogLevelCommand.self, VehicleCommand.self,
+            ShiftCommand.self, Ack.self, SOS.self, Logout.self, ConfigCommand.self, Diag.self, LogLevelCommand.self, VehicleCommand.self, UpdateCommand.self,
         ])
 
     // Declared here too so `driverctl --socket X status` works as well as `driverctl status --socket X`.

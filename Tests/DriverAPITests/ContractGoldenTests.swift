@@ -185,6 +185,20 @@ struct ContractGoldenTests {
             "vehicle.changed.event")
     }
 
+    @Test("update.status (API 1.13)")
+    func updateStatus() throws {
+        try Self.check(
+            UpdateStatus(
+                mode: .auto, package: "driverd", installedVersion: "0.1.0",
+                release: ReleaseProgress(
+                    package: "driverd", version: "0.2.0", size: 9_437_184, downloadedBytes: 262_144, state: .paused,
+                    waitingFor: "an SOS, a status or a proof waits to be sent"),
+                window: "off shift, or parked with the ignition off for 30 min, or between 2:00 and 5:00", bytesToday: 262_144,
+                maxBytesPerDay: 52_428_800,
+                lastOutcome: UpdateOutcome(package: "driverd", version: "0.1.9", status: .rolledBack, reason: "crash at start", at: 1795852800)),
+            "update.status.result")
+    }
+
     @Test("shift.changed (API 1.12)")
     func shiftChanged() throws {
         try Self.check(ShiftStatus(onShift: true, startedAt: 1795852000, endedAt: nil), "shift.changed.event")

@@ -30,7 +30,7 @@ struct RemoteConfigRulesTests {
         #expect(reason(RemoteConfigDocument(version: 3, settings: ["fuel.litres": .integer(3)]))?.contains("fuel.litres unknown") == true)
         #expect(reason(RemoteConfigDocument(version: 3, settings: ["safety.speed_limit": .integer(500)]))?.hasPrefix("safety.speed_limit: 500 is invalid") == true)
         #expect(reason(RemoteConfigDocument(version: 3, settings: ["sampling.moving_hz": .string("fast")]))?.contains("sampling.moving_hz") == true)
-        for key in ["rpc.socket", "daemon.state_dir", "backend.url", "backend.username", "backend.password", "backend.ca_file", "remote.public_key", "gps.gpsd"] {
+        for key in ["rpc.socket", "daemon.state_dir", "backend.url", "backend.username", "backend.password", "backend.ca_file", "remote.public_key", "gps.gpsd", "update.public_key", "update.mode"] {
             #expect(!DaemonConfig.remoteKeys.contains(key), "\(key) must stay local")
         }
         // The fleet's reach, marked key by key: a new key is local until someone marks it.
@@ -41,7 +41,7 @@ struct RemoteConfigRulesTests {
             "uplink.urgent_retry_seconds", "safety.speed_limit", "safety.stale_fix_seconds", "arrival.mode", "arrival.radius",
             "arrival.dwell_seconds", "trips.idle_seconds", "harsh.braking_mps2", "harsh.acceleration_mps2",
             "vehicle.low_voltage", "vehicle.low_voltage_seconds", "vehicle.fault_check_seconds", "vehicle.parked_poll_seconds",
-            "power.shutdown_on_low_voltage",
+            "power.shutdown_on_low_voltage", "update.max_bytes_per_day", "update.quiet_minutes", "update.window",
         ])
     }
 

@@ -127,13 +127,13 @@ struct OutboxTests {
             try outbox.enqueue(OutboxItemRecord(kind: kind, taskId: "t\(index)", idempotencyKey: "k\(index)", payload: Data("{}".utf8), createdAt: 1))
         }
         var depth = try outbox.depth()
-        #expect(depth.transitions == 1 && depth.proofs == 2 && depth.routeChanges == 1 && depth.activity == 8 && depth.sos == 1, "\(depth)")
-        #expect(depth.items == 13, "\(depth)")
+        #expect(depth.transitions == 1 && depth.proofs == 2 && depth.routeChanges == 1 && depth.activity == 9 && depth.sos == 1, "\(depth)")
+        #expect(depth.items == 14, "\(depth)")
         try store.pool.write { db in
             try db.execute(sql: "INSERT INTO outbox_item (kind, task_id, idempotency_key, payload, created_at) VALUES ('fuel', 'v', 'kv', x'7B7D', 2)")
         }
         depth = try outbox.depth()
-        #expect(depth.items == 14, "\(depth)")
+        #expect(depth.items == 15, "\(depth)")
     }
 
     @Test("heads by priority: an SOS first, then transitions, proofs and visits, then trips and harsh events; oldest first within each")

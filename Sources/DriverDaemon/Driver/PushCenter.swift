@@ -38,7 +38,7 @@ actor PushCenter {
         case .routeChanged: title = push.taskId.map { "Route changed for \($0)" } ?? "Stop order changed by dispatch"
         case .taskCancelled: title = "Order \(push.taskId ?? "") cancelled"
         case .customerMessage: title = push.taskId.map { "Message about \($0)" } ?? "Message from dispatch"
-        case .eta, .configUpdate, .fleetRequest: return nil
+        case .eta, .configUpdate, .updateAvailable, .fleetRequest: return nil
         }
         return PushRecord(
             id: Int64(push.id), kind: push.kind.rawValue, taskId: push.taskId, message: push.message, title: title,

@@ -16,7 +16,7 @@ enum FleetSignature {
     static func digest(_ payload: Data) -> String { String(sha256Hex(payload).prefix(12)) }
 
     /// SHA-256 in lower-case hex (a bundle's checksum; a document's name).
-    static func sha256Hex(_ bytes: Data) -> String {
-        TextFormat.hex(SHA256.hash(data: bytes))
-    }
+    static func sha256Hex(_ bytes: Data) -> String { hex(SHA256.hash(data: bytes)) }
+
+    static func hex(_ digest: SHA256.Digest) -> String { TextFormat.hex(digest) }
 }

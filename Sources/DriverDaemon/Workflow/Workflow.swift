@@ -85,6 +85,11 @@ actor Workflow {
         RouteRules.openStops(sequence: sequence, fallback: fallbackStops(), parse: Stop.parse) { self.tasks[$0]?.status }
     }
 
+    /// Tasks the driver accepted and has not finished (an update waits for them).
+    func tasksInProgress() -> Int {
+        tasks.values.filter { $0.status != .assigned && !$0.status.isTerminal }.count
+    }
+
     /// The first of `openStops()`.
     func nextStopId() -> String? {
         RouteRules.firstOpenStop(sequence: sequence, fallback: fallbackStops, parse: Stop.parse) { self.tasks[$0]?.status }

@@ -100,6 +100,22 @@ public struct DaemonConfig: Sendable, Equatable {
     public var remotePublicKey = ""
     /// A remote document on trial becomes good after running this long (seconds).
     public var remoteHealthySeconds = 60.0
+    /// Whether the unit installs the fleet's releases itself (`auto`), or its image is updated by Mender, RAUC or
+    /// SWUpdate and it only reports its version (`external`).
+    public var updateMode = UpdateMode.auto
+    /// The fleet's release key (Ed25519, base64 of 32 bytes), apart from the configuration key; empty: no release
+    /// is taken.
+    public var updatePublicKey = ""
+    /// A release's download never takes more than this many bytes a day of the cellular link.
+    public var updateMaxBytesPerDay = 50 << 20
+    /// Parked with the ignition off this long (minutes) is a maintenance window, on shift too.
+    public var updateQuietMinutes = 30.0
+    /// Daily local hours when a release may be installed (`"2-5"`; `""`: none).
+    public var updateWindow = ""
+    /// A new version must run this long (seconds) without a restart before it is committed.
+    public var updateHealthySeconds = 120.0
+    /// dpkg's status file: which packages are installed, at which version.
+    public var updateDpkgStatus = "/var/lib/dpkg/status"
     /// A requested diagnostic bundle goes up in chunks of this many bytes, and is never larger than the cap.
     public var diagChunkBytes = 65536
     public var diagMaxBundleBytes = 4 << 20
@@ -323,6 +339,17 @@ public struct DaemonConfig: Sendable, Equatable {
         "vehicle.parked_poll_seconds": number(\.vehicleParkedPollSeconds, 5...3600, "seconds from 5 to 3600").fleetMayChange,
         "ignition.source": choice(\.ignitionSource),
         "power.shutdown_on_low_voltage": flag(\.shutdownOnLowVoltage).fleetMayChange,
+        "update.mode": choice(\.updateMode),
+        "update.public_key": string(\.updatePublicKey, "the fleet's Ed25519 release key: 44 characters of base64, or \"\" for none") {
+            $0.isEmpty || isBase64Key($0)
+        },
+        "update.max_bytes_per_day": integer(\.updateMaxBytesPerDay, (1 << 20)...(4 << 30)).fleetMayChange,
+        "update.quiet_minutes": number(\.updateQuietMinutes, 1...1440, "minutes from 1 to 1440").fleetMayChange,
+        "update.window": string(\.updateWindow, "local hours START-END, each 0 to 23 (\"2-5\", \"22-4\"), or \"\" for none") {
+            MaintenanceWindow.Hours.parse($0) != nil
+        }.fleetMayChange,
+        "update.healthy_seconds": number(\.updateHealthySeconds, 10...3600, "seconds from 10 to 3600"),
+        "update.dpkg_status": path(\.updateDpkgStatus),
         "diag.chunk_bytes": integer(\.diagChunkBytes, 256...(1 << 20)),
         "diag.max_bundle_bytes": integer(\.diagMaxBundleBytes, (64 << 10)...(64 << 20)),
     ]

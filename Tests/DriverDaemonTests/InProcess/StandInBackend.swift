@@ -179,6 +179,13 @@ final class StandInBackend: BackendAPI {
     /// The in-process tests push no configuration.
     func remoteConfig(token: String) async throws(BackendClientError) -> ConfigReply { ConfigReply(document: nil) }
 
+    func release(token: String) async throws(BackendClientError) -> ReleaseReply { ReleaseReply(release: nil) }
+
+    /// The in-process tests stage no release: a chunk would be a test's mistake.
+    func releaseChunk(sha256: String, index: Int, token: String) async throws(BackendClientError) -> Data {
+        throw BackendClientError(transportReason: "the stand-in backend has no releases")
+    }
+
     /// The in-process tests request no bundle: a chunk would be a test's mistake.
     func putDiagnosticChunk(requestId: String, index: Int, count: Int, sha256: String, bytes: Data, token: String) async throws(BackendClientError) -> ChunkAccepted {
         throw BackendClientError(transportReason: "the stand-in backend takes no diagnostic chunks")

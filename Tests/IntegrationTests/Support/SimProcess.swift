@@ -69,7 +69,9 @@ struct SimHTTP {
 
     let base: String
 
-    func request(_ method: HTTPMethod, _ path: String, token: String? = nil, headers: [(String, String)] = [], json: (any Encodable)? = nil) async throws -> Reply {
+    func request(
+        _ method: HTTPMethod, _ path: String, token: String? = nil, headers: [(String, String)] = [], json: (any Encodable)? = nil, body: Data? = nil
+    ) async throws -> Reply {
         var request = HTTPClientRequest(url: base + path)
         request.method = method
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
@@ -77,6 +79,10 @@ struct SimHTTP {
         if let json {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(json)))
+        }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/octet-stream")
+            request.body = .bytes(ByteBuffer(bytes: body))
         }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
         let body = try await response.body.collect(upTo: 1 << 22)

@@ -1,0 +1,104 @@
+/// Whether a freshly installed driverd is good (pure; the installer feeds it what systemd and the socket say, once
+/// a second or so). It must reach READY (the unit active), answer on its socket, reach the backend when it was
+/// reachable before the install, and not restart for `healthySeconds`; then the update is committed, otherwise
+/// rolled back with the reason.
+public struct HealthGate: Sendable, Equatable {
+    public struct Settings: Sendable, Equatable {
+        public var healthySeconds: Double
+        /// From the install to READY and an answer on the socket.
+        public var readyWithin: Double
+        /// The backend was reachable before: the new version must reach it too.
+        public var backendRequired: Bool
+
+        public init(healthySeconds: Double, readyWithin: Double = 90, backendRequired: Bool) {
+            self.healthySeconds = healthySeconds
+            self.readyWithin = readyWithin
+            self.backendRequired = backendRequired
+        }
+    }
+
+    /// One look at the new daemon.
+    public struct Probe: Sendable, Equatable {
+        /// The unit is active (READY=1 reached) and its process runs.
+        public var running: Bool
+        /// The unit failed, waits to be restarted, or systemd counted a restart.
+        public var crashed: Bool
+        public var mainPID: Int
+        /// It answered a call on its socket.
+        public var answers: Bool
+        public var backendOnline: Bool
+
+        public init(running: Bool, crashed: Bool, mainPID: Int, answers: Bool, backendOnline: Bool) {
+            self.running = running
+            self.crashed = crashed
+            self.mainPID = mainPID
+            self.answers = answers
+            self.backendOnline = backendOnline
+        }
+    }
+
+    public enum Reason: String, Sendable, Equatable, CaseIterable {
+        case crashAtStart = "crash at start"
+        case crashLoop = "crash loop"
+        case noReady = "no READY"
+        case socketSilent = "no answer on its socket"
+        case backendUnreachable = "backend unreachable"
+    }
+
+    public enum Action: Sendable, Equatable {
+        case wait
+        case commit
+        case rollBack(Reason)
+    }
+
+    public let settings: Settings
+    private let startedAt: Double
+    private var ready: (pid: Int, at: Double)?
+    private var silentSince: Double?
+    private var reachedBackend = false
+    private var decided: Action?
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.settings == b.settings && a.startedAt == b.startedAt && a.ready?.pid == b.ready?.pid && a.ready?.at == b.ready?.at
+            && a.silentSince == b.silentSince && a.reachedBackend == b.reachedBackend && a.decided == b.decided
+    }
+
+    /// `now`: when the new package was installed (monotonic seconds).
+    public init(settings: Settings, installedAt now: Double) {
+        self.settings = settings
+        startedAt = now
+    }
+
+    /// Seconds a ready daemon may leave its socket unanswered (a long garbage collection is not a failure).
+    public static let silenceAllowed = 30.0
+
+    public mutating func observe(_ probe: Probe, at now: Double) -> Action {
+        if let decided { return decided }
+        let action = judge(probe, at: now)
+        if action != .wait { decided = action }
+        return action
+    }
+
+    private mutating func judge(_ probe: Probe, at now: Double) -> Action {
+        if probe.crashed || (ready != nil && (!probe.running || probe.mainPID != ready?.pid)) {
+            return .rollBack(ready == nil ? .crashAtStart : .crashLoop)
+        }
+        if probe.backendOnline { reachedBackend = true }
+        guard let ready else {
+            if probe.running, probe.answers {
+                self.ready = (probe.mainPID, now)
+                return .wait
+            }
+            return now - startedAt >= settings.readyWithin ? .rollBack(.noReady) : .wait
+        }
+        if probe.answers {
+            silentSince = nil
+        } else {
+            let since = silentSince ?? now
+            silentSince = since
+            if now - since >= Self.silenceAllowed { return .rollBack(.socketSilent) }
+        }
+        guard now - ready.at >= settings.healthySeconds, silentSince == nil else { return .wait }
+        return settings.backendRequired && !reachedBackend ? .rollBack(.backendUnreachable) : .commit
+    }
+}

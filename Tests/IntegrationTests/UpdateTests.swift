@@ -1,0 +1,137 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import BackendContract
+import DispatchSimCore
+import DriverAPI
+import Foundation
+import JSONRPC
+import Testing
+
+/// Self-update, the daemon's side, end to end with dispatch-sim: releases refused with their reasons and no byte
+/// downloaded; a good one downloaded chunk by chunk through a kill -9 without resending what arrived; nothing
+/// asked of driverd-update while on shift; the ask in the window; driverd-update's verdict reported once.
+/// driverd-update itself (root, dpkg, the health gate) runs under systemd in `make test-package`.
+@Suite("Self-update (the daemon's side)", .serialized, .ownThread)
+struct UpdateTests {
+    struct Overview: Decodable {
+        struct Served: Decodable {
+            var manifest: ReleaseManifest
+            var bytesServed: Int
+            var chunksServed: Int
+        }
+
+        var publicKey: String
+        var releases: [Served]
+        var acks: [UpdateAckEntry]
+    }
+
+    static func overview(_ http: SimHTTP) async throws -> Overview { try await http.request(.GET, "/sim/releases").decode(Overview.self) }
+
+    static func publish(
+        _ http: SimHTTP, _ bytes: Data, package: String = "driverd", version: String, architecture: String = "amd64", signing: String = "fleet"
+    ) async throws {
+        let query = "package=\(package)&version=\(version)&architecture=\(architecture)&signing=\(signing)&chunkSize=65536"
+        let reply = try await http.request(.PUT, "/sim/releases?\(query)", body: bytes)
+        #expect(reply.status == 200, "\(String(decoding: reply.body, as: UTF8.self))")
+    }
+
+    static func ack(_ http: SimHTTP, version: String, _ status: UpdateAckStatus, detail: @autoclosure () -> String) async throws -> UpdateAck {
+        var found: UpdateAck?
+        try await waitUntil("\(status.rawValue) for \(version)", timeout: .seconds(60), detail: detail()) {
+            found = try await overview(http).acks.map(\.ack).first { $0.version == version && $0.status == status }
+            return found != nil
+        }
+        return found!
+    }
+
+    static func status(_ daemon: DaemonProcess) throws -> UpdateStatus { try daemon.client().call(Methods.updateStatus, NoParams()) }
+
+    @Test("refused with the reason and nothing downloaded: a foreign signature, no signature, not newer, another architecture, a package not installed; a good release resumes after kill -9 without resending a chunk, waits while on shift, is asked for off shift, and driverd-update's verdict is reported once")
+    func release() async throws {
+        let sim = try SimProcess()
+        let http = SimHTTP(base: sim.base)
+        let key = try await Self.overview(http).publicKey
+        let directory = TemporaryDirectory()
+        try "Package: driverd\nStatus: install ok installed\nVersion: 0.1.0\nArchitecture: amd64\n\nPackage: gpsd\nStatus: install ok installed\nVersion: 3.22-4\nArchitecture: amd64\n"
+            .write(toFile: directory.file("dpkg-status"), atomically: true, encoding: .utf8)
+        let config = Harness.config(backend: sim) + """
+            [shift]
+            auto_start = true
+            [update]
+            public_key = "\(key)"
+            dpkg_status = "\(directory.file("dpkg-status"))"
+
+            """
+        var daemon = try DaemonProcess(config: config, directory: directory)
+        try waitUntil("online", detail: daemon.log) { try Harness.outbox(daemon).link == .online }
+
+        // Refused, each with its reason; the unit fetches no chunk of any.
+        let junk = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let refusals: [(String, String, String, String, String)] = [
+            ("driverd", "0.3.0", "amd64", "other", "bad signature"),
+            ("driverd", "0.3.1", "amd64", "none", "unsigned"),
+            ("driverd", "0.1.0", "amd64", "fleet", "not newer than the installed 0.1.0"),
+            ("driverd", "0.3.2", "arm64", "fleet", "architecture arm64"),
+            ("driverd-kiosk", "0.3.3", "amd64", "fleet", "package driverd-kiosk is not installed"),
+        ]
+        for (package, version, architecture, signing, reason) in refusals {
+            try await Self.publish(http, junk + Data(version.utf8), package: package, version: version, architecture: architecture, signing: signing)
+            let refused = try await Self.ack(http, version: version, .refused, detail: daemon.log)
+            #expect(refused.reason?.contains(reason) == true, "\(refused)")
+            #expect(refused.runningVersion == "0.1.0")
+        }
+        #expect(try await Self.overview(http).releases.allSatisfy { $0.bytesServed == 0 })
+        #expect(try Self.status(daemon).lastOutcome?.status == .refused)
+
+        // A good release of 1 MiB in 16 chunks, slowed to 300 ms a chunk: killed after a few chunks, then resumed.
+        let package = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) })
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(latencyMs: 300, pathPrefix: "/api/v1/rider/release/"))
+        try await Self.publish(http, package, version: "0.2.0")
+        try await waitUntil("a few chunks downloaded", timeout: .seconds(60), detail: daemon.log) {
+            try await Self.overview(http).releases.last!.chunksServed >= 4
+        }
+        kill(daemon.pid, SIGKILL)
+        _ = try daemon.stop()
+        _ = try await http.request(.DELETE, "/sim/faults")
+        daemon = try DaemonProcess(config: config, directory: directory)
+        _ = try await Self.ack(http, version: "0.2.0", .downloaded, detail: daemon.log)
+        let served = try #require(try await Self.overview(http).releases.last)
+        print("self-update download through kill -9: \(served.bytesServed) bytes served in \(served.chunksServed) chunks for a package of \(package.count)")
+        // At most the one chunk in flight at the kill came twice.
+        #expect(served.bytesServed <= package.count + 65536, "\(served.bytesServed) bytes for \(package.count)")
+        let downloaded = try Data(contentsOf: URL(fileURLWithPath: directory.file("state/update/package.deb")))
+        #expect(downloaded == package)
+
+        // On shift (auto_start): nothing is asked of driverd-update; the status says what it waits for (its own
+        // DOWNLOADED first, then the shift: the window is looked at every 30 s).
+        try waitUntil("waiting for the shift's end", timeout: .seconds(45), detail: daemon.log) {
+            try Self.status(daemon).release?.waitingFor?.contains("on shift") == true
+        }
+        #expect(try Self.status(daemon).release?.state == .downloaded)
+        #expect(!FileManager.default.fileExists(atPath: directory.file("state/update/request.json")))
+        let shown = try runProgram(Binaries.path("driverctl"), ["--socket", daemon.socketPath, "update"])
+        #expect(shown.stdout.contains("driverd 0.2.0, downloaded") && shown.stdout.contains("1048576 of 1048576 bytes"), "\(shown.stdout)")
+
+        // Off shift: the window is open; the ask is the signed release as the backend sent it.
+        _ = try daemon.client().call(Methods.shiftEnd, NoParams())
+        try waitUntil("the install asked", timeout: .seconds(60), detail: daemon.log) {
+            FileManager.default.fileExists(atPath: directory.file("state/update/request.json"))
+        }
+        let asked = try JSONDecoder().decode(SignedRelease.self, from: Data(contentsOf: URL(fileURLWithPath: directory.file("state/update/request.json"))))
+        #expect(try JSONDecoder().decode(ReleaseManifest.self, from: #require(Data(base64Encoded: asked.payload))).version == "0.2.0")
+        #expect(try Self.status(daemon).release?.state == .installing)
+
+        // driverd-update's verdict (written as it writes it): reported once, the release's files gone.
+        let verdict = UpdateAck(package: "driverd", version: "0.2.0", status: .applied, reason: nil, runningVersion: "0.2.0", at: Date().timeIntervalSince1970)
+        try JSONEncoder().encode(verdict).write(to: URL(fileURLWithPath: directory.file("state/update/outcome.json")))
+        _ = try await Self.ack(http, version: "0.2.0", .applied, detail: daemon.log)
+        try waitUntil("the release's files gone", timeout: .seconds(10), detail: daemon.log) {
+            !FileManager.default.fileExists(atPath: directory.file("state/update/package.deb"))
+                && !FileManager.default.fileExists(atPath: directory.file("state/update/outcome.json"))
+        }
+        #expect(try Self.status(daemon).lastOutcome?.status == .applied)
+        _ = try daemon.stop()
+        #expect(try await Self.overview(http).acks.filter { $0.ack.version == "0.2.0" && $0.ack.status == .applied }.count == 1)
+    }
+}
