@@ -144,9 +144,18 @@ let package = Package(
         .executableTarget(
             name: "driverd",
             dependencies: [
-                "DriverDaemon", "DriverctlCommands", "CConcurrencyHook",
+                "DriverDaemon", "DriverctlCommands", "DriverUpdater", "CConcurrencyHook",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // driverd-update: the root side of self-update (dpkg, the health gate); a name of the driverd binary.
+        .target(
+            name: "DriverUpdater",
+            dependencies: [
+                "DriverDaemon", "DriverctlCommands", "DriverAPI", "DriverDomain", "DriverStore", "BackendContract", "JSONRPC",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

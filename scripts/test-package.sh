@@ -128,10 +128,13 @@ start_sim() {
     wait_for 20 bash -c "exec 3<>/dev/tcp/127.0.0.1/$sim_port"
 }
 start_sim
-"$bin/nmea-synth" --preset demo --start-time now -o "$work/drive.nmea"
-TMPDIR="$work" gpsfake -q -n -P "$gps_port" -c 0.05 "$work/drive.nmea" >"$work/gpsfake.log" 2>&1 &
-pids+=($!)
-wait_for 20 bash -c "exec 3<>/dev/tcp/127.0.0.1/$gps_port"
+start_gnss() {
+    "$bin/nmea-synth" --preset demo --start-time now -o "$work/drive.nmea"
+    TMPDIR="$work" gpsfake -q -n -P "$gps_port" -c 0.05 "$work/drive.nmea" >>"$work/gpsfake.log" 2>&1 &
+    pids+=($!)
+    wait_for 20 bash -c "exec 3<>/dev/tcp/127.0.0.1/$gps_port"
+}
+start_gnss
 
 say "boot systemd as PID 1 of a new PID and mount namespace"
 masked="systemd-sysctl.service systemd-modules-load.service kmod-static-nodes.service systemd-binfmt.service
@@ -142,19 +145,24 @@ masked="systemd-sysctl.service systemd-modules-load.service kmod-static-nodes.se
     dev-hugepages.mount dev-mqueue.mount sys-kernel-config.mount sys-kernel-debug.mount sys-kernel-tracing.mount
     sys-fs-fuse-connections.mount systemd-pcrphase.service systemd-pcrphase-sysinit.service systemd-hwdb-update.service
     gpsd.socket gpsd.service"
-unshare --pid --fork --mount --uts --propagation private -- /bin/sh -c "
-    mount -t proc proc /proc && mount -t tmpfs tmpfs /run && mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /var/tmp &&
-    if [ -e /usr/sbin/policy-rc.d ]; then mount --bind /bin/true /usr/sbin/policy-rc.d; fi &&
-    mkdir -p /run/systemd/system && for unit in $(echo $masked); do ln -s /dev/null /run/systemd/system/\$unit; done &&
-    exec env container=driverd-test /lib/systemd/systemd --system --unit=sysinit.target --log-target=console
-" >"$work/systemd.log" 2>&1 &
-unshare_pid=$!
-pids+=("$unshare_pid")
-wait_for 10 pgrep -P "$unshare_pid" || { echo "systemd did not start"; cat "$work/systemd.log"; exit 1; }
-sdpid=$(pgrep -P "$unshare_pid")
-if ! wait_for 60 sh -c "nsenter -t $sdpid -m -p -- systemctl is-system-running | grep -Eq 'running|degraded'"; then
-    echo "systemd did not come up in the namespace:"; tail -30 "$work/systemd.log"; exit 1
-fi
+# Boots systemd as PID 1 of a new PID and mount namespace; `sdpid` is its PID outside. Called again after a power
+# cut (the namespace killed whole).
+boot_systemd() {
+    unshare --pid --fork --mount --uts --propagation private -- /bin/sh -c "
+        mount -t proc proc /proc && mount -t tmpfs tmpfs /run && mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /var/tmp &&
+        if [ -e /usr/sbin/policy-rc.d ]; then mount --bind /bin/true /usr/sbin/policy-rc.d; fi &&
+        mkdir -p /run/systemd/system && for unit in $(echo $masked); do ln -s /dev/null /run/systemd/system/\$unit; done &&
+        exec env container=driverd-test /lib/systemd/systemd --system --unit=sysinit.target --log-target=console
+    " >>"$work/systemd.log" 2>&1 &
+    unshare_pid=$!
+    pids+=("$unshare_pid")
+    wait_for 10 pgrep -P "$unshare_pid" || { echo "systemd did not start"; cat "$work/systemd.log"; exit 1; }
+    sdpid=$(pgrep -P "$unshare_pid")
+    if ! wait_for 60 sh -c "nsenter -t $sdpid -m -p -- systemctl is-system-running | grep -Eq 'running|degraded'"; then
+        echo "systemd did not come up in the namespace:"; tail -30 "$work/systemd.log"; exit 1
+    fi
+}
+boot_systemd
 pass "systemd $(ns systemctl --version | head -1 | cut -d' ' -f2) is PID 1 there ($(ns systemctl is-system-running))"
 
 say "start driverd.socket and driverd.service (the package's hardened units, unchanged)"
@@ -258,6 +266,144 @@ import json, sys, urllib.request
 stats = json.load(urllib.request.urlopen('http://127.0.0.1:$sim_port/sim/stats'))
 accepted = [u for u in stats['statusUpdates'] if u['taskId'] == 'task-1001' and u['status'] == 'ACCEPTED']
 sys.exit(0 if len(accepted) == 1 else 1)"
+
+say "self-update: releases published through dispatch-sim, installed by driverd-update.service under systemd"
+# Three packages from this tree (the binary is reused; only the packaging runs): a newer one whose driverd fails at
+# start (a unit drop-in gives it a bad option, DRIVERD_DEB_BROKEN), and a newer good one.
+bad_version="$version+bad1"
+good_version="$version+good2"
+for spec in "$bad_version:1" "$good_version:0"; do
+    DRIVERD_DEB_VERSION="${spec%%:*}" DRIVERD_DEB_BROKEN="${spec##*:}" DRIVERD_DEB_OUT="$work/releases" DRIVERD_DEB_LINT=0 \
+        scripts/build-deb.sh >"$work/build-${spec%%:*}.log" 2>&1 || { cat "$work/build-${spec%%:*}.log"; exit 1; }
+done
+bad_deb="$work/releases/driverd_${bad_version}_${arch}.deb"
+good_deb="$work/releases/driverd_${good_version}_${arch}.deb"
+pass "built $(basename "$bad_deb") and $(basename "$good_deb") ($(stat -c %s "$good_deb") bytes)"
+sim() { python3 - "$sim_port" "$@" <<'PY'
+import json, sys, urllib.parse, urllib.request
+port, what = sys.argv[1], sys.argv[2]
+base = f"http://127.0.0.1:{port}"
+def get(path): return json.load(urllib.request.urlopen(base + path))
+if what == "key": print(get("/sim/releases")["publicKey"])
+elif what == "publish":
+    path, package, version, arch, signing = sys.argv[3:8]
+    request = urllib.request.Request(
+        f"{base}/sim/releases?package={package}&version={urllib.parse.quote(version)}&architecture={arch}&signing={signing}",
+        open(path, "rb").read(), {"Content-Type": "application/octet-stream"}, method="PUT")
+    urllib.request.urlopen(request).read()
+elif what == "ack":  # exits 0 when the unit answered VERSION with STATUS; prints the reason
+    version, status = sys.argv[3:5]
+    acks = [a["ack"] for a in get("/sim/releases")["acks"] if a["ack"]["version"] == version and a["ack"]["status"] == status]
+    print(acks[0].get("reason", "") if acks else "")
+    sys.exit(0 if acks else 1)
+elif what == "acks":  # how many answers VERSION STATUS
+    version, status = sys.argv[3:5]
+    print(len([a for a in get("/sim/releases")["acks"] if a["ack"]["version"] == version and a["ack"]["status"] == status]))
+elif what == "served":  # bytes and chunks served of VERSION
+    for r in get("/sim/releases")["releases"]:
+        if r["manifest"]["version"] == sys.argv[3]: print(r["bytesServed"], r["chunksServed"], r["manifest"]["size"])
+elif what == "latency":
+    body = json.dumps({"latencyMs": int(sys.argv[3]), "pathPrefix": "/api/v1/rider/release/"}).encode()
+    urllib.request.urlopen(urllib.request.Request(f"{base}/sim/faults", body, {"Content-Type": "application/json"}, method="PUT")).read()
+elif what == "cancel":
+    urllib.request.urlopen(urllib.request.Request(f"{base}/sim/tasks/{sys.argv[3]}/cancel", b"", method="POST")).read()
+PY
+}
+served_of() { sim served "$1" | cut -d' ' -f"$2"; }
+not_downloaded() { [ "$(served_of "$1" 1)" = 0 ]; }
+answered_once() { [ "$(sim acks "$1" "$2")" = 1 ]; }
+chunks_at_least() { [ "$(served_of "$1" 2)" -ge "$2" ]; }
+installed_is() { [ "$(dpkg-query -W -f='${Status} ${Version}' driverd)" = "install ok installed $1" ]; }
+release_key=$(sim key)
+# The release key and a short health gate, as an operator sets them; no task in progress (the dispatcher cancels
+# task-1001); gpsd stops, so the van stands.
+sed -i -e "s|^#public_key = \"\"  # base64 of the fleet's 32-byte Ed25519 release key.*|public_key = \"$release_key\"|" \
+    -e 's|^#healthy_seconds = 120.*|healthy_seconds = 15|' /etc/driverd/driverd.toml
+check "driverd --check-config accepts the update keys" /usr/bin/driverd --check-config
+sim cancel task-1001
+pkill -KILL -f "gpsfake .*-P $gps_port" 2>/dev/null || true
+pkill -KILL -f "gpsd .*-S $gps_port" 2>/dev/null || true
+ns systemctl restart driverd.service
+check "driverd-update.path is active (enabled by the package)" wait_for 10 ns systemctl is-active --quiet driverd-update.path
+wait_for 30 sh -c "nsenter -t $sdpid -m -p -- driverctl --json queue | grep -q '\"link\":\"online\"'" || true
+ns driverctl shift start >/dev/null 2>&1 || true
+
+sim publish "$good_deb" driverd "$version~older" "$arch" fleet
+sim publish "$good_deb" driverd "$version+sig" "$arch" other
+check "a downgrade is refused" wait_for 60 sim ack "$version~older" REFUSED
+check "a bad signature is refused" wait_for 60 sim ack "$version+sig" REFUSED
+check "neither was downloaded" not_downloaded "$version~older"
+check "  (nor the other)" not_downloaded "$version+sig"
+
+# The bad release: downloaded, held while on shift, installed off shift, judged, rolled back.
+bad_started=$SECONDS
+sim publish "$bad_deb" driverd "$bad_version" "$arch" fleet
+check "the bad release is downloaded" wait_for 120 sim ack "$bad_version" DOWNLOADED
+sleep 3
+check "on shift nothing is asked of driverd-update" test ! -e /var/lib/driverd/update/request.json
+check "  and nothing installed" installed_is "$version"
+ctl update >"$work/update-waiting.txt" 2>&1 || true
+check "driverctl update says it waits for the shift's end" grep -q "on shift" "$work/update-waiting.txt"
+ctl shift end >/dev/null 2>&1 || true
+check "the bad release is rolled back" wait_for 300 sim ack "$bad_version" ROLLED_BACK
+bad_seconds=$((SECONDS - bad_started))
+bad_reason=$(sim ack "$bad_version" ROLLED_BACK || true)
+check "  with its reason: $bad_reason" grep -Eq "crash at start|crash loop|no READY" <<<"$bad_reason"
+check "the version before it is installed again" installed_is "$version"
+check "  without the bad one's files" test ! -e /lib/systemd/system/driverd.service.d/broken-on-purpose.conf
+check "the unit is healthy after: driverd active and answering" wait_for 60 sh -c "nsenter -t $sdpid -m -p -- systemctl is-active --quiet driverd.service && nsenter -t $sdpid -m -p -- driverctl status >/dev/null"
+check "the edited conffile survived the rollback" grep -q "^healthy_seconds = 15" /etc/driverd/driverd.toml
+check "ROLLED_BACK reached the backend once" answered_once "$bad_version" ROLLED_BACK
+ns journalctl --no-pager -u driverd-update.service >"$work/journal-update-bad.txt" 2>&1 || true
+
+# The good release: its download cut by kill -9 and resumed; a power cut while dpkg installs it.
+good_started=$SECONDS
+ns driverctl shift start >/dev/null 2>&1 || true
+sim latency 150
+sim publish "$good_deb" driverd "$good_version" "$arch" fleet
+wait_for 120 chunks_at_least "$good_version" 5 || true
+ns systemctl kill -s KILL driverd.service
+sim latency 0
+check "the good release is downloaded after a kill -9 in the middle" wait_for 180 sim ack "$good_version" DOWNLOADED
+read -r served_bytes served_chunks good_size < <(sim served "$good_version")
+check "resumed, not restarted: $served_bytes bytes over the link for $good_size (at most one chunk again)" \
+    sh -c "[ $served_bytes -le $((good_size + 262144)) ]"
+cat >"$visible/cut-dpkg.sh" <<'CUT'
+# Waits for driverd-update's dpkg -i of the good release, then prints when it saw it.
+for _ in $(seq 1 6000); do
+    if pgrep -f "dpkg .*-i .*good2" >/dev/null; then echo dpkg; exit 0; fi
+    sleep 0.01
+done
+echo none
+CUT
+cut_log="$work/cut.txt"
+(nsenter -t "$sdpid" -m -p -- sh "$visible/cut-dpkg.sh" >"$cut_log" 2>&1; [ "$(cat "$cut_log")" = dpkg ] && kill -KILL "$sdpid") &
+cutter=$!
+ctl shift end >/dev/null 2>&1 || true
+wait "$cutter" || true
+if [ "$(cat "$cut_log")" = dpkg ]; then
+    pass "power cut while dpkg installed $good_version (the namespace killed whole)"
+    wait_for 20 sh -c "! kill -0 $sdpid 2>/dev/null" || true
+    status_after_cut=$(dpkg-query -W -f='${Status} ${Version}' driverd 2>/dev/null || true)
+    echo "   dpkg after the cut: $status_after_cut"
+    boot_systemd
+    ns systemctl start driverd.socket driverd.service driverd-update.path || true
+else
+    fail "dpkg was not seen to cut it"
+fi
+check "the good release is applied (after dpkg's recovery and the health gate)" wait_for 300 sim ack "$good_version" APPLIED
+good_seconds=$((SECONDS - good_started))
+check "dpkg has $good_version installed and configured" installed_is "$good_version"
+check "driverd active" wait_for 30 ns systemctl is-active --quiet driverd.service
+check "APPLIED reached the backend once" answered_once "$good_version" APPLIED
+check "driverd-update left no journal" test ! -e /var/lib/driverd-update/journal.json
+check "it keeps the applied package for the next rollback" test -e "/var/lib/driverd-update/packages/driverd_${good_version}_${arch}.deb"
+ns journalctl --no-pager -u driverd-update.service >"$work/journal-update-good.txt" 2>&1 || true
+echo "   figures: bad release published -> ROLLED_BACK ${bad_seconds} s; good release published -> APPLIED ${good_seconds} s (incl. a kill -9, a power cut and a 15-s gate); bytes ${served_bytes} for a package of ${good_size}"
+# The rest of the test starts from the version this tree builds, with the demo drive going again.
+start_gnss
+ns dpkg -i --force-downgrade --force-confold "$visible_deb" >"$work/downgrade.log" 2>&1 || { cat "$work/downgrade.log"; fail "back to $version"; }
+wait_for 30 ns systemctl is-active --quiet driverd.service || true
 
 say "driverd-kiosk: the driver's screen, installed beside driverd, under systemd"
 ns dpkg -i "$visible_kiosk_deb" >"$work/kiosk-install.log" 2>&1 || { cat "$work/kiosk-install.log"; fail "dpkg -i $kiosk_deb"; }

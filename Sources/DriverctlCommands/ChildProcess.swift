@@ -4,12 +4,12 @@ import Glibc
 
 /// Runs a program to its end with posix_spawn, stdout and stderr read together from one pipe, stdin from
 /// /dev/null. Foundation's `Process` would link ICU into the binary (docs/ARCHITECTURE.md, "Why no GRDB and no ICU").
-enum ChildProcess {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+public enum ChildProcess {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 
-    static func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    public static func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         var pipeFDs: [Int32] = [-1, -1]
         guard pipe(&pipeFDs) == 0 else { throw Failure(description: "pipe: \(String(cString: strerror(errno)))") }
         let (readEnd, writeEnd) = (pipeFDs[0], pipeFDs[1])

@@ -3,6 +3,7 @@ import DriverAPI
 import DriverDaemon
 import DriverDomain
 import DriverctlCommands
+import DriverUpdater
 import NIOCore
 import NIOPosix
 
@@ -12,8 +13,14 @@ enum DriverdEntry {
     static func main() {
         // One binary, two programs: the package installs driverctl as a link to driverd (one copy of the Swift
         // runtime and the libraries both use instead of two).
-        if CommandLine.arguments.first.map({ $0.split(separator: "/").last == "driverctl" }) ?? false {
+        let name = CommandLine.arguments.first.flatMap { $0.split(separator: "/").last }.map(String.init)
+        if name == "driverctl" {
             Driverctl.main()
+            return
+        }
+        // And the root side of self-update, a third name (driverd-update.service runs it).
+        if name == "driverd-update" {
+            UpdaterCommand.main()
             return
         }
         // Every thread inherits the mask, so only SignalWaiter's thread ever sees SIGTERM and SIGINT.

@@ -39,7 +39,8 @@ final class UpdateDesk: Sendable {
         var phase = ReleaseProgress.State.downloading
         var waitingFor: String?
         var lastOutcome: UpdateOutcome?
-        /// Releases refused by this process (by SHA-256), so a backend that keeps offering one hears once.
+        /// Releases refused (by SHA-256), so a backend that keeps offering one hears once; the ones rolled back are
+        /// kept on disk (`given-up.json`), so a bad release is not installed again after a restart.
         var refused: Set<String> = []
     }
 
@@ -68,6 +69,7 @@ final class UpdateDesk: Sendable {
         self.situation = situation
         self.logger = logger
         budget = Mutex(DailyBudget.read(UpdateFiles(directory: settings.directory).budget))
+        state.withLock { $0.refused = Set(UpdateFiles(directory: settings.directory).givenUp()) }
         (requests, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (accepted, acceptedContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -186,15 +188,19 @@ final class UpdateDesk: Sendable {
         guard let data = try? DurableFile.contents(files.release), let signed = try? JSONDecoder().decode(SignedRelease.self, from: data),
               let payload = Data(base64Encoded: signed.payload), let manifest = try? JSONDecoder().decode(ReleaseManifest.self, from: payload)
         else { return }
-        // What runs now may be that release (installed and reported) or newer: nothing left to do.
+        // What runs now may be newer than that release: nothing left to do. When it is that release, driverd-update
+        // is judging it (its verdict follows).
+        var requested = access(files.request, F_OK) == 0
         if let installed = installed.packages[manifest.package], let running = DebianVersion(installed.version),
            let offered = DebianVersion(manifest.version), offered <= running {
-            clear()
-            return
+            guard offered == running else {
+                clear()
+                return
+            }
+            requested = true
         }
         let complete = access(files.package, F_OK) == 0
         let have = complete ? manifest.chunks.count : ((try? files.verifiedChunks(of: manifest)) ?? 0)
-        let requested = access(files.request, F_OK) == 0
         state.withLock {
             $0.manifest = manifest
             $0.chunksHave = have
@@ -213,6 +219,10 @@ final class UpdateDesk: Sendable {
         }
         let sha = state.withLock { $0.manifest?.sha256 } ?? "installer"
         answer(ack, sha256: sha)
+        if ack.status != .applied, sha != "installer" {
+            files.giveUp(sha)
+            state.withLock { _ = $0.refused.insert(sha) }
+        }
         let status = UpdateOutcome.Status(rawValue: ack.status.rawValue) ?? .refused
         state.withLock { $0.lastOutcome = UpdateOutcome(package: ack.package, version: ack.version, status: status, reason: ack.reason, at: ack.at) }
         if ack.status == .applied {

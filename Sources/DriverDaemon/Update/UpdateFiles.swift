@@ -12,7 +12,7 @@ import Glibc
 /// - `package.part`, then `package.deb` once every chunk and the whole file matched;
 /// - `request.json`: the daemon asks driverd-update to install (driverd-update.path starts it);
 /// - `outcome.json`: driverd-update's verdict (APPLIED or ROLLED_BACK), reported by whichever driverd runs next;
-/// - `budget.json`: bytes downloaded on the day it names.
+/// - `budget.json`: bytes downloaded on the day it names; `given-up.json`: releases never to take again.
 struct UpdateFiles: Sendable {
     let directory: String
 
@@ -22,6 +22,18 @@ struct UpdateFiles: Sendable {
     var request: String { directory + "/request.json" }
     var outcome: String { directory + "/outcome.json" }
     var budget: String { directory + "/budget.json" }
+    var givenUpList: String { directory + "/given-up.json" }
+
+    /// Releases (SHA-256) driverd-update rolled back or refused: never taken again.
+    func givenUp() -> [String] {
+        ((try? DurableFile.contents(givenUpList)) ?? nil).flatMap { try? JSONDecoder().decode([String].self, from: $0) } ?? []
+    }
+
+    func giveUp(_ sha256: String) {
+        // The newest 20 are enough: a fleet does not keep offering older bad releases.
+        let list = Array((givenUp().filter { $0 != sha256 } + [sha256]).suffix(20))
+        try? DurableFile.write(try JSONEncoder().encode(list), to: givenUpList)
+    }
 
     /// Chunks of `manifest` already in `package.part`, each checked against its SHA-256; the file is cut after the
     /// last good one (a power cut may leave a torn tail).

@@ -1,0 +1,54 @@
+import DriverAPI
+import DriverDomain
+import DriverctlCommands
+import JSONRPC
+
+/// One look at the running driverd for the health gate: what systemd says of its unit, and whether it answers on
+/// its socket and reaches the backend.
+struct DaemonProbe {
+    let unit: String
+    let socketPath: String
+
+    struct Unit {
+        var activeState = ""
+        var subState = ""
+        var mainPID = 0
+        var restarts = 0
+    }
+
+    func unitState() -> Unit {
+        guard let shown = try? ChildProcess.run("/bin/systemctl", ["show", unit, "-p", "ActiveState", "-p", "SubState", "-p", "MainPID", "-p", "NRestarts"])
+        else { return Unit() }
+        var state = Unit()
+        for line in shown.output.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { continue }
+            switch parts[0] {
+            case "ActiveState": state.activeState = parts[1]
+            case "SubState": state.subState = parts[1]
+            case "MainPID": state.mainPID = Int(parts[1]) ?? 0
+            case "NRestarts": state.restarts = Int(parts[1]) ?? 0
+            default: break
+            }
+        }
+        return state
+    }
+
+    /// Whether the daemon's uplink is online now; nil when it does not answer.
+    func backendOnline() -> Bool? {
+        guard let client = try? RPCClient(socketPath: socketPath, timeout: .seconds(5)),
+              let status = try? client.call(Methods.outboxStatus, NoParams())
+        else { return nil }
+        return status.link == .online
+    }
+
+    /// The probe the gate judges; `restartsBefore`: NRestarts when the new package was installed.
+    func probe(restartsBefore: Int) -> HealthGate.Probe {
+        let unit = unitState()
+        let online = backendOnline()
+        return HealthGate.Probe(
+            running: unit.activeState == "active" && unit.subState == "running",
+            crashed: unit.activeState == "failed" || unit.subState == "auto-restart" || unit.restarts > restartsBefore,
+            mainPID: unit.mainPID, answers: online != nil, backendOnline: online == true)
+    }
+}

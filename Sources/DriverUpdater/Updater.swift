@@ -1,0 +1,319 @@
+import BackendContract
+import Crypto
+import DriverAPI
+import DriverDomain
+import DriverStore
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// driverd-update: root, started by driverd-update.path when driverd asks (its `request.json`) or when a journal
+/// says an install was interrupted. It trusts nothing driverd wrote: the release's signature is checked again
+/// with the key in /etc, the package is copied into its own directory and checked against the signed SHA-256
+/// there. It keeps the running version's package, installs the new one with dpkg, and judges the new driverd
+/// (`HealthGate`); a bad one is replaced by the kept package. Its verdict goes into driverd's `outcome.json`,
+/// which whichever driverd runs next reports to the backend.
+struct Updater {
+    struct Settings {
+        var publicKey: String
+        var healthySeconds: Double
+        var readyWithin = 90.0
+        var socketPath: String
+        /// driverd's update directory (`<state>/update`).
+        var requestDirectory: String
+        /// driverd-update's own (`/var/lib/driverd-update`).
+        var stateDirectory: String
+        var unit = "driverd.service"
+    }
+
+    /// What survives a power cut in the middle: which package is being installed over which.
+    struct Journal: Codable, Equatable {
+        enum Phase: String, Codable { case installing, judging }
+        var phase: Phase
+        var package: String
+        var version: String
+        var sha256: String
+        var previousVersion: String
+        var kept: String
+        var new: String
+        var backendRequired: Bool
+    }
+
+    let settings: Settings
+    let say: (String) -> Void
+
+    var journalPath: String { settings.stateDirectory + "/journal.json" }
+    var requestPath: String { settings.requestDirectory + "/request.json" }
+    var outcomePath: String { settings.requestDirectory + "/outcome.json" }
+    var packagesDirectory: String { settings.stateDirectory + "/packages" }
+
+    /// One run: an interrupted install first, else driverd's request, else nothing.
+    func run() throws(UpdaterError) {
+        if let journal = readJournal() {
+            say("resuming the install of \(journal.package) \(journal.version) (\(journal.phase.rawValue))")
+            try resume(journal)
+            return
+        }
+        guard access(requestPath, F_OK) == 0 else {
+            say("nothing to do")
+            return
+        }
+        try takeRequest()
+    }
+
+    // MARK: The request
+
+    private func takeRequest() throws(UpdaterError) {
+        let signed: SignedRelease
+        let manifest: ReleaseManifest
+        do {
+            let bytes = try Self.readNoFollow(requestPath, limit: 1 << 20)
+            signed = try JSONDecoder().decode(SignedRelease.self, from: bytes)
+            guard let payload = Data(base64Encoded: signed.payload) else { throw UpdaterError("the request's payload is not base64") }
+            guard !settings.publicKey.isEmpty else { throw UpdaterError("no update.public_key in the configuration: no release is installed") }
+            guard let signature = signed.signature, Self.isValid(signature, of: payload, publicKey: settings.publicKey) else {
+                throw UpdaterError("bad signature: not made by the release key in the configuration (update.public_key)")
+            }
+            manifest = try JSONDecoder().decode(ReleaseManifest.self, from: payload)
+        } catch {
+            // Nothing trustworthy to answer about: no outcome names a release driverd did not prove.
+            say("request refused: \(error)")
+            try? DurableFile.remove(requestPath)
+            return
+        }
+        do {
+            let job = try prepare(manifest)
+            try? DurableFile.remove(requestPath)
+            try install(job)
+        } catch {
+            say("release \(manifest.package) \(manifest.version) refused: \(error)")
+            writeOutcome(manifest.package, manifest.version, .refused, reason: error.description, running: (try? Dpkg.installed(manifest.package))??.version ?? "")
+            try? DurableFile.remove(requestPath)
+        }
+    }
+
+    /// Checks the release against this system and makes the two packages ready: the new one copied and verified,
+    /// the running one kept.
+    private func prepare(_ manifest: ReleaseManifest) throws(UpdaterError) -> Journal {
+        guard let installed = try Dpkg.installed(manifest.package) else { throw UpdaterError("package \(manifest.package) is not installed") }
+        let architecture = try Dpkg.architecture()
+        guard manifest.architecture == architecture || manifest.architecture == "all" else {
+            throw UpdaterError("architecture \(manifest.architecture): this unit is \(architecture)")
+        }
+        guard let offered = DebianVersion(manifest.version), let running = DebianVersion(installed.version), offered > running else {
+            throw UpdaterError("version \(manifest.version) is not newer than the installed \(installed.version)")
+        }
+        do {
+            try DurableFile.makeDirectory(packagesDirectory)
+        } catch {
+            throw UpdaterError("cannot make \(packagesDirectory): \(error)")
+        }
+        let new = "\(packagesDirectory)/\(manifest.package)_\(manifest.version)_\(manifest.architecture).deb"
+        let copied = try Self.copyNoFollow(settings.requestDirectory + "/package.deb", to: new)
+        guard copied.size == manifest.size, copied.sha256 == manifest.sha256 else {
+            try? DurableFile.remove(new)
+            throw UpdaterError("the package does not match the signed SHA-256 and size")
+        }
+        let kept = "\(packagesDirectory)/\(manifest.package)_\(installed.version)_\(installed.architecture).deb"
+        if access(kept, F_OK) != 0 {
+            say("keeping \(manifest.package) \(installed.version) for a rollback (rebuilt from dpkg's records)")
+            try Repack.build(manifest.package, into: kept + ".partial", scratch: settings.stateDirectory + "/repack")
+            do {
+                try DurableFile.rename(kept + ".partial", to: kept)
+            } catch {
+                throw UpdaterError("cannot keep \(kept): \(error)")
+            }
+        }
+        // The backend must be reachable after the install only when it was before.
+        let backendRequired = DaemonProbe(unit: settings.unit, socketPath: settings.socketPath).backendOnline() == true
+        return Journal(
+            phase: .installing, package: manifest.package, version: manifest.version, sha256: manifest.sha256, previousVersion: installed.version,
+            kept: kept, new: new, backendRequired: backendRequired)
+    }
+
+    private func install(_ journal: Journal) throws(UpdaterError) {
+        try writeJournal(journal)
+        say("installing \(journal.package) \(journal.version) over \(journal.previousVersion)")
+        do {
+            try Dpkg.install(journal.new)
+        } catch {
+            return rollBack(journal, reason: "dpkg failed: \(error)")
+        }
+        var judging = journal
+        judging.phase = .judging
+        try writeJournal(judging)
+        judge(judging)
+    }
+
+    // MARK: After a power cut
+
+    private func resume(_ journal: Journal) throws(UpdaterError) {
+        // dpkg's own recovery first: an unpacked or half-configured package is configured.
+        do {
+            try Dpkg.recover()
+        } catch {
+            say("dpkg --configure -a: \(error)")
+        }
+        if journal.phase == .installing {
+            let installed = try Dpkg.installed(journal.package)
+            if installed?.version != journal.version {
+                say("the install was cut: installing \(journal.version) again")
+                do {
+                    try Dpkg.install(journal.new)
+                } catch {
+                    return rollBack(journal, reason: "dpkg failed after a power cut: \(error)")
+                }
+            }
+            var judging = journal
+            judging.phase = .judging
+            try writeJournal(judging)
+            return judge(judging)
+        }
+        // Cut while judging: judge again from the start (a new driverd process in any case).
+        let installed = try Dpkg.installed(journal.package)
+        guard installed?.version == journal.version else {
+            return rollBack(journal, reason: "after a power cut \(journal.version) was not installed")
+        }
+        judge(journal)
+    }
+
+    // MARK: The health gate
+
+    private func judge(_ journal: Journal) {
+        let probe = DaemonProbe(unit: settings.unit, socketPath: settings.socketPath)
+        // systemd may still be restarting the unit after dpkg's postinst; begin from what it counts now.
+        let restartsBefore = probe.unitState().restarts
+        var gate = HealthGate(
+            settings: .init(healthySeconds: settings.healthySeconds, readyWithin: settings.readyWithin, backendRequired: journal.backendRequired),
+            installedAt: Self.monotonic())
+        say("judging \(journal.package) \(journal.version): READY, its socket\(journal.backendRequired ? ", the backend" : ""), no restart for \(Int(settings.healthySeconds)) s")
+        while true {
+            switch gate.observe(probe.probe(restartsBefore: restartsBefore), at: Self.monotonic()) {
+            case .wait:
+                usleep(1_000_000)
+            case .commit:
+                return commit(journal)
+            case .rollBack(let reason):
+                return rollBack(journal, reason: reason.rawValue)
+            }
+        }
+    }
+
+    private func commit(_ journal: Journal) {
+        say("\(journal.package) \(journal.version) is healthy: committed")
+        writeOutcome(journal.package, journal.version, .applied, reason: nil, running: journal.version)
+        // The new package is the one to roll back to next time; older ones go.
+        if let names = try? Self.list(packagesDirectory) {
+            for name in names where name.hasPrefix(journal.package + "_") && packagesDirectory + "/" + name != journal.new {
+                try? DurableFile.remove(packagesDirectory + "/" + name)
+            }
+        }
+        try? DurableFile.remove(journalPath)
+    }
+
+    private func rollBack(_ journal: Journal, reason: String) {
+        say("\(journal.package) \(journal.version) failed (\(reason)): installing \(journal.previousVersion) again")
+        // The verdict first: the driverd the rollback starts reports it and does not take the release again.
+        writeOutcome(journal.package, journal.version, .rolledBack, reason: reason, running: journal.previousVersion)
+        do {
+            try Dpkg.install(journal.kept, downgrade: true)
+        } catch {
+            say("the rollback failed: \(error)")
+        }
+        try? DurableFile.remove(journal.new)
+        try? DurableFile.remove(journalPath)
+    }
+
+    // MARK: Files
+
+    /// driverd's `outcome.json`, owned by driverd (the owner of its directory) so that it can read and remove it.
+    private func writeOutcome(_ package: String, _ version: String, _ status: UpdateAckStatus, reason: String?, running: String) {
+        let ack = UpdateAck(package: package, version: version, status: status, reason: reason, runningVersion: running, at: Self.wallClock())
+        do {
+            try DurableFile.write(try JSONEncoder().encode(ack), to: outcomePath)
+            var directory = stat()
+            if stat(settings.requestDirectory, &directory) == 0 { _ = chown(outcomePath, directory.st_uid, directory.st_gid) }
+        } catch {
+            say("cannot write \(outcomePath): \(error)")
+        }
+    }
+
+    private func readJournal() -> Journal? {
+        ((try? DurableFile.contents(journalPath)) ?? nil).flatMap { try? JSONDecoder().decode(Journal.self, from: $0) }
+    }
+
+    private func writeJournal(_ journal: Journal) throws(UpdaterError) {
+        do {
+            try DurableFile.write(try JSONEncoder().encode(journal), to: journalPath)
+        } catch {
+            throw UpdaterError("cannot write \(journalPath): \(error)")
+        }
+    }
+
+    static func isValid(_ signature: String, of payload: Data, publicKey: String) -> Bool {
+        guard let keyBytes = Data(base64Encoded: publicKey), let key = try? Curve25519.Signing.PublicKey(rawRepresentation: keyBytes),
+              let bytes = Data(base64Encoded: signature)
+        else { return false }
+        return key.isValidSignature(bytes, for: payload)
+    }
+
+    /// A file driverd wrote, read without following a link it may have put there.
+    static func readNoFollow(_ path: String, limit: Int) throws(UpdaterError) -> Data {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw UpdaterError("open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: limit)
+        let count = read(fd, &bytes, limit)
+        guard count >= 0 else { throw UpdaterError("read \(path): \(String(cString: strerror(errno)))") }
+        return Data(bytes.prefix(count))
+    }
+
+    /// Copies driverd's package into driverd-update's directory (no link followed), hashing what it copies: what
+    /// is installed is what was checked.
+    static func copyNoFollow(_ source: String, to target: String) throws(UpdaterError) -> (size: Int, sha256: String) {
+        let input = open(source, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard input >= 0 else { throw UpdaterError("open \(source): \(String(cString: strerror(errno)))") }
+        defer { close(input) }
+        let output = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard output >= 0 else { throw UpdaterError("open \(target): \(String(cString: strerror(errno)))") }
+        defer { close(output) }
+        var hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var size = 0
+        while true {
+            let count = read(input, &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw UpdaterError("read \(source): \(String(cString: strerror(errno)))") }
+            if count == 0 { break }
+            hasher.update(data: buffer[0..<count])
+            guard write(output, buffer, count) == count else { throw UpdaterError("write \(target): \(String(cString: strerror(errno)))") }
+            size += count
+        }
+        guard fsync(output) == 0 else { throw UpdaterError("fsync \(target): \(String(cString: strerror(errno)))") }
+        return (size, TextFormat.hex(hasher.finalize()))
+    }
+
+    static func list(_ directory: String) throws -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) { String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    static func monotonic() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    static func wallClock() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}
