@@ -5,8 +5,6 @@
 #
 #   DRIVERD_DEB_VERSION  package version (default: DaemonVersion.current); the install test builds an older one
 #   DRIVERD_DEB_OUT      output directory (default: out)
-#   DRIVERD_DEB_BROKEN   1: a package whose driverd fails at start (a unit drop-in gives it a bad option), for the
-#                        self-update rollback test in make test-package; never shipped
 #
 # With --build-only it stops after the build (CI runs that at low priority beside the tests).
 set -euo pipefail
@@ -52,11 +50,6 @@ ln -s ../bin/driverd "$ROOT/usr/libexec/driverd-update"
 
 install -m 0644 systemd/driverd.service systemd/driverd.socket systemd/driverd-update.service systemd/driverd-update.path \
     "$ROOT/lib/systemd/system/"
-if [[ "${DRIVERD_DEB_BROKEN:-0}" == 1 ]]; then
-    install -d "$ROOT/lib/systemd/system/driverd.service.d"
-    printf '[Service]\nExecStart=\nExecStart=/usr/bin/driverd --config /etc/driverd/driverd.toml --log-level broken-on-purpose\n' \
-        >"$ROOT/lib/systemd/system/driverd.service.d/broken-on-purpose.conf"
-fi
 install -m 0644 systemd/driverd.sysusers "$ROOT/usr/lib/sysusers.d/driverd.conf"
 install -m 0644 systemd/driverd.tmpfiles "$ROOT/usr/lib/tmpfiles.d/driverd.conf"
 install -m 0644 packaging/driverd.catalog "$ROOT/usr/lib/systemd/catalog/driverd.catalog"

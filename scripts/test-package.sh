@@ -268,14 +268,26 @@ accepted = [u for u in stats['statusUpdates'] if u['taskId'] == 'task-1001' and 
 sys.exit(0 if len(accepted) == 1 else 1)"
 
 say "self-update: releases published through dispatch-sim, installed by driverd-update.service under systemd"
-# Three packages from this tree (the binary is reused; only the packaging runs): a newer one whose driverd fails at
-# start (a unit drop-in gives it a bad option, DRIVERD_DEB_BROKEN), and a newer good one.
+# Two newer packages made from this tree's (only the version changes): one whose driverd fails at start (a unit
+# drop-in gives it a bad option), and a good one.
 bad_version="$version+bad1"
 good_version="$version+good2"
-for spec in "$bad_version:1" "$good_version:0"; do
-    DRIVERD_DEB_VERSION="${spec%%:*}" DRIVERD_DEB_BROKEN="${spec##*:}" DRIVERD_DEB_OUT="$work/releases" DRIVERD_DEB_LINT=0 \
-        scripts/build-deb.sh >"$work/build-${spec%%:*}.log" 2>&1 || { cat "$work/build-${spec%%:*}.log"; exit 1; }
-done
+make_release() {
+    local root="$work/releases/root-$1"
+    rm -rf "$root"
+    mkdir -p "$work/releases"
+    dpkg-deb -R "$new_deb" "$root"
+    sed -i "s/^Version: .*/Version: $1/" "$root/DEBIAN/control"
+    if [ "$2" = broken ]; then
+        mkdir -p "$root/lib/systemd/system/driverd.service.d"
+        printf '[Service]\nExecStart=\nExecStart=/usr/bin/driverd --config /etc/driverd/driverd.toml --log-level broken-on-purpose\n' \
+            >"$root/lib/systemd/system/driverd.service.d/broken-on-purpose.conf"
+    fi
+    dpkg-deb --root-owner-group -Zgzip -b "$root" "$work/releases/driverd_$1_${arch}.deb" >/dev/null
+    rm -rf "$root"
+}
+make_release "$bad_version" broken
+make_release "$good_version" good
 bad_deb="$work/releases/driverd_${bad_version}_${arch}.deb"
 good_deb="$work/releases/driverd_${good_version}_${arch}.deb"
 pass "built $(basename "$bad_deb") and $(basename "$good_deb") ($(stat -c %s "$good_deb") bytes)"
@@ -328,9 +340,9 @@ check "driverd-update.path is active (enabled by the package)" wait_for 10 ns sy
 wait_for 30 sh -c "nsenter -t $sdpid -m -p -- driverctl --json queue | grep -q '\"link\":\"online\"'" || true
 ns driverctl shift start >/dev/null 2>&1 || true
 
-sim publish "$good_deb" driverd "$version~older" "$arch" fleet
-sim publish "$good_deb" driverd "$version+sig" "$arch" other
+sim publish "$bad_deb" driverd "$version~older" "$arch" fleet
 check "a downgrade is refused" wait_for 60 sim ack "$version~older" REFUSED
+sim publish "$good_deb" driverd "$version+sig" "$arch" other
 check "a bad signature is refused" wait_for 60 sim ack "$version+sig" REFUSED
 check "neither was downloaded" not_downloaded "$version~older"
 check "  (nor the other)" not_downloaded "$version+sig"
@@ -339,11 +351,10 @@ check "  (nor the other)" not_downloaded "$version+sig"
 bad_started=$SECONDS
 sim publish "$bad_deb" driverd "$bad_version" "$arch" fleet
 check "the bad release is downloaded" wait_for 120 sim ack "$bad_version" DOWNLOADED
-sleep 3
+waits_for_shift() { ctl update >"$work/update-waiting.txt" 2>&1; grep -q "on shift" "$work/update-waiting.txt"; }
+check "driverctl update says it waits for the shift's end" wait_for 45 waits_for_shift
 check "on shift nothing is asked of driverd-update" test ! -e /var/lib/driverd/update/request.json
 check "  and nothing installed" installed_is "$version"
-ctl update >"$work/update-waiting.txt" 2>&1 || true
-check "driverctl update says it waits for the shift's end" grep -q "on shift" "$work/update-waiting.txt"
 ctl shift end >/dev/null 2>&1 || true
 check "the bad release is rolled back" wait_for 300 sim ack "$bad_version" ROLLED_BACK
 bad_seconds=$((SECONDS - bad_started))
@@ -352,7 +363,7 @@ check "  with its reason: $bad_reason" grep -Eq "crash at start|crash loop|no RE
 check "the version before it is installed again" installed_is "$version"
 check "  without the bad one's files" test ! -e /lib/systemd/system/driverd.service.d/broken-on-purpose.conf
 check "the unit is healthy after: driverd active and answering" wait_for 60 sh -c "nsenter -t $sdpid -m -p -- systemctl is-active --quiet driverd.service && nsenter -t $sdpid -m -p -- driverctl status >/dev/null"
-check "the edited conffile survived the rollback" grep -q "^healthy_seconds = 15" /etc/driverd/driverd.toml
+check "the edited conffile survived the rollback" grep -q "^url = \"http://127.0.0.1:$sim_port\"" /etc/driverd/driverd.toml
 check "ROLLED_BACK reached the backend once" answered_once "$bad_version" ROLLED_BACK
 ns journalctl --no-pager -u driverd-update.service >"$work/journal-update-bad.txt" 2>&1 || true
 
@@ -395,6 +406,8 @@ check "the good release is applied (after dpkg's recovery and the health gate)" 
 good_seconds=$((SECONDS - good_started))
 check "dpkg has $good_version installed and configured" installed_is "$good_version"
 check "driverd active" wait_for 30 ns systemctl is-active --quiet driverd.service
+check "the edited conffile survived the rollback and the update (the kept package ships the default, not the edit)" \
+    grep -q "^url = \"http://127.0.0.1:$sim_port\"" /etc/driverd/driverd.toml
 check "APPLIED reached the backend once" answered_once "$good_version" APPLIED
 check "driverd-update left no journal" test ! -e /var/lib/driverd-update/journal.json
 check "it keeps the applied package for the next rollback" test -e "/var/lib/driverd-update/packages/driverd_${good_version}_${arch}.deb"

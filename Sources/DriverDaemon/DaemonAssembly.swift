@@ -178,11 +178,12 @@ struct DaemonAssembly: Sendable {
                 directory: config.stateDirectory + "/update", dpkgStatus: config.updateDpkgStatus),
             outbox: outbox, uplink: uplink, clock: clock,
             situation: { [ignition = PowerHistory()] in
-                let depth = (try? outbox.depth()) ?? Outbox.Depth()
+                // Queued answers to releases do not hold an install back (the DOWNLOADED just queued among them).
+                let queued = ((try? outbox.depth()) ?? Outbox.Depth()).items - ((try? outbox.pendingItems(taskId: TaskRecord.updateLane).count) ?? 0)
                 return MaintenanceWindow.Situation(
                     onShift: shift.status.onShift, moving: [.moving, .stopping].contains(safety.status(heldPushes: 0).state),
                     ignitionOffSeconds: ignition.offSeconds(ignition: tracker.ignition, monotonic: clock.monotonic),
-                    hour: LocalHour.now(clock.now().time), tasksInProgress: await workflow.tasksInProgress(), queuedItems: depth.items)
+                    hour: LocalHour.now(clock.now().time), tasksInProgress: await workflow.tasksInProgress(), queuedItems: queued)
             },
             logger: Logger(label: "update"))
         router.register(Methods.updateStatus) { _, _ in update.status() }

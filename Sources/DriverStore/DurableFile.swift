@@ -52,10 +52,11 @@ public enum DurableFile {
         try syncDirectory(directory)
     }
 
-    /// Writes `bytes` at `offset` of `path` (made if missing; anything after `offset` is cut first, so a torn tail
-    /// goes) and syncs it: a resumable download's chunk.
+    /// Writes `bytes` at `offset` of `path` (made if missing, its directory too; anything after `offset` is cut
+    /// first, so a torn tail goes) and syncs it: a resumable download's chunk.
     public static func write(_ bytes: Data, to path: String, at offset: Int) throws {
         let existed = access(path, F_OK) == 0
+        if !existed { try makeDirectory(directory(of: path)) }
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failure(call: "open", path: path, errno: errno) }
         defer { close(fd) }

@@ -34,12 +34,13 @@ struct DaemonProbe {
         return state
     }
 
-    /// Whether the daemon's uplink is online now; nil when it does not answer.
+    /// Whether the daemon reaches its backend now (its WebSocket is up, or its last send succeeded); nil when it
+    /// does not answer. With nothing to send the link stays `idle`, so the WebSocket counts.
     func backendOnline() -> Bool? {
         guard let client = try? RPCClient(socketPath: socketPath, timeout: .seconds(5)),
               let status = try? client.call(Methods.outboxStatus, NoParams())
         else { return nil }
-        return status.link == .online
+        return status.link == .online || status.transport == .websocket
     }
 
     /// The probe the gate judges; `restartsBefore`: NRestarts when the new package was installed.

@@ -1,3 +1,5 @@
+import Crypto
+import DriverAPI
 import DriverStore
 import FoundationEssentials
 #if canImport(Glibc)
@@ -5,10 +7,16 @@ import Glibc
 #endif
 
 /// The installed version of a package, made into a .deb again from what dpkg recorded (its files as they are on
-/// disk, the operator's conffiles included, its control fields and maintainer scripts), as dpkg-repack does:
-/// the package to roll back to when the version installed before the first update came from nowhere kept.
+/// disk, its control fields and maintainer scripts), as dpkg-repack does: the package to roll back to when the
+/// version installed before the first update came from nowhere kept.
+///
+/// Conffiles are the catch. A package carrying the operator's edited file as its own would make dpkg take the
+/// edit for the package's default, and the next upgrade would replace it with the new default: the unit would
+/// lose its backend and credentials. So each conffile goes in as the package shipped it (the content whose MD5
+/// dpkg recorded): the file on disk when unedited, else the same file in the release being installed (a
+/// conffile seldom changes between versions). Only when neither matches does the edited file go in.
 enum Repack {
-    static func build(_ package: String, into output: String, scratch: String) throws(UpdaterError) {
+    static func build(_ package: String, into output: String, scratch: String, release: String) throws(UpdaterError) {
         _ = try Dpkg.run("/bin/rm", ["-rf", scratch])
         let control = scratch + "/DEBIAN"
         do {
@@ -16,14 +24,16 @@ enum Repack {
         } catch {
             throw UpdaterError("cannot make \(control): \(error)")
         }
-        // Files and links only; directories come with them (cp --parents).
+        // Files and links to files only; directories come with them (cp --parents). `stat` follows links: /lib, a
+        // link to usr/lib on a merged-/usr system, is a directory here, as it was in the package.
         let listed = try Dpkg.run("/usr/bin/dpkg-query", ["-L", package]).output.split(separator: "\n").map(String.init)
         let files = listed.filter { path in
             var info = stat()
-            return lstat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFDIR
+            return stat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFDIR
         }
         guard !files.isEmpty else { throw UpdaterError("dpkg lists no file of \(package)") }
         _ = try Dpkg.run("/bin/cp", ["-a", "--parents", "--no-dereference"] + files + [scratch])
+        try restoreShippedConffiles(package, scratch: scratch, release: release)
         // The status stanza without what only the installed state has.
         let stanza = try Dpkg.run("/usr/bin/dpkg-query", ["-s", package]).output
         var fields: [String] = []
@@ -50,5 +60,32 @@ enum Repack {
         _ = try Dpkg.run("/bin/chmod", ["0755", scratch, control])
         _ = try Dpkg.run("/usr/bin/dpkg-deb", ["--root-owner-group", "-b", scratch, output])
         _ = try Dpkg.run("/bin/rm", ["-rf", scratch])
+    }
+
+    /// Puts each edited conffile's shipped content into the tree at `scratch` (see above).
+    private static func restoreShippedConffiles(_ package: String, scratch: String, release: String) throws(UpdaterError) {
+        let recorded = try Dpkg.run("/usr/bin/dpkg-query", ["-W", "-f=${Conffiles}", package]).output
+        var extracted: String?
+        for line in recorded.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 2, !fields.contains("obsolete") else { continue }
+            let path = String(fields[0]), shipped = String(fields[1])
+            if md5(of: path) == shipped { continue }
+            if extracted == nil {
+                extracted = scratch + ".release"
+                _ = try Dpkg.run("/bin/rm", ["-rf", extracted!])
+                _ = try Dpkg.run("/usr/bin/dpkg-deb", ["-x", release, extracted!])
+            }
+            if let extracted, md5(of: extracted + path) == shipped {
+                _ = try Dpkg.run("/bin/cp", ["-a", extracted + path, scratch + path])
+            }
+        }
+        if let extracted { _ = try Dpkg.run("/bin/rm", ["-rf", extracted]) }
+    }
+
+    /// MD5 in hex, as dpkg records a conffile's; nil when the file cannot be read.
+    static func md5(of path: String) -> String? {
+        guard let bytes = (try? DurableFile.contents(path)) ?? nil else { return nil }
+        return TextFormat.hex(Insecure.MD5.hash(data: bytes))
     }
 }

@@ -1,6 +1,7 @@
 import BackendContract
 import Crypto
 import DriverAPI
+import DriverDaemon
 import DriverDomain
 import DriverStore
 import FoundationEssentials
@@ -72,7 +73,7 @@ struct Updater {
             signed = try JSONDecoder().decode(SignedRelease.self, from: bytes)
             guard let payload = Data(base64Encoded: signed.payload) else { throw UpdaterError("the request's payload is not base64") }
             guard !settings.publicKey.isEmpty else { throw UpdaterError("no update.public_key in the configuration: no release is installed") }
-            guard let signature = signed.signature, Self.isValid(signature, of: payload, publicKey: settings.publicKey) else {
+            guard let signature = signed.signature, FleetSignature.isValid(signature, of: payload, publicKey: settings.publicKey) else {
                 throw UpdaterError("bad signature: not made by the release key in the configuration (update.public_key)")
             }
             manifest = try JSONDecoder().decode(ReleaseManifest.self, from: payload)
@@ -118,7 +119,7 @@ struct Updater {
         let kept = "\(packagesDirectory)/\(manifest.package)_\(installed.version)_\(installed.architecture).deb"
         if access(kept, F_OK) != 0 {
             say("keeping \(manifest.package) \(installed.version) for a rollback (rebuilt from dpkg's records)")
-            try Repack.build(manifest.package, into: kept + ".partial", scratch: settings.stateDirectory + "/repack")
+            try Repack.build(manifest.package, into: kept + ".partial", scratch: settings.stateDirectory + "/repack", release: new)
             do {
                 try DurableFile.rename(kept + ".partial", to: kept)
             } catch {
@@ -146,6 +147,7 @@ struct Updater {
         judge(judging)
     }
 
+
     // MARK: After a power cut
 
     private func resume(_ journal: Journal) throws(UpdaterError) {
@@ -155,22 +157,11 @@ struct Updater {
         } catch {
             say("dpkg --configure -a: \(error)")
         }
-        if journal.phase == .installing {
-            let installed = try Dpkg.installed(journal.package)
-            if installed?.version != journal.version {
-                say("the install was cut: installing \(journal.version) again")
-                do {
-                    try Dpkg.install(journal.new)
-                } catch {
-                    return rollBack(journal, reason: "dpkg failed after a power cut: \(error)")
-                }
-            }
-            var judging = journal
-            judging.phase = .judging
-            try writeJournal(judging)
-            return judge(judging)
+        if journal.phase == .installing, try Dpkg.installed(journal.package)?.version != journal.version {
+            say("the install was cut: installing \(journal.version) again")
+            return try install(journal)
         }
-        // Cut while judging: judge again from the start (a new driverd process in any case).
+        // Installed (or cut while judging): judge from the start (a new driverd process in any case).
         let installed = try Dpkg.installed(journal.package)
         guard installed?.version == journal.version else {
             return rollBack(journal, reason: "after a power cut \(journal.version) was not installed")
@@ -251,13 +242,6 @@ struct Updater {
         }
     }
 
-    static func isValid(_ signature: String, of payload: Data, publicKey: String) -> Bool {
-        guard let keyBytes = Data(base64Encoded: publicKey), let key = try? Curve25519.Signing.PublicKey(rawRepresentation: keyBytes),
-              let bytes = Data(base64Encoded: signature)
-        else { return false }
-        return key.isValidSignature(bytes, for: payload)
-    }
-
     /// A file driverd wrote, read without following a link it may have put there.
     static func readNoFollow(_ path: String, limit: Int) throws(UpdaterError) -> Data {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
@@ -291,7 +275,7 @@ struct Updater {
             size += count
         }
         guard fsync(output) == 0 else { throw UpdaterError("fsync \(target): \(String(cString: strerror(errno)))") }
-        return (size, TextFormat.hex(hasher.finalize()))
+        return (size, FleetSignature.hex(hasher.finalize()))
     }
 
     static func list(_ directory: String) throws -> [String] {

@@ -11,7 +11,8 @@ struct InstalledPackages: Sendable {
 
     let packages: [String: Package]
 
-    /// Packages whose status is `install ok installed`.
+    /// Packages dpkg has installed or is installing (`install ok installed`, or `half-configured`, `unpacked` while
+    /// dpkg runs: driverd starts from a postinst), with the version dpkg records.
     init(statusFile text: String) {
         var packages: [String: Package] = [:]
         for stanza in text.split(separator: "\n\n", omittingEmptySubsequences: true) {
@@ -20,7 +21,7 @@ struct InstalledPackages: Sendable {
                 guard let colon = line.firstIndex(of: ":") else { continue }
                 fields[line[..<colon]] = line[line.index(after: colon)...].drop { $0 == " " }
             }
-            guard let name = fields["Package"], fields["Status"] == "install ok installed", let version = fields["Version"] else { continue }
+            guard let name = fields["Package"], fields["Status"]?.hasPrefix("install ok ") == true, let version = fields["Version"] else { continue }
             packages[String(name)] = Package(version: String(version), architecture: String(fields["Architecture"] ?? "all"))
         }
         self.packages = packages

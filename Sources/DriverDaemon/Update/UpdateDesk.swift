@@ -39,9 +39,11 @@ final class UpdateDesk: Sendable {
         var phase = ReleaseProgress.State.downloading
         var waitingFor: String?
         var lastOutcome: UpdateOutcome?
-        /// Releases refused (by SHA-256), so a backend that keeps offering one hears once; the ones rolled back are
-        /// kept on disk (`given-up.json`), so a bad release is not installed again after a restart.
+        /// Offers refused (by the digest of the manifest and its signature), so a backend that keeps offering one
+        /// hears once.
         var refused: Set<String> = []
+        /// Packages driverd-update rolled back (by SHA-256), kept on disk (`given-up.json`): never taken again.
+        var givenUp: Set<String> = []
     }
 
     let settings: Settings
@@ -69,7 +71,7 @@ final class UpdateDesk: Sendable {
         self.situation = situation
         self.logger = logger
         budget = Mutex(DailyBudget.read(UpdateFiles(directory: settings.directory).budget))
-        state.withLock { $0.refused = Set(UpdateFiles(directory: settings.directory).givenUp()) }
+        state.withLock { $0.givenUp = Set(UpdateFiles(directory: settings.directory).givenUp()) }
         (requests, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (accepted, acceptedContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -100,10 +102,13 @@ final class UpdateDesk: Sendable {
             logger.error("the backend's release is not base64 of a manifest's JSON: ignored")
             return
         }
-        let known = state.withLock { $0.manifest?.sha256 == manifest.sha256 || $0.refused.contains(manifest.sha256) }
+        let offer = FleetSignature.sha256Hex(payload + Data((signed.signature ?? "").utf8))
+        let known = state.withLock {
+            $0.manifest?.sha256 == manifest.sha256 || $0.refused.contains(offer) || $0.givenUp.contains(manifest.sha256)
+        }
         if known { return }
         if let reason = refusal(manifest, payload: payload, signature: signed.signature) {
-            refuse(manifest, reason: reason)
+            refuse(manifest, offer: offer, reason: reason)
             return
         }
         do {
@@ -156,23 +161,23 @@ final class UpdateDesk: Sendable {
     /// Left free for the outbox beside a release.
     static let spareBytes = 32 << 20
 
-    private func refuse(_ manifest: ReleaseManifest, reason: String) {
+    private func refuse(_ manifest: ReleaseManifest, offer: String, reason: String) {
         logger.warning("release \(manifest.package) \(manifest.version) refused: \(reason)")
         answer(UpdateAck(
             package: manifest.package, version: manifest.version, status: .refused, reason: reason, runningVersion: DaemonVersion.current,
-            at: clock.now().time), sha256: manifest.sha256)
+            at: clock.now().time), key: offer)
         state.withLock {
-            $0.refused.insert(manifest.sha256)
+            $0.refused.insert(offer)
             $0.lastOutcome = UpdateOutcome(package: manifest.package, version: manifest.version, status: .refused, reason: reason, at: clock.now().time)
         }
     }
 
     /// Queues an answer to the backend (durably; its key names the release and the answer, so a repeat is one).
-    private func answer(_ ack: UpdateAck, sha256: String) {
+    private func answer(_ ack: UpdateAck, key: String) {
         do {
             _ = try outbox.enqueue(OutboxItemRecord(
                 kind: .updateAck, taskId: TaskRecord.updateLane,
-                idempotencyKey: "update-\(ack.package)-\(ack.version)-\(ack.status.rawValue.lowercased())-\(sha256.prefix(12))",
+                idempotencyKey: "update-\(ack.package)-\(ack.version)-\(ack.status.rawValue.lowercased())-\(key.prefix(12))",
                 payload: Data(try Codec.encode(ack)), createdAt: ack.at))
             uplink?.itemQueued()
         } catch {
@@ -185,9 +190,7 @@ final class UpdateDesk: Sendable {
     /// What a previous run left: driverd-update's verdict to report, a release to go on with.
     func resume() {
         reportOutcome()
-        guard let data = try? DurableFile.contents(files.release), let signed = try? JSONDecoder().decode(SignedRelease.self, from: data),
-              let payload = Data(base64Encoded: signed.payload), let manifest = try? JSONDecoder().decode(ReleaseManifest.self, from: payload)
-        else { return }
+        guard let manifest = storedManifest() else { return }
         // What runs now may be newer than that release: nothing left to do. When it is that release, driverd-update
         // is judging it (its verdict follows).
         var requested = access(files.request, F_OK) == 0
@@ -209,6 +212,14 @@ final class UpdateDesk: Sendable {
         logger.info("release \(manifest.package) \(manifest.version): \(have) of \(manifest.chunks.count) chunks here\(requested ? ", install asked" : "")")
     }
 
+    /// The release accepted before, as stored.
+    private func storedManifest() -> ReleaseManifest? {
+        guard let data = try? DurableFile.contents(files.release), let signed = try? JSONDecoder().decode(SignedRelease.self, from: data),
+              let payload = Data(base64Encoded: signed.payload)
+        else { return nil }
+        return try? JSONDecoder().decode(ReleaseManifest.self, from: payload)
+    }
+
     /// driverd-update's verdict, when it left one: reported once, then the release's files go.
     func reportOutcome() {
         guard let data = try? DurableFile.contents(files.outcome) else { return }
@@ -217,11 +228,12 @@ final class UpdateDesk: Sendable {
             try? DurableFile.remove(files.outcome)
             return
         }
-        let sha = state.withLock { $0.manifest?.sha256 } ?? "installer"
-        answer(ack, sha256: sha)
+        // The package it judged: the one accepted (a rolled-back release is never taken again).
+        let sha = state.withLock { $0.manifest?.sha256 } ?? storedManifest()?.sha256 ?? "installer"
+        answer(ack, key: sha)
         if ack.status != .applied, sha != "installer" {
             files.giveUp(sha)
-            state.withLock { _ = $0.refused.insert(sha) }
+            state.withLock { _ = $0.givenUp.insert(sha) }
         }
         let status = UpdateOutcome.Status(rawValue: ack.status.rawValue) ?? .refused
         state.withLock { $0.lastOutcome = UpdateOutcome(package: ack.package, version: ack.version, status: status, reason: ack.reason, at: ack.at) }
@@ -253,6 +265,8 @@ final class UpdateDesk: Sendable {
 
     /// One round of work on the accepted release.
     func work() async -> Step {
+        // driverd-update's verdict, whatever this process thought: it may have started in the middle of the install.
+        if access(files.outcome, F_OK) == 0 { reportOutcome() }
         guard let manifest = state.withLock({ $0.manifest }) else { return .idle }
         switch state.withLock({ $0.phase }) {
         case .downloading, .paused:
@@ -264,7 +278,6 @@ final class UpdateDesk: Sendable {
             await considerInstalling(manifest)
             return .later
         case .installing:
-            reportOutcome()
             return .later
         }
     }
@@ -337,12 +350,18 @@ final class UpdateDesk: Sendable {
         logger.notice("release \(manifest.package) \(manifest.version) downloaded (\(manifest.size) bytes, SHA-256 matches)")
         answer(UpdateAck(
             package: manifest.package, version: manifest.version, status: .downloaded, reason: nil, runningVersion: DaemonVersion.current,
-            at: clock.now().time), sha256: manifest.sha256)
+            at: clock.now().time), key: manifest.sha256)
     }
 
     // MARK: Installing
 
     private func considerInstalling(_ manifest: ReleaseManifest) async {
+        // Installed already (this process started from that install's postinst): the verdict follows.
+        if let installed = installed.packages[manifest.package], let running = DebianVersion(installed.version),
+           let offered = DebianVersion(manifest.version), offered <= running {
+            state.withLock { $0.phase = .installing }
+            return
+        }
         let decision = settings.window.decide(await situation())
         guard decision == .install else {
             if case .wait(let reason) = decision { state.withLock { $0.waitingFor = reason } }
