@@ -214,6 +214,7 @@ let package = Package(
         .testTarget(name: "DriverDomainTests", dependencies: ["DriverDomain", "DriverAPI"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
         .testTarget(name: "DriverKioskTests", dependencies: ["DriverKiosk", "DriverAPI", "JSONRPC"]),
+        .testTarget(name: "DriverUpdaterTests", dependencies: ["DriverUpdater", "DriverStore"]),
         .testTarget(
             name: "DriverctlCommandsTests",
             dependencies: ["DriverctlCommands", "DriverDomain", .product(name: "ArgumentParser", package: "swift-argument-parser")]),

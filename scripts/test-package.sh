@@ -132,6 +132,8 @@ start_gnss() {
     "$bin/nmea-synth" --preset demo --start-time now -o "$work/drive.nmea"
     TMPDIR="$work" gpsfake -q -n -P "$gps_port" -c 0.05 "$work/drive.nmea" >>"$work/gpsfake.log" 2>&1 &
     pids+=($!)
+    # Killed on purpose later: no job-status line from bash.
+    disown "$!"
     wait_for 20 bash -c "exec 3<>/dev/tcp/127.0.0.1/$gps_port"
 }
 start_gnss
@@ -382,7 +384,8 @@ check "resumed, not restarted: $served_bytes bytes over the link for $good_size 
 cat >"$visible/cut-dpkg.sh" <<'CUT'
 # Waits for driverd-update's dpkg -i of the good release, then prints when it saw it.
 for _ in $(seq 1 6000); do
-    if pgrep -f "dpkg .*-i .*good2" >/dev/null; then echo dpkg; exit 0; fi
+    # A second in: dpkg is unpacking or configuring (it takes about five here).
+    if pgrep -f "dpkg .*-i .*good2" >/dev/null; then sleep 1; echo dpkg; exit 0; fi
     sleep 0.01
 done
 echo none
