@@ -134,4 +134,54 @@ struct UpdateTests {
         _ = try daemon.stop()
         #expect(try await Self.overview(http).acks.filter { $0.ack.version == "0.2.0" && $0.ack.status == .applied }.count == 1)
     }
+
+    @Test("an SOS waiting for the backend holds the download back; the day's byte cap pauses it and says so; update.mode external only reports the version")
+    func lowestPriority() async throws {
+        let sim = try SimProcess()
+        let http = SimHTTP(base: sim.base)
+        let key = try await Self.overview(http).publicKey
+        let directory = TemporaryDirectory()
+        try "Package: driverd\nStatus: install ok installed\nVersion: 0.1.0\nArchitecture: amd64\n"
+            .write(toFile: directory.file("dpkg-status"), atomically: true, encoding: .utf8)
+        let config = Harness.config(backend: sim) + """
+            [uplink]
+            urgent_retry_seconds = 2
+            [update]
+            public_key = "\(key)"
+            dpkg_status = "\(directory.file("dpkg-status"))"
+            max_bytes_per_day = 1048576
+
+            """
+        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: config, directory: directory)
+        try waitUntil("online", detail: daemon.log) { try Harness.outbox(daemon).link == .online }
+
+        // An SOS the backend does not take yet: the release waits behind it, not a byte fetched.
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(errorRate: 1, pathPrefix: BackendPaths.sos))
+        _ = try daemon.client().call(Methods.sosRaise, SOSParams(note: "test: before the update"))
+        let package = Data((0..<(1_536 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        try await Self.publish(http, package, version: "0.2.0")
+        try waitUntil("paused behind the SOS", timeout: .seconds(30), detail: daemon.log) {
+            try Self.status(daemon).release?.waitingFor?.contains("SOS") == true
+        }
+        #expect(try await Self.overview(http).releases.last?.chunksServed == 0)
+
+        // The SOS goes; the download follows, and stops at the day's cap (1 MiB of 1.5).
+        _ = try await http.request(.DELETE, "/sim/faults")
+        try waitUntil("paused at the day's cap", timeout: .seconds(60), detail: daemon.log) {
+            try Self.status(daemon).release?.waitingFor?.contains("max_bytes_per_day") == true
+        }
+        let capped = try Self.status(daemon)
+        #expect(capped.bytesToday == 1 << 20 && capped.release?.downloadedBytes == 1 << 20 && capped.release?.state == .paused, "\(capped)")
+        #expect(try await Self.overview(http).releases.last?.bytesServed == 1 << 20)
+        _ = try daemon.stop()
+
+        // A unit whose image another tool updates: it answers with its version and fetches nothing.
+        let external = try DaemonProcess(
+            arguments: ["--gpsd", "127.0.0.1:1"], config: config + "mode = \"external\"\n", directory: TemporaryDirectory())
+        try await Self.publish(http, package + Data([1]), version: "0.3.0")
+        let refused = try await Self.ack(http, version: "0.3.0", .refused, detail: external.log)
+        #expect(refused.reason?.contains("update.mode = external") == true && refused.runningVersion == "0.1.0", "\(refused)")
+        #expect(try Self.status(external).mode == .external)
+        _ = try external.stop()
+    }
 }
