@@ -28,7 +28,7 @@ version=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/DriverDaemon
 arch=$(dpkg --print-architecture)
 new_deb="out/driverd_${version}_${arch}.deb"
 kiosk_deb="out/driverd-kiosk_${version}_${arch}.deb"
-old_deb="$repo/.build-deb/older/driverd_${version}~older_${arch}.deb"
+old_deb="$work/releases/driverd_${version}~older_${arch}.deb"
 # What commands inside the namespace read or write: /tmp, /run and /var/tmp are private tmpfs there, and the
 # checkout may well be under /tmp.
 visible=/var/cache/driverd-test-package
@@ -75,10 +75,24 @@ if dpkg-query -W -f='${Status}' driverd 2>/dev/null | grep -q installed; then
 fi
 
 say "older build $version~older (same code, lower version) for the upgrade"
-# Built every time from this tree (the compiled binary is reused; only the packaging runs): one kept from an
-# older tree would ship an older conffile, and the unattended upgrade below would stop at dpkg's prompt.
-DRIVERD_DEB_VERSION="$version~older" DRIVERD_DEB_OUT="$(dirname "$old_deb")" DRIVERD_DEB_LINT=0 scripts/build-deb.sh >"$work/build-older.log" 2>&1 \
-    || { cat "$work/build-older.log"; exit 1; }
+# Made every time from this tree's package (only the version changes): one kept from an older tree would ship an
+# older conffile, and the unattended upgrade below would stop at dpkg's prompt.
+# The package of this tree under another version (broken: its driverd fails at start, for the self-update test).
+make_release() {
+    local root="$work/releases/root-$1"
+    rm -rf "$root"
+    mkdir -p "$work/releases"
+    dpkg-deb -R "$new_deb" "$root"
+    sed -i "s/^Version: .*/Version: $1/" "$root/DEBIAN/control"
+    if [ "$2" = broken ]; then
+        mkdir -p "$root/lib/systemd/system/driverd.service.d"
+        printf '[Service]\nExecStart=\nExecStart=/usr/bin/driverd --config /etc/driverd/driverd.toml --log-level broken-on-purpose\n' \
+            >"$root/lib/systemd/system/driverd.service.d/broken-on-purpose.conf"
+    fi
+    dpkg-deb --root-owner-group -Zgzip -b "$root" "$work/releases/driverd_$1_${arch}.deb" >/dev/null
+    rm -rf "$root"
+}
+make_release "$version~older" good
 pass "$(basename "$old_deb")"
 
 say "install $version~older with apt (dependencies resolved from Debian)"
@@ -270,24 +284,10 @@ accepted = [u for u in stats['statusUpdates'] if u['taskId'] == 'task-1001' and 
 sys.exit(0 if len(accepted) == 1 else 1)"
 
 say "self-update: releases published through dispatch-sim, installed by driverd-update.service under systemd"
-# Two newer packages made from this tree's (only the version changes): one whose driverd fails at start (a unit
-# drop-in gives it a bad option), and a good one.
+# Two newer packages made from this tree's (only the version changes, make_release): one whose driverd fails at
+# start (a unit drop-in gives it a bad option), and a good one.
 bad_version="$version+bad1"
 good_version="$version+good2"
-make_release() {
-    local root="$work/releases/root-$1"
-    rm -rf "$root"
-    mkdir -p "$work/releases"
-    dpkg-deb -R "$new_deb" "$root"
-    sed -i "s/^Version: .*/Version: $1/" "$root/DEBIAN/control"
-    if [ "$2" = broken ]; then
-        mkdir -p "$root/lib/systemd/system/driverd.service.d"
-        printf '[Service]\nExecStart=\nExecStart=/usr/bin/driverd --config /etc/driverd/driverd.toml --log-level broken-on-purpose\n' \
-            >"$root/lib/systemd/system/driverd.service.d/broken-on-purpose.conf"
-    fi
-    dpkg-deb --root-owner-group -Zgzip -b "$root" "$work/releases/driverd_$1_${arch}.deb" >/dev/null
-    rm -rf "$root"
-}
 make_release "$bad_version" broken
 make_release "$good_version" good
 bad_deb="$work/releases/driverd_${bad_version}_${arch}.deb"
