@@ -7,7 +7,8 @@ import JSONRPC
 /// its socket and reaches the backend.
 struct DaemonProbe {
     let unit: String
-    let socketPath: String
+    /// driverd's socket; nil for a unit without one (its running is its answer).
+    let socketPath: String?
 
     struct Unit {
         var activeState = ""
@@ -37,7 +38,7 @@ struct DaemonProbe {
     /// Whether the daemon reaches its backend now (its WebSocket is up, or its last send succeeded); nil when it
     /// does not answer. With nothing to send the link stays `idle`, so the WebSocket counts.
     func backendOnline() -> Bool? {
-        guard let client = try? RPCClient(socketPath: socketPath, timeout: .seconds(5)),
+        guard let socketPath, let client = try? RPCClient(socketPath: socketPath, timeout: .seconds(5)),
               let status = try? client.call(Methods.outboxStatus, NoParams())
         else { return nil }
         return status.link == .online || status.transport == .websocket
@@ -46,10 +47,11 @@ struct DaemonProbe {
     /// The probe the gate judges; `restartsBefore`: NRestarts when the new package was installed.
     func probe(restartsBefore: Int) -> HealthGate.Probe {
         let unit = unitState()
-        let online = backendOnline()
+        let running = unit.activeState == "active" && unit.subState == "running"
+        let online = socketPath == nil ? nil : backendOnline()
         return HealthGate.Probe(
-            running: unit.activeState == "active" && unit.subState == "running",
+            running: running,
             crashed: unit.activeState == "failed" || unit.subState == "auto-restart" || unit.restarts > restartsBefore,
-            mainPID: unit.mainPID, answers: online != nil, backendOnline: online == true)
+            mainPID: unit.mainPID, answers: socketPath == nil ? running : online != nil, backendOnline: online == true)
     }
 }

@@ -25,7 +25,6 @@ struct Updater {
         var requestDirectory: String
         /// driverd-update's own (`/var/lib/driverd-update`).
         var stateDirectory: String
-        var unit = "driverd.service"
     }
 
     /// What survives a power cut in the middle: which package is being installed over which.
@@ -127,7 +126,7 @@ struct Updater {
             }
         }
         // The backend must be reachable after the install only when it was before.
-        let backendRequired = DaemonProbe(unit: settings.unit, socketPath: settings.socketPath).backendOnline() == true
+        let backendRequired = probe(of: manifest.package).backendOnline() == true
         return Journal(
             phase: .installing, package: manifest.package, version: manifest.version, sha256: manifest.sha256, previousVersion: installed.version,
             kept: kept, new: new, backendRequired: backendRequired)
@@ -171,14 +170,22 @@ struct Updater {
 
     // MARK: The health gate
 
+    /// How a package's program is looked at: driverd by its unit, its socket and its backend link; another of the
+    /// fleet's packages (driverd-kiosk) by its unit of the same name alone.
+    private func probe(of package: String) -> DaemonProbe {
+        package == "driverd"
+            ? DaemonProbe(unit: "driverd.service", socketPath: settings.socketPath)
+            : DaemonProbe(unit: "\(package).service", socketPath: nil)
+    }
+
     private func judge(_ journal: Journal) {
-        let probe = DaemonProbe(unit: settings.unit, socketPath: settings.socketPath)
+        let probe = probe(of: journal.package)
         // systemd may still be restarting the unit after dpkg's postinst; begin from what it counts now.
         let restartsBefore = probe.unitState().restarts
         var gate = HealthGate(
             settings: .init(healthySeconds: settings.healthySeconds, readyWithin: settings.readyWithin, backendRequired: journal.backendRequired),
             installedAt: Self.monotonic())
-        say("judging \(journal.package) \(journal.version): READY, its socket\(journal.backendRequired ? ", the backend" : ""), no restart for \(Int(settings.healthySeconds)) s")
+        say("judging \(journal.package) \(journal.version): READY\(probe.socketPath != nil ? ", its socket" : "")\(journal.backendRequired ? ", the backend" : ""), no restart for \(Int(settings.healthySeconds)) s")
         while true {
             switch gate.observe(probe.probe(restartsBefore: restartsBefore), at: Self.monotonic()) {
             case .wait:
