@@ -408,8 +408,9 @@ final class UpdateDesk: Sendable {
     static let roundSeconds = 30.0
 
     func run() async {
+        // No fetch at start: the uplink's first success (`whenLinkRestored`) asks, once it holds a valid token; a
+        // fetch racing its first refresh could spend the refresh token it is about to use.
         resume()
-        requestCheck()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [self] in
                 for await _ in requests { await check() }
