@@ -4,5 +4,6 @@
 /// when something is added. A front end warns when its major number differs from the daemon's.
 public enum APIVersion {
     public static let major = 1
-    public static let minor = 13
+    /// A new method raises it through its descriptor's `since`; a field or event added to what exists, here.
+    public static let minor = max(13, Methods.all.map(\.since).max() ?? 0)
 }

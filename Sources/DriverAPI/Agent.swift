@@ -33,3 +33,15 @@ public struct SetLogLevelResult: Codable, Sendable, Equatable {
 public enum LogLevel: String, Codable, Sendable, CaseIterable {
     case trace, debug, info, notice, warning, error, critical
 }
+
+// MARK: Methods
+
+extension Methods {
+    public static let agentDescribe = Method<NoParams, AgentDescription>("agent.describe", mutating: false, screen: true)
+    public static let agentStatus = Method<NoParams, AgentStatus>("agent.status", mutating: false, screen: true)
+    public static let agentSetLogLevel = Method<SetLogLevelParams, SetLogLevelResult>(
+        "agent.setLogLevel", mutating: true)
+
+    /// This file's methods, in `Methods.all`.
+    static let agent: [MethodDescriptor] = [agentDescribe.descriptor, agentStatus.descriptor, agentSetLogLevel.descriptor]
+}

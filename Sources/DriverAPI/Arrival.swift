@@ -117,3 +117,15 @@ public struct TripList: Codable, Sendable, Equatable {
     public var trips: [TripView]
     public init(trips: [TripView]) { self.trips = trips }
 }
+
+// MARK: Methods
+
+extension Methods {
+    /// The latest visits to stops (geofence arrivals and departures), newest first.
+    public static let visitsList = Method<NoParams, VisitList>("visits.list", mutating: false)
+    /// The latest trips and idle periods, newest first.
+    public static let tripsList = Method<NoParams, TripList>("trips.list", mutating: false)
+
+    /// This file's methods, in `Methods.all`.
+    static let travel: [MethodDescriptor] = [visitsList.descriptor, tripsList.descriptor]
+}

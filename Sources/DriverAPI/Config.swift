@@ -40,3 +40,13 @@ public struct ConfigShowResult: Codable, Sendable, Equatable {
         self.remote = remote
     }
 }
+
+// MARK: Methods
+
+extension Methods {
+    /// The effective configuration: every key's value and its source (default, file, remote vN, flag).
+    public static let configShow = Method<NoParams, ConfigShowResult>("config.show", mutating: false)
+
+    /// This file's methods, in `Methods.all`.
+    static let config: [MethodDescriptor] = [configShow.descriptor]
+}

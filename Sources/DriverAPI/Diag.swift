@@ -114,3 +114,13 @@ public struct LogRecord: Codable, Sendable, Equatable {
         self.message = message
     }
 }
+
+// MARK: Methods
+
+extension Methods {
+    /// Versions, status, disk space, the redacted configuration and the last warnings, for support.
+    public static let diagReport = Method<NoParams, DiagReport>("diag.report", mutating: false)
+
+    /// This file's methods, in `Methods.all`.
+    static let diag: [MethodDescriptor] = [diagReport.descriptor]
+}

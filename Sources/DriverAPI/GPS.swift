@@ -124,3 +124,18 @@ public struct SubscribeResult: Codable, Sendable, Equatable {
     public var topics: [String]
     public init(topics: [String]) { self.topics = topics }
 }
+
+// MARK: Methods
+
+extension Methods {
+    public static let gpsStatus = Method<NoParams, GPSStatus>("gps.status", mutating: false, screen: true)
+    /// The latest fix; `unavailable` (1002) before the first.
+    public static let gpsFix = Method<NoParams, Fix>("gps.fix", mutating: false)
+    public static let gpsRequestRate = Method<RequestRateParams, RequestRateResult>("gps.requestRate", mutating: true)
+    public static let eventsSubscribe = Method<SubscribeParams, SubscribeResult>("events.subscribe", mutating: false, screen: true)
+
+    /// This file's methods, in `Methods.all`.
+    static let gps: [MethodDescriptor] = [
+        gpsStatus.descriptor, gpsFix.descriptor, gpsRequestRate.descriptor, eventsSubscribe.descriptor,
+    ]
+}

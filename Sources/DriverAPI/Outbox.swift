@@ -102,3 +102,15 @@ public struct OutboxRefusedEvent: Codable, Sendable, Equatable {
         self.answer = answer
     }
 }
+
+// MARK: Methods
+
+extension Methods {
+    public static let outboxStatus = Method<NoParams, OutboxStatus>("outbox.status", mutating: false, screen: true)
+    /// Sends what waits now (overriding a backoff) and answers once that attempt is over.
+    public static let outboxFlush = Method<NoParams, OutboxStatus>("outbox.flush", mutating: true)
+    public static let authLogin = Method<LoginParams, LoginResult>("auth.login", mutating: true)
+
+    /// This file's methods, in `Methods.all`.
+    static let outbox: [MethodDescriptor] = [outboxStatus.descriptor, outboxFlush.descriptor, authLogin.descriptor]
+}

@@ -64,3 +64,14 @@ public struct SOSView: Codable, Sendable, Equatable {
         self.acknowledgedAt = acknowledgedAt
     }
 }
+
+// MARK: Methods
+
+extension Methods {
+    /// A driver's call for help: stored durably, sent before anything else, repeated until the backend acks it.
+    /// Allowed while driving and off shift; refused only when no backend is configured.
+    public static let sosRaise = Method<SOSParams, SOSView>("sos.raise", mutating: true, screen: true)
+
+    /// This file's methods, in `Methods.all`.
+    static let sos: [MethodDescriptor] = [sosRaise.descriptor]
+}

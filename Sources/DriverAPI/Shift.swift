@@ -122,3 +122,23 @@ public struct LogoutResult: Codable, Sendable, Equatable {
         self.removedPhotos = removedPhotos
     }
 }
+
+// MARK: Methods
+
+extension Methods {
+    /// Acknowledges a push: it is not sent again. Interruptive ones only while the vehicle stands.
+    public static let eventsAck = Method<AckParams, PushSummary>("events.ack", mutating: true, screen: true)
+    /// What pushes wait, said without interrupting (also while driving).
+    public static let eventsPending = Method<NoParams, PushSummary>("events.pending", mutating: false, screen: true)
+    public static let shiftStart = Method<NoParams, ShiftStatus>("shift.start", mutating: true, screen: true)
+    public static let shiftEnd = Method<NoParams, ShiftStatus>("shift.end", mutating: true, screen: true)
+    public static let shiftStatus = Method<NoParams, ShiftStatus>("shift.status", mutating: false, screen: true)
+    /// Clears personal data and the tokens; keeps what is queued for the same driver's next login.
+    public static let authLogout = Method<NoParams, LogoutResult>("auth.logout", mutating: true)
+
+    /// This file's methods, in `Methods.all`.
+    static let driver: [MethodDescriptor] = [
+        eventsAck.descriptor, eventsPending.descriptor, shiftStart.descriptor, shiftEnd.descriptor,
+        shiftStatus.descriptor, authLogout.descriptor,
+    ]
+}

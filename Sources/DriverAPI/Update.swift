@@ -85,3 +85,16 @@ public struct UpdateOutcome: Codable, Sendable, Equatable {
         self.at = at
     }
 }
+
+// MARK: Methods
+
+extension Methods {
+    /// The installed version, a release on its way in, the maintenance window and the last outcome (API 1.13).
+    public static let updateStatus = Method<NoParams, UpdateStatus>("update.status", mutating: false)
+    /// Asks the backend for a staged release now (as its push would) and answers with `update.status` once the
+    /// answer is taken; `unavailable` (1002) when the backend was not reached.
+    public static let updateCheck = Method<NoParams, UpdateStatus>("update.check", mutating: true, since: 14)
+
+    /// This file's methods, in `Methods.all`.
+    static let update: [MethodDescriptor] = [updateStatus.descriptor, updateCheck.descriptor]
+}

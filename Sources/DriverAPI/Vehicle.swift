@@ -88,3 +88,13 @@ public struct VehicleStatus: Codable, Sendable, Equatable {
         self.odometerDisagreements = odometerDisagreements
     }
 }
+
+// MARK: Methods
+
+extension Methods {
+    /// The vehicle as its OBD-II adapter reports it: link, ignition, speed, fuel, odometer, voltage, fault codes (API 1.11).
+    public static let vehicleStatus = Method<NoParams, VehicleStatus>("vehicle.status", mutating: false, screen: true)
+
+    /// This file's methods, in `Methods.all`.
+    static let vehicle: [MethodDescriptor] = [vehicleStatus.descriptor]
+}

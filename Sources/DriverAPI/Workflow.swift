@@ -323,3 +323,29 @@ public struct RouteUpdate: Codable, Sendable, Equatable {
         self.next = next
     }
 }
+
+// MARK: Methods
+
+extension Methods {
+    public static let routeGet = Method<NoParams, RouteView>("route.get", mutating: false, screen: true)
+    public static let routeNext = Method<NoParams, RouteNext>("route.next", mutating: false, screen: true)
+    /// Without `confirm` a preview; with it the order is applied and sent to the backend.
+    public static let routeResequence = Method<ResequenceParams, ResequenceResult>("route.resequence", mutating: true)
+    public static let navLinks = Method<NavParams, NavResult>("nav.links", mutating: false, screen: true)
+    public static let taskAccept = Method<TaskParams, TaskView>("task.accept", mutating: true, screen: true)
+    /// At the store or at the destination, from the task's state.
+    public static let taskArrive = Method<TaskParams, TaskView>("task.arrive", mutating: true, screen: true)
+    public static let taskPickup = Method<TaskParams, TaskView>("task.pickup", mutating: true, screen: true)
+    public static let taskDeliver = Method<TaskParams, TaskView>("task.deliver", mutating: true, screen: true)
+    public static let taskFail = Method<FailParams, TaskView>("task.fail", mutating: true, screen: true)
+    public static let taskReturnToVendor = Method<TaskParams, TaskView>("task.returnToVendor", mutating: true, screen: true)
+    public static let podPhoto = Method<PhotoParams, PODResult>("pod.photo", mutating: true)
+    public static let podOTP = Method<OTPParams, PODResult>("pod.otp", mutating: true, screen: true)
+
+    /// This file's methods, in `Methods.all`.
+    static let workflow: [MethodDescriptor] = [
+        routeGet.descriptor, routeNext.descriptor, routeResequence.descriptor, navLinks.descriptor,
+        taskAccept.descriptor, taskArrive.descriptor, taskPickup.descriptor, taskDeliver.descriptor,
+        taskFail.descriptor, taskReturnToVendor.descriptor, podPhoto.descriptor, podOTP.descriptor,
+    ]
+}

@@ -169,8 +169,9 @@ struct DaemonAssembly: Sendable {
         GPSHandlers.register(in: &router, runtime: tracking, logger: Logger(label: "gps"))
         UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox, clock: clock)
         WorkflowHandlers.register(in: &router, workflow: workflow, safety: safety)
-        router.register(Methods.configShow) { _, _ in remoteConfig.show() }
-        router.register(Methods.vehicleStatus) { _, _ in vehicle.status() }
+        remoteConfig.register(in: &router)
+        vehicle.register(in: &router)
+        travel.register(in: &router)
         let update = UpdateDesk(
             settings: .init(
                 mode: config.updateMode, publicKey: config.updatePublicKey, maxBytesPerDay: config.updateMaxBytesPerDay,
@@ -186,7 +187,7 @@ struct DaemonAssembly: Sendable {
                     hour: LocalHour.now(clock.now().time), tasksInProgress: await workflow.tasksInProgress(), queuedItems: queued)
             },
             logger: Logger(label: "update"))
-        router.register(Methods.updateStatus) { _, _ in update.status() }
+        update.register(in: &router)
         let sos = SOSDesk(outbox: outbox, uplink: uplink, tracker: tracker, clock: clock, hub: hub, logger: Logger(label: "sos"))
         DriverHandlers.register(
             in: &router, shift: shift, pushes: pushes, workflow: workflow, recorder: recorder, uplink: uplink, travel: travel, sos: sos,

@@ -33,3 +33,8 @@ enum ConfigFormatter {
         return ([header, ""] + rows).joined(separator: "\n")
     }
 }
+
+extension Driverctl {
+    /// This file's commands, in the root's subcommands.
+    static let configCommands: [any ParsableCommand.Type] = [ConfigCommand.self]
+}

@@ -88,3 +88,8 @@ enum DiagFormatter {
         return unit == 0 ? "\(count) B" : "\(TextFormat.fixed(value, decimals: 1)) \(units[unit])"
     }
 }
+
+extension Driverctl {
+    /// This file's commands, in the root's subcommands.
+    static let diagCommands: [any ParsableCommand.Type] = [Diag.self]
+}

@@ -9,11 +9,11 @@ public struct Driverctl: ParsableCommand {
         commandName: "driverctl",
         abstract: "Talk to driverd, the in-vehicle delivery agent.",
         version: "driverctl (API \(APIVersion.major).\(APIVersion.minor))",
-        subcommands: [
-            Status.self, Describe.self, GPSCommand.self, Queue.self, Sync.self, Login.self, Next.self, RouteCommand.self,
-            Accept.self, Arrive.self, Pickup.self, POD.self, Deliver.self, Fail.self, Return.self, Navigate.self, Watch.self, Visits.self, Trips.self,
-            ShiftCommand.self, Ack.self, SOS.self, Logout.self, ConfigCommand.self, Diag.self, LogLevelCommand.self, VehicleCommand.self, UpdateCommand.self,
-        ])
+        // Each file declares its commands; a new command touches only its file.
+        subcommands: agentCommands + gpsCommands + outboxCommands + routeCommands + taskCommands + watchCommands + shiftCommands
+            + sosCommands + configCommands + diagCommands + vehicleCommands + updateCommands)
+
+    static let agentCommands: [any ParsableCommand.Type] = [Status.self, Describe.self, LogLevelCommand.self]
 
     // Declared here too so `driverctl --socket X status` works as well as `driverctl status --socket X`.
     @OptionGroup var options: GlobalOptions

@@ -30,3 +30,8 @@ struct GPSCommand: ParsableCommand {
         }
     }
 }
+
+extension Driverctl {
+    /// This file's commands, in the root's subcommands.
+    static let gpsCommands: [any ParsableCommand.Type] = [GPSCommand.self]
+}

@@ -95,3 +95,8 @@ enum OutboxFormatter {
         return lines.joined(separator: "\n")
     }
 }
+
+extension Driverctl {
+    /// This file's commands, in the root's subcommands.
+    static let outboxCommands: [any ParsableCommand.Type] = [Queue.self, Sync.self, Login.self]
+}

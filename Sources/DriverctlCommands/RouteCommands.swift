@@ -101,3 +101,8 @@ struct Trips: ParsableCommand {
         try Output(options).emit(list) { RouteFormatter.trips(list) }
     }
 }
+
+extension Driverctl {
+    /// This file's commands, in the root's subcommands.
+    static let routeCommands: [any ParsableCommand.Type] = [Next.self, RouteCommand.self, Navigate.self, Visits.self, Trips.self]
+}

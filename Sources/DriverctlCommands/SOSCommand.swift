@@ -41,3 +41,8 @@ enum SOSFormatter {
         return "at \(TextFormat.fixed(position.lat, decimals: 5)), \(TextFormat.fixed(position.lng, decimals: 5))\(accuracy)\(age)"
     }
 }
+
+extension Driverctl {
+    /// This file's commands, in the root's subcommands.
+    static let sosCommands: [any ParsableCommand.Type] = [SOS.self]
+}

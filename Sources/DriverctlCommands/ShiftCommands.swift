@@ -60,3 +60,8 @@ struct Ack: ParsableCommand {
         try Output(options).emit(summary) { summary.pending == 0 ? "nothing else waits" : "still waiting: \(summary.summary)" }
     }
 }
+
+extension Driverctl {
+    /// This file's commands, in the root's subcommands.
+    static let shiftCommands: [any ParsableCommand.Type] = [ShiftCommand.self, Ack.self, Logout.self]
+}

@@ -136,3 +136,8 @@ struct POD: ParsableCommand {
         }
     }
 }
+
+extension Driverctl {
+    /// This file's commands, in the root's subcommands.
+    static let taskCommands: [any ParsableCommand.Type] = [Accept.self, Arrive.self, Pickup.self, POD.self, Deliver.self, Fail.self, Return.self]
+}

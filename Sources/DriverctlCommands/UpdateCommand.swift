@@ -8,8 +8,11 @@ struct UpdateCommand: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
+    @Flag(name: .long, help: "Ask the backend for a staged release now (as its push would), then show.")
+    var check = false
+
     func run() throws {
-        let status = try Session(options).call(Methods.updateStatus, NoParams())
+        let status = try Session(options).call(check ? Methods.updateCheck : Methods.updateStatus, NoParams())
         try Output(options).emit(status) { UpdateFormatter.details(status) }
     }
 }
@@ -34,4 +37,9 @@ enum UpdateFormatter {
         }
         return lines.joined(separator: "\n")
     }
+}
+
+extension Driverctl {
+    /// This file's commands, in the root's subcommands.
+    static let updateCommands: [any ParsableCommand.Type] = [UpdateCommand.self]
 }

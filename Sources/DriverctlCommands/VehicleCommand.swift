@@ -59,3 +59,8 @@ enum VehicleFormatter {
 
     private static func onOff(_ value: Bool?) -> String { value.map { $0 ? "on" : "off" } ?? "no input" }
 }
+
+extension Driverctl {
+    /// This file's commands, in the root's subcommands.
+    static let vehicleCommands: [any ParsableCommand.Type] = [VehicleCommand.self]
+}

@@ -158,3 +158,8 @@ extension Session {
         }
     }
 }
+
+extension Driverctl {
+    /// This file's commands, in the root's subcommands.
+    static let watchCommands: [any ParsableCommand.Type] = [Watch.self]
+}

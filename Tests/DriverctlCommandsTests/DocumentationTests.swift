@@ -4,7 +4,7 @@ import DriverctlCommands
 import Foundation
 import Testing
 
-/// The docs promise every command (docs/OPERATIONS.md) and every configuration key (the shipped
+/// The docs promise every command (docs/API.md, beside the method it calls) and every configuration key (the shipped
 /// packaging/driverd.toml, which the README points to, and docs/OPERATIONS.md's symptoms name some): these
 /// checks fail when a new one is left out.
 @Suite("Documentation")
@@ -22,13 +22,26 @@ struct DocumentationTests {
         return subcommands.flatMap { commandPaths($0, prefix: prefix + [$0._commandName]) }
     }
 
-    @Test("docs/OPERATIONS.md names every driverctl command")
+    @Test("docs/API.md names every driverctl command beside the method it calls")
     func everyCommand() throws {
-        let operations = try Self.text("docs/OPERATIONS.md")
+        let api = try Self.text("docs/API.md")
         let paths = Self.commandPaths(Driverctl.self)
         #expect(paths.count > 20)
         for path in paths {
-            #expect(operations.contains("`driverctl \(path)"), "docs/OPERATIONS.md does not name driverctl \(path)")
+            #expect(api.contains("driverctl: `driverctl \(path)"), "docs/API.md does not name driverctl \(path) after a method")
+        }
+    }
+
+    @Test("every driverctl command the docs name exists")
+    func noStaleCommand() throws {
+        let commands = Set(Self.commandPaths(Driverctl.self).map { $0.split(separator: " ").first.map(String.init) ?? $0 } + ["help"])
+        let docs = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.map { "docs/" + $0 }
+        #expect(docs.count > 5)
+        for doc in ["README.md"] + docs {
+            for match in try Self.text(doc).matches(of: /`driverctl ([a-z][a-z-]*)/) {
+                #expect(commands.contains(String(match.1)), "\(doc) names driverctl \(match.1), which does not exist")
+            }
         }
     }
 

@@ -66,6 +66,12 @@ struct UpdateTests {
         var daemon = try DaemonProcess(config: config, directory: directory)
         try waitUntil("online", detail: daemon.log) { try Harness.outbox(daemon).link == .online }
 
+        // `driverctl update --check` with the backend's release endpoint failing: the error, and no release.
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(errorRate: 1, pathPrefix: "/api/v1/rider/release"))
+        let unreached = try runProgram(Binaries.path("driverctl"), ["--socket", daemon.socketPath, "update", "--check"])
+        #expect(unreached.status != 0 && unreached.stderr.contains("the backend was not reached"), "\(unreached)")
+        _ = try await http.request(.DELETE, "/sim/faults")
+
         // Refused, each with its reason; the unit fetches no chunk of any.
         let junk = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         let refusals: [(String, String, String, String, String)] = [
@@ -88,6 +94,10 @@ struct UpdateTests {
         let package = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) })
         _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(latencyMs: 300, pathPrefix: "/api/v1/rider/release/"))
         try await Self.publish(http, package, version: "0.2.0")
+        // `update.check` answers once the staged release is taken (whether its push or the check fetched it first).
+        let checked = try runProgram(Binaries.path("driverctl"), ["--socket", daemon.socketPath, "--json", "update", "--check"])
+        let afterCheck = try JSONDecoder().decode(UpdateStatus.self, from: Data(checked.stdout.utf8))
+        #expect(afterCheck.release?.version == "0.2.0" && afterCheck.release?.state == .downloading, "\(checked)")
         try await waitUntil("a few chunks downloaded", timeout: .seconds(60), detail: daemon.log) {
             try await Self.overview(http).releases.last!.chunksServed >= 4
         }

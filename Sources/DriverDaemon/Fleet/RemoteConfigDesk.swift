@@ -4,6 +4,7 @@ import DriverAPI
 import DriverDomain
 import DriverStore
 import FoundationEssentials
+import JSONRPC
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -180,5 +181,12 @@ extension RemoteConfigDesk: OutboxItemOwner {
 
     func pushReceived(_ push: Push) {
         if push.kind == .configUpdate { requestCheck() }
+    }
+}
+
+extension RemoteConfigDesk {
+    /// `config.show`.
+    func register(in router: inout RPCRouter) {
+        router.register(Methods.configShow) { _, _ in self.show() }
     }
 }

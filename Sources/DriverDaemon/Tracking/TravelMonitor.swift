@@ -293,3 +293,10 @@ final class TravelMonitor: Sendable {
             distanceMeters: trip.metres, state: trip.state.rawValue, vehicleDistanceMeters: trip.vehicleMetres)
     }
 }
+
+extension TravelMonitor {
+    /// `trips.list`.
+    func register(in router: inout RPCRouter) {
+        router.register(Methods.tripsList) { _, _ in try self.recentTrips() }
+    }
+}

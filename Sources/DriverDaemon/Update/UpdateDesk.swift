@@ -55,9 +55,10 @@ final class UpdateDesk: Sendable {
     private let situation: SituationReader
     private let state = Mutex(State())
     private let budget: Mutex<DailyBudget>
-    /// Checks to make, one at a time (a push and a reconnection may come together).
-    private let requests: AsyncStream<Void>
-    private let continuation: AsyncStream<Void>.Continuation
+    /// Checks to make, one at a time (a push, a reconnection and `update.check` may come together); a caller that
+    /// waits for its check's end (`update.check`) hands its continuation along.
+    private let requests: AsyncStream<CheckedContinuation<Void, any Error>?>
+    private let continuation: AsyncStream<CheckedContinuation<Void, any Error>?>.Continuation
     /// Wakes the idle worker when a release was accepted.
     private let accepted: AsyncStream<Void>
     private let acceptedContinuation: AsyncStream<Void>.Continuation
@@ -72,11 +73,19 @@ final class UpdateDesk: Sendable {
         self.logger = logger
         budget = Mutex(DailyBudget.read(UpdateFiles(directory: settings.directory).budget))
         state.withLock { $0.givenUp = Set(UpdateFiles(directory: settings.directory).givenUp()) }
-        (requests, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (requests, continuation) = AsyncStream.makeStream(of: CheckedContinuation<Void, any Error>?.self)
         (accepted, acceptedContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    func requestCheck() { continuation.yield() }
+    func requestCheck() { continuation.yield(nil) }
+
+    /// `update.check`: fetches what is staged now (as a push would), and answers once that is done.
+    func checkNow() async throws -> UpdateStatus {
+        try await withCheckedThrowingContinuation { waiter in
+            if case .terminated = continuation.yield(waiter) { waiter.resume(throwing: APIError(.unavailable, "driverd is stopping")) }
+        }
+        return status()
+    }
 
     func finish() {
         continuation.finish()
@@ -87,15 +96,16 @@ final class UpdateDesk: Sendable {
 
     // MARK: The release
 
-    /// Fetches what is staged for this unit and takes it when it may run here.
-    func check() async {
-        guard let uplink else { return }
+    /// Fetches what is staged for this unit and takes it when it may run here. Throws when the backend was not
+    /// reached; a release refused or ignored is an answer, not an error.
+    func check() async throws {
+        guard let uplink else { throw APIError(.unavailable, "no backend is configured (backend.url)") }
         let reply: ReleaseReply
         do {
             reply = try await uplink.authorized { client, token in try await client.release(token: token) }
         } catch {
             logger.info("release not fetched: \(error)")
-            return
+            throw APIError(.unavailable, "the backend was not reached: \(error)")
         }
         guard let signed = reply.release else { return }
         guard let payload = Data(base64Encoded: signed.payload), let manifest = try? JSONDecoder().decode(ReleaseManifest.self, from: payload) else {
@@ -413,7 +423,14 @@ final class UpdateDesk: Sendable {
         resume()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [self] in
-                for await _ in requests { await check() }
+                for await waiter in requests {
+                    do {
+                        try await check()
+                        waiter?.resume()
+                    } catch {
+                        waiter?.resume(throwing: error)
+                    }
+                }
             }
             group.addTask { [self] in
                 var wakes = accepted.makeAsyncIterator()
@@ -456,6 +473,14 @@ struct DailyBudget: Codable, Sendable, Equatable {
 
 /// The desk owns the release lane (its answers to the fleet's releases), and hears when the fleet may have a new
 /// release: an `UPDATE_AVAILABLE` push, or the link coming back.
+extension UpdateDesk {
+    /// `update.status` and `update.check`.
+    func register(in router: inout RPCRouter) {
+        router.register(Methods.updateStatus) { _, _ in self.status() }
+        router.register(Methods.updateCheck) { _, _ in try await self.checkNow() }
+    }
+}
+
 extension UpdateDesk: OutboxItemOwner {
     func attach(to uplink: Uplink) {
         uplink.register(self, for: [.updateAck])

@@ -375,3 +375,10 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
         if changed { hub.publish(Events.vehicleChanged, status) }
     }
 }
+
+extension VehicleMonitor {
+    /// `vehicle.status`.
+    func register(in router: inout RPCRouter) {
+        router.register(Methods.vehicleStatus) { _, _ in self.status() }
+    }
+}
