@@ -119,11 +119,14 @@ struct DaemonAssembly: Sendable {
             }
         }
         let workflow: Workflow
+        let visits: StopVisits
         do {
+            visits = try StopVisits(
+                book: VisitBook(store: store), geofences: geofences, hub: hub, pushes: pushes, clock: clock, logger: Logger(label: "workflow"))
             workflow = try Workflow(
                 book: TaskBook(store: store), outbox: outbox, uplink: uplink, hub: hub, tracker: tracker,
                 spool: PhotoSpool(stateDirectory: config.stateDirectory), pushes: pushes, shift: shift, logger: Logger(label: "workflow"),
-                geofences: geofences, visitBook: VisitBook(store: store), travel: travel)
+                geofences: geofences, visits: visits, travel: travel)
         } catch {
             throw Daemon.StartupError(description: "cannot read the tasks in the store: \(error)")
         }
@@ -172,6 +175,7 @@ struct DaemonAssembly: Sendable {
         remoteConfig.register(in: &router)
         vehicle.register(in: &router)
         travel.register(in: &router)
+        visits.register(in: &router)
         let update = UpdateDesk(
             settings: .init(
                 mode: config.updateMode, publicKey: config.updatePublicKey, maxBytesPerDay: config.updateMaxBytesPerDay,
@@ -196,6 +200,7 @@ struct DaemonAssembly: Sendable {
             // Front ends hear every push first; then each owner sends its lanes, takes their outcomes and picks its pushes.
             uplink.whenPushed { await pushes.received($0) }
             workflow.attach(to: uplink)
+            visits.attach(to: uplink)
             travel.attach(to: uplink)
             sos.attach(to: uplink)
             remoteConfig.attach(to: uplink)

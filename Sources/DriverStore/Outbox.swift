@@ -93,11 +93,12 @@ public final class Outbox: Sendable {
     }
 
     /// Whether the task has a pending item other than `itemId` (one indexed lookup, no rows decoded: every ack asks).
-    public func hasPendingItems(taskId: String, besides itemId: Int64?) throws -> Bool {
+    public func hasPendingItems(taskId: String, besides itemId: Int64?, kinds: Set<OutboxItemRecord.Kind>) throws -> Bool {
         // Asked by an ack right after the answer: on the writer's warm cache, as `headItems`.
-        try store.pool.writeWithoutTransaction { db in
+        let kindList = kinds.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
+        return try store.pool.writeWithoutTransaction { db in
             try db.value(
-                Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM outbox_item WHERE state = ? AND task_id = ? AND id != ?)",
+                Bool.self, sql: "SELECT EXISTS (SELECT 1 FROM outbox_item WHERE state = ? AND task_id = ? AND id != ? AND kind IN (\(kindList)))",
                 arguments: [OutboxItemRecord.State.pending.rawValue, taskId, itemId ?? -1]) ?? false
         }
     }

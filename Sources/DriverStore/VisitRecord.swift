@@ -75,9 +75,10 @@ public final class VisitBook: Sendable {
         try store.pool.read { db in try VisitRecord.fetchAll(db, "ORDER BY arrived_at DESC LIMIT ?", arguments: [limit]) }
     }
 
-    public func markLeftUnfinished(id: String) throws {
+    /// Left with its action undone: the departure is kept (the visit stays open until the action is done).
+    public func markLeftUnfinished(id: String, departedAt: Double) throws {
         try store.pool.write { db in
-            try db.execute(sql: "UPDATE visit SET left_unfinished = 1 WHERE id = ?", arguments: [id])
+            try db.execute(sql: "UPDATE visit SET left_unfinished = 1, departed_at = ? WHERE id = ?", arguments: [departedAt, id])
         }
     }
 

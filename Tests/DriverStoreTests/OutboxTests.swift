@@ -109,12 +109,17 @@ struct OutboxTests {
         let depth = try outbox.depth()
         #expect(depth.transitions == 1 && depth.dead == 1 && depth.oldestPending == 3)
         #expect(throws: (any Error).self) { try outbox.enqueue(item("C", "a2")) }
-        // Whether a task has more queued than the item just acked: dead letters and other tasks do not count.
+        // Whether a task has more queued than the item just acked: dead letters, other tasks and other kinds on the
+        // task's lane (a visit's report) do not count.
         let a2 = try outbox.headItems().first!
-        #expect(try !outbox.hasPendingItems(taskId: "A", besides: a2.id) && outbox.hasPendingItems(taskId: "A", besides: nil))
-        #expect(try !outbox.hasPendingItems(taskId: "B", besides: nil) && !outbox.hasPendingItems(taskId: "C", besides: nil))
+        let changes: Set<OutboxItemRecord.Kind> = [.status, .podOTP, .podPhoto]
+        #expect(try !outbox.hasPendingItems(taskId: "A", besides: a2.id, kinds: changes) && outbox.hasPendingItems(taskId: "A", besides: nil, kinds: changes))
+        #expect(try !outbox.hasPendingItems(taskId: "B", besides: nil, kinds: changes) && !outbox.hasPendingItems(taskId: "C", besides: nil, kinds: changes))
+        try outbox.enqueue(OutboxItemRecord(kind: .visit, taskId: "A", idempotencyKey: "v1", payload: Data("{}".utf8), createdAt: 4))
+        #expect(try !outbox.hasPendingItems(taskId: "A", besides: a2.id, kinds: changes))
+        #expect(try outbox.hasPendingItems(taskId: "A", besides: a2.id, kinds: [.visit]))
         try outbox.enqueue(item("A", "a3", at: 4))
-        #expect(try outbox.hasPendingItems(taskId: "A", besides: a2.id))
+        #expect(try outbox.hasPendingItems(taskId: "A", besides: a2.id, kinds: changes))
     }
 
     @Test("each kind counts as what it is: a new stop order is a route change, never a proof; a kind from a newer release still counts")

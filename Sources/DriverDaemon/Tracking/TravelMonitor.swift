@@ -35,12 +35,15 @@ final class TravelMonitor: Sendable {
     private let onQueued = Mutex<(@Sendable () -> Void)?>(nil)
     /// What the vehicle's adapter reads now (nil: no adapter, or nothing known), read at a trip's start and end.
     private let vehicleReading = Mutex<(@Sendable () -> VehicleReading?)?>(nil)
+    /// Each task's readings, from its acceptance to its end (`TravelMonitor+Tasks`).
+    let taskReadings: Mutex<[String: TaskReading]>
 
     init(
         book: TravelBook, recorder: PingRecorder?, idleSeconds: Double, harsh: HarshDrivingDetector.Settings = .init(), shiftStartedAt: Double?,
         hub: EventHub? = nil, logger: Logger
     ) {
         self.book = book
+        taskReadings = Mutex((try? book.taskReadings()) ?? [:])
         self.hub = hub
         self.recorder = recorder
         self.logger = logger

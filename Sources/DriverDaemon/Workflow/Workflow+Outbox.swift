@@ -6,10 +6,13 @@ import DriverStore
 import FoundationEssentials
 import JSONRPC
 
-/// The workflow owns the task lanes: transitions, proofs, the stop order and visits. It sends them and handles
-/// their outcomes (an ack confirms the task's state, a refusal puts the task back to the backend's).
+/// The workflow owns the task lanes: transitions, proofs and the stop order. It sends them and handles their
+/// outcomes (an ack confirms the task's state, a refusal puts the task back to the backend's).
 extension Workflow: OutboxItemOwner {
-    static let ownedKinds: [OutboxItemRecord.Kind] = [.status, .podOTP, .podPhoto, .route, .visit]
+    static let ownedKinds: [OutboxItemRecord.Kind] = [.status, .podOTP, .podPhoto, .route]
+    /// The kinds that change a task: whether any waits is the task's sync state (a visit's report, queued on the
+    /// task's lane, is not a change of the task).
+    static let taskChangeKinds: Set<OutboxItemRecord.Kind> = [.status, .podOTP, .podPhoto]
 
     /// Sends the task lanes; fetches the route again on task pushes and when the link comes back.
     nonisolated func attach(to uplink: Uplink) {
@@ -28,8 +31,6 @@ extension Workflow: OutboxItemOwner {
             _ = try await uploadPhoto(item, with: client, token: token)
         case .route:
             _ = try await client.putRoute(body: item.payload, token: token)
-        case .visit:
-            _ = try await client.postVisit(body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
         default:  // another owner's: never handed here (`attach(to:)` registers `ownedKinds`)
             throw BackendClientError.unexpected("the workflow does not send \(item.kind.rawValue) items")
         }
@@ -56,7 +57,6 @@ extension Workflow: OutboxItemOwner {
     }
 
     func acknowledged(_ item: OutboxItemRecord, applied appliedStatus: TaskStatus?) async {
-        if item.kind == .visit { try? visitBook.markSent(id: item.idempotencyKey) }
         guard var task = tasks[item.taskId] else { return }
         switch item.kind.category {
         case .transition:
@@ -73,7 +73,7 @@ extension Workflow: OutboxItemOwner {
             return
         }
         // The acked item itself is still queued until this returns.
-        let othersQueued = (try? outbox.hasPendingItems(taskId: task.id, besides: item.id)) ?? true
+        let othersQueued = (try? outbox.hasPendingItems(taskId: task.id, besides: item.id, kinds: Self.taskChangeKinds)) ?? true
         if !othersQueued, task.sync == .pending { task.sync = .synced }
         task.updatedAt = now()
         // Front ends hear the ack first (the notification is written as it is published), then it is written: the
@@ -122,7 +122,7 @@ extension Workflow: OutboxItemOwner {
             break
         }
         task.updatedAt = now()
-        let later = ((try? outbox.pendingItems(taskId: task.id)) ?? []).compactMap(\.id)
+        let later = ((try? outbox.pendingItems(taskId: task.id)) ?? []).filter { Self.taskChangeKinds.contains($0.kind) }.compactMap(\.id)
         let reason = "the backend refused an earlier change of task \(task.id): \(refusal.message)"
         do {
             try book.applySync(

@@ -51,7 +51,7 @@ extension Workflow {
         let body = try Self.encode(OTPSubmission(value: otp, timestamp: stamp.time, timeSource: stamp.source))
         if let uplink, uplink.isOnline {
             // The code must reach the backend after the task's queued transitions.
-            func queueIsEmpty() -> Bool { (try? outbox.hasPendingItems(taskId: task.id, besides: nil)) == false }
+            func queueIsEmpty() -> Bool { (try? outbox.hasPendingItems(taskId: task.id, besides: nil, kinds: Self.taskChangeKinds)) == false }
             var ready = queueIsEmpty()
             if !ready {
                 await uplink.flush()

@@ -28,7 +28,7 @@ extension Workflow {
             // A task new here may still have changes queued (kept through a logout): they are merged like any other's.
             let known = tasks[remote.id]
             var local = known ?? LocalTask(backend: remote, now: now)
-            let items = queued[remote.id] ?? []
+            let items = (queued[remote.id] ?? []).filter { Self.taskChangeKinds.contains($0.kind) }
             // Queued transitions are what the merge replays; a queued proof moves no status (its verdict comes
             // with its answer), and the stop order has a lane of its own.
             let pending = items.compactMap { item in item.id.flatMap { id in item.transitionStatus.map { TaskSync.Pending(itemId: id, to: $0) } } }

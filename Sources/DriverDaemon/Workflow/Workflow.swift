@@ -22,16 +22,12 @@ actor Workflow {
     let pushes: PushCenter
     let shift: Shift
     let logger: Logger
-    /// Arrivals and departures by geofence (fed on the GPS thread), and the visits they make.
+    /// Arrivals and departures by geofence (fed on the GPS thread): the workflow says which stops to watch.
     let geofences: GeofenceMonitor
-    let visitBook: VisitBook
-    /// Open visits by stop id.
-    var openVisits: [String: VisitRecord] = [:]
-    /// Arrivals the geofence detected that the task has not taken yet, by stop id.
-    var detectedArrivals: [String: ArrivalDetected] = [:]
-    /// The odometer, and each task's readings from its acceptance to its end.
+    /// The visits arrivals open (committed with the arrival), and what happens to them after.
+    let visits: StopVisits
+    /// The odometer: each task's readings from its acceptance to its end are committed with its transitions.
     let travel: TravelMonitor
-    var taskDistances: [String: TaskReading] = [:]
 
     var tasks: [String: LocalTask] = [:]
     /// The stop order (all stops of the active tasks, visited ones included), as the backend keeps it.
@@ -47,12 +43,11 @@ actor Workflow {
 
     init(
         book: TaskBook, outbox: Outbox, uplink: Uplink?, hub: EventHub, tracker: Tracker, spool: PhotoSpool, pushes: PushCenter,
-        shift: Shift, logger: Logger, geofences: GeofenceMonitor, visitBook: VisitBook, travel: TravelMonitor
+        shift: Shift, logger: Logger, geofences: GeofenceMonitor, visits: StopVisits, travel: TravelMonitor
     ) throws {
         self.travel = travel
-        taskDistances = try travel.book.taskReadings()
         self.geofences = geofences
-        self.visitBook = visitBook
+        self.visits = visits
         self.pushes = pushes
         self.shift = shift
         self.book = book
@@ -68,8 +63,7 @@ actor Workflow {
             tasks[task.id] = task
         }
         sequence = try book.sequence()
-        for visit in try visitBook.open() { openVisits[visit.stopId] = visit }
-        geofences.setTargets(Self.geofenceTargets(tasks: tasks, openVisits: openVisits, defaultRadius: geofences.defaultRadius))
+        geofences.setTargets(Self.geofenceTargets(tasks: tasks, openVisits: visits.open, defaultRadius: geofences.defaultRadius))
     }
 
     /// Stamps come from the trusted clock (GPS time while the system clock is not synchronised); durations
@@ -110,11 +104,9 @@ actor Workflow {
     /// The task as front ends see it, with its odometer distance since it was accepted.
     func view(_ task: LocalTask, nextStopId: String?) -> TaskView {
         var view = task.view(nextStopId: nextStopId)
-        if let reading = taskDistances[task.id] {
-            view.distanceMeters = ((reading.end ?? travel.metres) - reading.start).rounded()
-            if let start = reading.vehicleStartKm, let end = reading.end == nil ? travel.vehicleKm : reading.vehicleEndKm, end >= start {
-                view.vehicleDistanceMeters = ((end - start) * 1000).rounded()
-            }
+        if let distance = travel.taskDistance(task.id) {
+            view.distanceMeters = distance.metres
+            view.vehicleDistanceMeters = distance.vehicleMetres
         }
         return view
     }
@@ -133,7 +125,7 @@ actor Workflow {
             stop: task.stopView(stop, isNext: true), task: view(task, nextStopId: first), eta: eta(to: stop, of: task),
             primaryAction: TaskWorkflow.primaryAction(task.status, podCaptured: task.pod.allowsDelivery),
             navigation: .to(lat: stop.lat, lng: stop.lng), distanceMeters: distance(to: stop)?.metres,
-            arrivalDetected: detectedArrivals[stop.id])
+            arrivalDetected: visits.detected(at: stop.id))
         return RouteNext(next: card, remainingStops: open.count)
     }
 
@@ -212,16 +204,14 @@ actor Workflow {
             kind: .status, taskId: task.id, idempotencyKey: Self.newKey(), payload: try Self.encode(request), createdAt: now)
         let visit = place.stop.flatMap { stop in
             next == .arrivedAtStore || next == .arrivedAtDestination
-                ? openVisit(at: stop, task: task, distance: place.distance, inside: place.inside, stamp: stamp) : nil
+                ? visits.visit(at: stop, taskId: task.id, distance: place.distance, inside: place.inside, stamp: stamp) : nil
         }
-        let distance = distanceMark(for: next)
+        let distance = travel.taskMark(for: next)
         try commit(task, item: item, visit: visit, distance: distance, syncLater: true)
-        noteDistance(task.id, distance)
+        travel.noteTaskMark(task.id, distance)
         if let visit {
-            openVisits[visit.stopId] = visit
-            detectedArrivals[visit.stopId] = nil
+            visits.opened(visit)
             refreshGeofences()
-            hub.publish(Events.visitChanged, Self.view(visit))
         }
         logger.info(
             "task \(task.id): \(action.rawValue) → \(next.rawValue)\(source == .geofence ? " (geofence)" : "")", metadata: ["task_id": "\(task.id)"])

@@ -27,7 +27,6 @@ enum WorkflowHandlers {
             try safety.require("a failed delivery")
             return try await workflow.act(.fail, taskId: params.taskId, reason: params.reason, note: params.note, outsideReason: params.outsideReason)
         }
-        router.register(Methods.visitsList) { _, _ in try await workflow.visits() }
         router.register(Methods.podPhoto) { params, _ in
             try safety.require("the proof of delivery")
             return try await workflow.capturePhoto(taskId: params.taskId, path: params.path)

@@ -56,7 +56,7 @@ struct ArrivalInProcessTests {
         }
     }
 
-    @Test("left the destination undelivered: held while driving (the summary says so), shown when it stands; delivered 300 m away with a reason; the visit says it was left unfinished")
+    @Test("left the destination undelivered: held while driving (the summary says so), shown when it stands; delivered 300 m away with a reason; the visit says it was left unfinished and departed at the crossing")
     func leftUnfinished() async throws {
         let backend = StandInBackend()
         let daemon = try InProcessDaemon(backend: backend)
@@ -72,6 +72,8 @@ struct ArrivalInProcessTests {
                 events.all(Events.pushSummary).contains { $0.summary.contains("1 unfinished stop") }
             }
             #expect(events.all(Events.stopLeftUnfinished).isEmpty, "held while driving")
+            // The van crossed the exit border by now: the visit's departure, whatever happens at the stop later.
+            let crossedBy = daemon.assembly.tracker.clock.now().time
             // It stands 295 m south: the gate opens after its settle time, and the notice is shown.
             for _ in 0..<3 { receiver.fix(north: -295, speed: 0) }
             daemon.advance(by: 3.2)
@@ -110,6 +112,10 @@ struct ArrivalInProcessTests {
             // alone, on b06fe85 too), in which case the tap confirms the detected arrival. Both are right.
             #expect(dropoff.leftUnfinished && (dropoff.arrivalDistance ?? 99) <= 10, "\(dropoff)")
             #expect([TransitionSource.driver, .geofence].contains(dropoff.arrivalSource), "\(dropoff)")
+            // Departed when it crossed the border, not when the delivery was made away from the stop (the settle time
+            // and the waits after the crossing moved the clock on by more than 3 s).
+            #expect(dropoff.departedAt <= crossedBy && dropoff.dwellSeconds == (dropoff.departedAt - dropoff.arrivedAt).rounded(), "\(dropoff), crossed by \(crossedBy)")
+            #expect(daemon.assembly.tracker.clock.now().time - dropoff.departedAt >= 3, "\(dropoff)")
             // Front ends heard the visit open, be left unfinished, and close.
             let changes = events.all(Events.visitChanged).map { "\($0.state) \($0.leftUnfinished) \($0.dwellSeconds != nil)" }
             #expect(changes == ["open false false", "open true false", "queued true true"], "\(changes)")
