@@ -154,7 +154,7 @@ let package = Package(
         .target(
             name: "DriverUpdater",
             dependencies: [
-                "DriverDaemon", "DriverctlCommands", "DriverAPI", "DriverDomain", "DriverStore", "BackendContract", "JSONRPC",
+                "DriverDaemon", "DriverctlCommands", "DriverAPI", "DriverDomain", "DriverStore", "BackendContract", "JSONRPC", "ReaderThread",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -184,11 +184,11 @@ struct DaemonAssembly: Sendable {
             outbox: outbox, uplink: uplink, clock: clock,
             situation: { [ignition = PowerHistory()] in
                 // Queued answers to releases do not hold an install back (the DOWNLOADED just queued among them).
-                let queued = ((try? outbox.depth()) ?? Outbox.Depth()).items - ((try? outbox.pendingItems(taskId: TaskRecord.updateLane).count) ?? 0)
+                let depth = (try? outbox.depth()) ?? Outbox.Depth()
                 return MaintenanceWindow.Situation(
                     onShift: shift.status.onShift, moving: [.moving, .stopping].contains(safety.status(heldPushes: 0).state),
                     ignitionOffSeconds: ignition.offSeconds(ignition: tracker.ignition, monotonic: clock.monotonic),
-                    hour: LocalHour.now(clock.now().time), tasksInProgress: await workflow.tasksInProgress(), queuedItems: queued)
+                    hour: LocalHour.now(clock.now().time), tasksInProgress: await workflow.tasksInProgress(), queuedItems: depth.items - depth.byKind[.updateAck, default: 0])
             },
             logger: Logger(label: "update"))
         update.register(in: &router)

@@ -34,6 +34,8 @@ public final class Outbox: Sendable {
         public var items: Int { transitions + proofs + routeChanges + activity + sos }
         /// Unix seconds of the oldest pending row (item or ping).
         public var oldestPending: Double?
+        /// Pending items by kind (a kind this release does not know is not among them).
+        public var byKind: [OutboxItemRecord.Kind: Int] = [:]
 
         public init() {}
     }
@@ -204,8 +206,10 @@ public final class Outbox: Sendable {
                     depth.dead += count
                     continue
                 }
+                let kind = OutboxItemRecord.Kind(rawValue: row.value("kind") ?? "")
+                if let kind { depth.byKind[kind, default: 0] += count }
                 // A kind this release does not know (a newer one's row) still counts: as a transition, never dropped.
-                switch OutboxItemRecord.Kind(rawValue: row.value("kind") ?? "")?.category ?? .transition {
+                switch kind?.category ?? .transition {
                 case .transition: depth.transitions += count
                 case .proof: depth.proofs += count
                 case .routeChange: depth.routeChanges += count

@@ -5,6 +5,7 @@ import DriverDaemon
 import DriverDomain
 import DriverStore
 import FoundationEssentials
+import ReaderThread
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -184,10 +185,10 @@ struct Updater {
         let restartsBefore = probe.unitState().restarts
         var gate = HealthGate(
             settings: .init(healthySeconds: settings.healthySeconds, readyWithin: settings.readyWithin, backendRequired: journal.backendRequired),
-            installedAt: Self.monotonic())
+            installedAt: monotonicSeconds())
         say("judging \(journal.package) \(journal.version): READY\(probe.socketPath != nil ? ", its socket" : "")\(journal.backendRequired ? ", the backend" : ""), no restart for \(Int(settings.healthySeconds)) s")
         while true {
-            switch gate.observe(probe.probe(restartsBefore: restartsBefore), at: Self.monotonic()) {
+            switch gate.observe(probe.probe(restartsBefore: restartsBefore), at: monotonicSeconds()) {
             case .wait:
                 usleep(1_000_000)
             case .commit:
@@ -294,12 +295,6 @@ struct Updater {
             if name != ".", name != ".." { names.append(name) }
         }
         return names
-    }
-
-    static func monotonic() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     static func wallClock() -> Double {

@@ -51,9 +51,9 @@ struct UpdateDeskTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let files = UpdateFiles(directory: directory)
         let bytes = Data((0..<10_000).map { UInt8(truncatingIfNeeded: $0 * 31) })
-        let chunks = stride(from: 0, to: bytes.count, by: 4096).map { UpdateFiles.sha256(bytes[$0..<min($0 + 4096, bytes.count)]) }
+        let chunks = stride(from: 0, to: bytes.count, by: 4096).map { FleetSignature.sha256Hex(bytes[$0..<min($0 + 4096, bytes.count)]) }
         let manifest = ReleaseManifest(
-            package: "driverd", version: "0.2.0", architecture: "amd64", size: bytes.count, sha256: UpdateFiles.sha256(bytes), chunkSize: 4096,
+            package: "driverd", version: "0.2.0", architecture: "amd64", size: bytes.count, sha256: FleetSignature.sha256Hex(bytes), chunkSize: 4096,
             chunks: chunks, issuedAt: 0)
         #expect(manifest.isConsistent && manifest.length(ofChunk: 2) == 10_000 - 8192)
         #expect(try files.verifiedChunks(of: manifest) == 0)

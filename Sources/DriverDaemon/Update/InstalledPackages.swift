@@ -1,5 +1,9 @@
 import DriverStore
 import FoundationEssentials
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What dpkg has installed, read from its status file (`/var/lib/dpkg/status`): the daemon may read it, never
 /// write it.
@@ -32,5 +36,38 @@ struct InstalledPackages: Sendable {
     /// The status file at `path`; none installed when it cannot be read.
     static func read(_ path: String = statusPath) -> InstalledPackages {
         InstalledPackages(statusFile: ((try? DurableFile.contents(path)) ?? nil).map { String(decoding: $0, as: UTF8.self) } ?? "")
+    }
+}
+
+/// dpkg's status file, parsed again only when dpkg changed it (it writes a new file and renames it over the old):
+/// the file is hundreds of kilobytes on a full system, and the desk asks at every check, `driverctl update` and
+/// each round of the maintenance window.
+final class InstalledPackagesFile: Sendable {
+    /// What identifies one version of the file: its inode, size and modification time.
+    private struct Stamp: Equatable {
+        var inode: UInt64
+        var size: Int64
+        var modified: Int64
+
+        init?(_ path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        }
+    }
+
+    let path: String
+    private let cached = Mutex<(stamp: Stamp, packages: InstalledPackages)?>(nil)
+
+    init(path: String) { self.path = path }
+
+    var current: InstalledPackages {
+        let stamp = Stamp(path)
+        if let stamp, let cached = cached.withLock({ $0 }), cached.stamp == stamp { return cached.packages }
+        let packages = InstalledPackages.read(path)
+        if let stamp { cached.withLock { $0 = (stamp, packages) } }
+        return packages
     }
 }

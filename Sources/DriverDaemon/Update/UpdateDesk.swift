@@ -53,6 +53,7 @@ final class UpdateDesk: Sendable {
     let clock: DaemonClock
     let logger: Logger
     private let situation: SituationReader
+    private let dpkgStatus: InstalledPackagesFile
     private let state = Mutex(State())
     private let budget: Mutex<DailyBudget>
     /// Checks to make, one at a time (a push, a reconnection and `update.check` may come together); a caller that
@@ -70,6 +71,7 @@ final class UpdateDesk: Sendable {
         self.uplink = uplink
         self.clock = clock
         self.situation = situation
+        dpkgStatus = InstalledPackagesFile(path: settings.dpkgStatus)
         self.logger = logger
         budget = Mutex(DailyBudget.read(UpdateFiles(directory: settings.directory).budget))
         state.withLock { $0.givenUp = Set(UpdateFiles(directory: settings.directory).givenUp()) }
@@ -92,7 +94,7 @@ final class UpdateDesk: Sendable {
         acceptedContinuation.finish()
     }
 
-    var installed: InstalledPackages { InstalledPackages.read(settings.dpkgStatus) }
+    var installed: InstalledPackages { dpkgStatus.current }
 
     // MARK: The release
 
@@ -302,6 +304,10 @@ final class UpdateDesk: Sendable {
 
     private func download(_ manifest: ReleaseManifest) async {
         guard let uplink else { return }
+        // The day's count is written at most every `budgetSaveBytes` and when the download stops, not per chunk
+        // (flash): a crash forgets less than that much of the day's bytes.
+        var unsaved = 0
+        defer { if unsaved > 0 { saveBudget() } }
         while true {
             let have = state.withLock { $0.chunksHave }
             if have == manifest.chunks.count { return finishDownload(manifest) }
@@ -320,12 +326,13 @@ final class UpdateDesk: Sendable {
             } catch {
                 return pause("chunk \(have) not fetched: \(error)")
             }
-            let spent = budget.withLock { budget in
-                budget.spend(bytes.count, day: today)
-                return budget
+            budget.withLock { $0.spend(bytes.count, day: today) }
+            unsaved += bytes.count
+            if unsaved >= Self.budgetSaveBytes {
+                saveBudget()
+                unsaved = 0
             }
-            try? DurableFile.write(Data(Codec.encode(spent)), to: files.budget)
-            guard bytes.count == length, UpdateFiles.sha256(bytes) == manifest.chunks[have] else {
+            guard bytes.count == length, FleetSignature.sha256Hex(bytes) == manifest.chunks[have] else {
                 return pause("chunk \(have) did not match its SHA-256: fetched again later")
             }
             do {
@@ -339,6 +346,14 @@ final class UpdateDesk: Sendable {
                 $0.waitingFor = nil
             }
         }
+    }
+
+    /// How many downloaded bytes may go unrecorded in `budget.json`.
+    static let budgetSaveBytes = 1 << 20
+
+    private func saveBudget() {
+        let spent = budget.withLock { $0 }
+        try? DurableFile.write(Data(Codec.encode(spent)), to: files.budget)
     }
 
     private func finishDownload(_ manifest: ReleaseManifest) {

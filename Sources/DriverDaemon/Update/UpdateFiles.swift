@@ -42,7 +42,7 @@ struct UpdateFiles: Sendable {
         var good = 0
         while good < manifest.chunks.count, good * manifest.chunkSize + manifest.length(ofChunk: good) <= size {
             let bytes = try DurableFile.read(part, offset: good * manifest.chunkSize, count: manifest.length(ofChunk: good))
-            guard Self.sha256(bytes) == manifest.chunks[good] else { break }
+            guard FleetSignature.sha256Hex(bytes) == manifest.chunks[good] else { break }
             good += 1
         }
         let keep = good == manifest.chunks.count ? manifest.size : good * manifest.chunkSize
@@ -62,8 +62,6 @@ struct UpdateFiles: Sendable {
         }
         return FleetSignature.hex(hasher.finalize())
     }
-
-    static func sha256(_ bytes: Data) -> String { FleetSignature.sha256Hex(bytes) }
 
     /// Free bytes on the file system of `path` (nil: unknown).
     static func freeBytes(at path: String) -> Int? {

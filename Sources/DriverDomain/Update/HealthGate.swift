@@ -53,15 +53,16 @@ public struct HealthGate: Sendable, Equatable {
 
     public let settings: Settings
     private let startedAt: Double
-    private var ready: (pid: Int, at: Double)?
+    /// The new driverd's main process once it answered, and since when.
+    private struct Ready: Equatable {
+        var pid: Int
+        var at: Double
+    }
+
+    private var ready: Ready?
     private var silentSince: Double?
     private var reachedBackend = false
     private var decided: Action?
-
-    public static func == (a: Self, b: Self) -> Bool {
-        a.settings == b.settings && a.startedAt == b.startedAt && a.ready?.pid == b.ready?.pid && a.ready?.at == b.ready?.at
-            && a.silentSince == b.silentSince && a.reachedBackend == b.reachedBackend && a.decided == b.decided
-    }
 
     /// `now`: when the new package was installed (monotonic seconds).
     public init(settings: Settings, installedAt now: Double) {
@@ -86,7 +87,7 @@ public struct HealthGate: Sendable, Equatable {
         if probe.backendOnline { reachedBackend = true }
         guard let ready else {
             if probe.running, probe.answers {
-                self.ready = (probe.mainPID, now)
+                self.ready = Ready(pid: probe.mainPID, at: now)
                 return .wait
             }
             return now - startedAt >= settings.readyWithin ? .rollBack(.noReady) : .wait
