@@ -16,7 +16,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // Without the default traits: "FullFoundation" would link Foundation (and ICU) into the kiosk for dates in URL-encoded forms it never reads.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -57,6 +58,8 @@ let package = Package(
         .systemLibrary(name: "CTimex"),
         // A reader's thread of its own and the pipe that wakes it (GPSKit's and OBDKit's).
         .target(name: "ReaderThread"),
+        // Runs a program with posix_spawn (Foundation's Process would link ICU): driverctl, driverd-update, the voice.
+        .target(name: "Spawn"),
         // The only Swift target that imports CGPS: a gpsd reader on its own thread, publishing fixes and link states.
         .target(name: "GPSKit", dependencies: ["CGPS", "DriverDomain", "ReaderThread"]),
         // The only Swift target that speaks to an OBD-II adapter (ELM327 over a serial line or TCP): a reader on its
@@ -154,7 +157,7 @@ let package = Package(
         .target(
             name: "DriverUpdater",
             dependencies: [
-                "DriverDaemon", "DriverctlCommands", "DriverAPI", "DriverDomain", "DriverStore", "BackendContract", "JSONRPC", "ReaderThread",
+                "DriverDaemon", "DriverAPI", "DriverDomain", "DriverStore", "BackendContract", "JSONRPC", "ReaderThread", "Spawn",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -163,7 +166,7 @@ let package = Package(
         .target(
             name: "DriverctlCommands",
             dependencies: [
-                "DriverAPI", "JSONRPC",
+                "DriverAPI", "JSONRPC", "Spawn",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -173,7 +176,7 @@ let package = Package(
         .target(
             name: "DriverKiosk",
             dependencies: [
-                "DriverAPI", "JSONRPC",
+                "DriverAPI", "JSONRPC", "Spawn", "SQLiteKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -117,6 +117,8 @@ rm -rf "$KROOT"
 install -d "$KROOT/DEBIAN" "$KROOT/usr/bin" "$KROOT/lib/systemd/system" "$KROOT/usr/lib/sysusers.d" "$KROOT/etc/driverd" \
     "$KROOT/usr/share/driverd-kiosk/www" "$KROOT/usr/share/doc/driverd-kiosk/examples" "$KROOT/usr/share/man/man8" \
     "$KROOT/usr/share/lintian/overrides"
+# The kiosk stays as lean as driverd: no ICU either.
+scripts/check-no-icu.sh "$BIN/driverd-kiosk"
 install -m 0755 "$BIN/driverd-kiosk" "$KROOT/usr/bin/driverd-kiosk"
 strip --remove-section=.comment --remove-section=.note --strip-unneeded "$KROOT/usr/bin/driverd-kiosk"
 # The page as it is: no build step, nothing fetched at run time.

@@ -15,7 +15,7 @@
 #   scripts/make-order-file.sh) and packaging/driverd-layout.ld: what runs at start and while tracking sits
 #   together, since the kernel maps 64 KiB around every page a process touches (fault-around) and scattered code
 #   cost 10.8 MB of RSS;
-# - driverd alone: Foundation's ICU-backed archives are replaced by an empty one. lld takes a weak symbol from
+# - driverd and driverd-kiosk: Foundation's ICU-backed archives are replaced by an empty one. lld takes a weak symbol from
 #   the first archive on the line that defines it, and the autolinked libFoundation.a comes before
 #   libFoundationEssentials.a, so one specialisation pulled in all of Foundation and ICU (gold scanned in
 #   order and never did). Now anything that needs Foundation fails driverd's link, not just check-no-icu.
@@ -50,11 +50,12 @@ done
 products=()
 for ((i = 1; i <= $#; i++)); do [[ "${!i}" == --product ]] && { j=$((i + 1)); products+=("${!j}"); }; done
 if [[ ${#products[@]} -eq 0 ]]; then
-    # Everything (the benchmarks, dispatch-sim and the kiosk use Foundation), then driverd relinked without it
-    # (a link only: the flags of the compile steps are the same).
+    # Everything (the benchmarks and dispatch-sim use Foundation), then driverd and driverd-kiosk relinked without
+    # it (a link only: the flags of the compile steps are the same).
     "$swift" build "${flags[@]}" "$@"
-    exec "$swift" build "${flags[@]}" "${no_foundation[@]}" --product driverd
-elif [[ "${products[*]}" == driverd ]]; then
+    "$swift" build "${flags[@]}" "${no_foundation[@]}" --product driverd
+    exec "$swift" build "${flags[@]}" "${no_foundation[@]}" --product driverd-kiosk
+elif [[ "${products[*]}" == driverd || "${products[*]}" == driverd-kiosk ]]; then
     exec "$swift" build "${flags[@]}" "${no_foundation[@]}" "$@"
 else
     exec "$swift" build "${flags[@]}" "$@"

@@ -1,5 +1,5 @@
 import DriverAPI
-import Foundation
+import FoundationEssentials
 import JSONRPC
 
 /// What the bridge does with one WebSocket frame from the page, decided without I/O.

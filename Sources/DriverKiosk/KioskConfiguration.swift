@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import TOMLKit
 
 /// The kiosk's settings: `/etc/driverd/kiosk.toml`, then the command line.
@@ -13,6 +13,8 @@ public struct KioskConfiguration: Sendable, Equatable {
     public var runtimeDirectory = "/run/driverd-kiosk"
     /// A map tile URL template (`https://tiles.example/{z}/{x}/{y}.png`); empty: no tiles, a plain map.
     public var tiles = ""
+    /// A local MBTiles file of raster tiles the kiosk serves itself (`/tiles/{z}/{x}/{y}`); empty: none.
+    public var tilesFile = ""
     public var tilesAttribution = ""
     public var voiceEnabled = true
     /// 0…100 % of espeak-ng's normal amplitude.
@@ -58,6 +60,7 @@ public struct KioskConfiguration: Sendable, Equatable {
         if let socket = kiosk?["socket"]?.string { configuration.socket = socket }
         if let www = kiosk?["www"]?.string { configuration.www = www }
         if let tiles = kiosk?["tiles"]?.string { configuration.tiles = tiles }
+        if let file = kiosk?["tiles_file"]?.string { configuration.tilesFile = file }
         if let attribution = kiosk?["tiles_attribution"]?.string { configuration.tilesAttribution = attribution }
         if let enabled = voice?["enabled"]?.bool { configuration.voiceEnabled = enabled }
         if let volume = voice?["volume"]?.int { configuration.voiceVolume = volume }
@@ -68,7 +71,7 @@ public struct KioskConfiguration: Sendable, Equatable {
     }
 
     static let knownKeys: Set<String> = [
-        "kiosk.listen", "kiosk.socket", "kiosk.www", "kiosk.tiles", "kiosk.tiles_attribution",
+        "kiosk.listen", "kiosk.socket", "kiosk.www", "kiosk.tiles", "kiosk.tiles_file", "kiosk.tiles_attribution",
         "voice.enabled", "voice.volume", "voice.voice", "voice.rate",
     ]
 
@@ -79,9 +82,10 @@ public struct KioskConfiguration: Sendable, Equatable {
         guard (0...65535).contains(port) else { throw Problem("kiosk.listen: port \(port) out of range") }
         guard (0...100).contains(voiceVolume) else { throw Problem("voice.volume: \(voiceVolume), expected 0…100") }
         guard (80...450).contains(voiceRate) else { throw Problem("voice.rate: \(voiceRate) words a minute, expected 80…450") }
-        guard tiles.isEmpty || (tiles.contains("{z}") && tiles.contains("{x}") && tiles.contains("{y}")) else {
+        guard tiles.isEmpty || ["{z}", "{x}", "{y}"].allSatisfy({ tiles.firstRange(of: $0) != nil }) else {
             throw Problem("kiosk.tiles: a URL template with {z}, {x} and {y}")
         }
+        guard tiles.isEmpty || tilesFile.isEmpty else { throw Problem("kiosk.tiles and kiosk.tiles_file: one source of tiles, not both") }
         guard voiceName.allSatisfy({ $0.isLetter || $0.isNumber || "-_+".contains($0) }), !voiceName.isEmpty else {
             throw Problem("voice.voice: \(voiceName) is not an espeak-ng voice name")
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
@@ -9,7 +9,8 @@ import NIOCore
 /// the token and come from the kiosk's own origin.
 public enum KioskServer {
     public static func makeApplication(
-        _ configuration: KioskConfiguration, access: @escaping @Sendable () -> KioskAccess?, bridge: KioskBridge, logger: Logger,
+        _ configuration: KioskConfiguration, access: @escaping @Sendable () -> KioskAccess?, bridge: KioskBridge, language: KioskLanguage,
+        tiles: MBTiles?, logger: Logger,
         onRunning: @escaping @Sendable (Int) async -> Void
     ) -> some ApplicationProtocol {
         let router = Router(context: BasicWebSocketRequestContext.self)
@@ -24,6 +25,29 @@ public enum KioskServer {
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, _ in
             await bridge.run(inbound: inbound, outbound: outbound)
+        }
+        // The screen's language, for the voice: the same token and origin as the WebSocket.
+        router.put("/language") { request, _ -> HTTPResponse.Status in
+            guard let access = access() else { throw HTTPError(.serviceUnavailable, message: "starting") }
+            if let refusal = access.check(token: request.uri.queryParameters["token"].map(String.init), origin: request.headers[.origin]) {
+                throw HTTPError(.forbidden, message: "\(refusal)")
+            }
+            let code = request.uri.queryParameters["code"].map(String.init) ?? ""
+            guard language.set(code) else {
+                throw HTTPError(.badRequest, message: "code: one of \(language.available.sorted().joined(separator: ", "))")
+            }
+            return .noContent
+        }
+        if let tiles {
+            // Tiles are no secret (the page's files are served the same way); a missing one is a 404 the map skips.
+            router.get("/tiles/:z/:x/:y") { _, context -> Response in
+                guard let z = context.parameters.get("z", as: Int.self), let x = context.parameters.get("x", as: Int.self),
+                      let y = context.parameters.get("y", as: Int.self), let bytes = tiles.tile(z: z, x: x, y: y)
+                else { throw HTTPError(.notFound) }
+                return Response(
+                    status: .ok, headers: [.contentType: tiles.contentType, .cacheControl: "max-age=86400"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+            }
         }
         router.middlewares.add(FileMiddleware(configuration.www, searchForIndexHtml: true, logger: logger))
         return Application(
@@ -49,7 +73,7 @@ struct SecurityHeaders<Context: RequestContext>: RouterMiddleware {
 
     /// `https://tiles.example` of `https://tiles.example/{z}/{x}/{y}.png`.
     static func origin(of template: String) -> String? {
-        guard let scheme = template.range(of: "://") else { return nil }
+        guard let scheme = template.firstRange(of: "://") else { return nil }
         let rest = template[scheme.upperBound...]
         let host = rest.prefix { $0 != "/" }
         return host.isEmpty ? nil : String(template[..<scheme.upperBound]) + host

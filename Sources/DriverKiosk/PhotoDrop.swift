@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where the kiosk puts a photo or a signature for driverd to read (`pod.photo` takes a path): its runtime
 /// directory, group-readable by the `driver` group. driverd copies the file into its own spool at once, so

@@ -1,7 +1,7 @@
 import DriverAPI
 import DriverDomain
-import DriverctlCommands
 import JSONRPC
+import Spawn
 
 /// One look at the running driverd for the health gate: what systemd says of its unit, and whether it answers on
 /// its socket and reaches the backend.

@@ -1,5 +1,5 @@
-import DriverctlCommands
 import DriverDomain
+import Spawn
 
 /// dpkg as driverd-update uses it: what is installed, install a file, finish an interrupted run. Every failure is
 /// an `UpdaterError` with dpkg's own words.

@@ -1,5 +1,6 @@
 import DriverAPI
 import FoundationEssentials
+import Spawn
 #if canImport(Glibc)
 import Glibc
 #endif

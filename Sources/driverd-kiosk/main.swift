@@ -23,6 +23,7 @@ struct DriverdKiosk: AsyncParsableCommand {
     @Option(help: "The page's files.") var www: String?
     @Option(help: "Where the token, the URL and photos for driverd go.") var runtimeDir: String?
     @Option(help: "A map tile URL template with {z}, {x} and {y}.") var tiles: String?
+    @Option(help: "A local MBTiles file of raster tiles, served by the kiosk itself.") var tilesFile: String?
     @Flag(help: "Do not speak.") var noVoice = false
     @Option(help: "Test mode: render each prompt to a WAV file in this directory instead of playing it.") var voiceWavDir: String?
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"
@@ -40,6 +41,7 @@ struct DriverdKiosk: AsyncParsableCommand {
             if let www { settings.www = www }
             if let runtimeDir { settings.runtimeDirectory = runtimeDir }
             if let tiles { settings.tiles = tiles }
+            if let tilesFile { settings.tilesFile = tilesFile }
             if noVoice { settings.voiceEnabled = false }
             if let voiceWavDir { settings.voiceWavDirectory = voiceWavDir }
             try settings.validate()
@@ -56,10 +58,19 @@ struct DriverdKiosk: AsyncParsableCommand {
         let token = KioskAccess.randomToken()
         let access = Mutex<KioskAccess?>(nil)
         let runtimeDirectory = settings.runtimeDirectory
-        let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
-        let bridge = KioskBridge(configuration: settings, logger: logger)
+        let host = settings.host.contains(":" as Character) ? "[\(settings.host)]" : settings.host
+        var tiles: MBTiles?
+        if !settings.tilesFile.isEmpty {
+            do {
+                tiles = try MBTiles(path: settings.tilesFile)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
+        let bridge = KioskBridge(configuration: settings, tilesAttribution: tiles?.attribution ?? "", logger: logger)
+        let language = KioskLanguage(www: settings.www)
         let application = KioskServer.makeApplication(
-            settings, access: { access.withLock { $0 } }, bridge: bridge, logger: logger,
+            settings, access: { access.withLock { $0 } }, bridge: bridge, language: language, tiles: tiles, logger: logger,
             onRunning: { port in
                 let url = "http://\(host):\(port)/?token=\(token)"
                 do {
@@ -72,7 +83,7 @@ struct DriverdKiosk: AsyncParsableCommand {
             })
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: application), .init(service: VoiceService(configuration: settings, logger: logger))],
+                services: [.init(service: application), .init(service: VoiceService(configuration: settings, language: language, logger: logger))],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }

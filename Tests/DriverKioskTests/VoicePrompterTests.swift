@@ -1,4 +1,5 @@
 import DriverAPI
+import Foundation
 import Testing
 
 @testable import DriverKiosk
@@ -13,13 +14,18 @@ struct VoicePrompterTests {
                      name: "Anna Becker", phone: "+49 170 1234567", lat: 49, lng: 12),
         ], tasks: [], syncedAt: nil)
 
+    /// The catalogs the package ships (kiosk/www/i18n): the voice says what they hold.
+    static let catalogs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("kiosk/www/i18n").path
+    static let english = VoicePhrases.load("en", from: catalogs)
+
     func push(_ id: Int, _ kind: String, message: String? = nil) -> PushEvent {
         PushEvent(id: id, kind: kind, taskId: "task-1003", message: message, title: "New order task-1003", interruptive: true, receivedAt: 0)
     }
 
     @Test("a new order names its pickup, once, however often driverd sends it again")
     func newOrder() {
-        var prompter = VoicePrompter()
+        var prompter = VoicePrompter(phrases: Self.english)
         prompter.route(Self.route)
         #expect(prompter.push(push(5, "TASK_ASSIGNED")) == .say("New order. Pick up at Pizzeria Da Marco."))
         #expect(prompter.push(push(5, "TASK_ASSIGNED")) == nil)
@@ -28,7 +34,7 @@ struct VoicePrompterTests {
 
     @Test("a new order the route does not hold yet waits for the route, fetched once")
     func newOrderBeforeItsRoute() {
-        var prompter = VoicePrompter()
+        var prompter = VoicePrompter(phrases: Self.english)
         #expect(prompter.push(push(5, "TASK_ASSIGNED")) == .fetchRoute)
         var second = push(8, "TASK_ASSIGNED")
         second.taskId = "task-1003"
@@ -39,7 +45,7 @@ struct VoicePrompterTests {
 
     @Test("an order missing from two routes in a row is announced without its pickup")
     func newOrderNeverInTheRoute() {
-        var prompter = VoicePrompter()
+        var prompter = VoicePrompter(phrases: Self.english)
         var unknown = push(9, "TASK_ASSIGNED")
         unknown.taskId = "task-4711"
         #expect(prompter.push(unknown) == .fetchRoute)
@@ -49,17 +55,17 @@ struct VoicePrompterTests {
 
     @Test("while driving: the count of what waits, each time it grows, and never the text")
     func held() {
-        var prompter = VoicePrompter()
+        var prompter = VoicePrompter(phrases: Self.english)
         #expect(prompter.summary(PushSummary(pending: 1, held: 1, summary: "1 message")) == "One message is waiting. Pull over to read.")
         #expect(prompter.summary(PushSummary(pending: 1, held: 1, summary: "1 message")) == nil)
-        #expect(prompter.summary(PushSummary(pending: 2, held: 2, summary: "2 messages")) == "Two messages are waiting. Pull over to read.")
+        #expect(prompter.summary(PushSummary(pending: 2, held: 2, summary: "2 messages")) == "2 messages are waiting. Pull over to read.")
         #expect(prompter.push(push(7, "CUSTOMER_MESSAGE", message: "Call me on +49 170 1234567, code 4812"))
             == .say("New message from dispatch. It is on the screen."))
     }
 
     @Test("an arrival names the stop")
     func arrival() {
-        var prompter = VoicePrompter()
+        var prompter = VoicePrompter(phrases: Self.english)
         prompter.route(Self.route)
         let detected = ArrivalDetected(taskId: "task-1003", stopId: "task-1003-dropoff", distanceMeters: 12, dwellSeconds: 20, detectedAt: 0, mode: .suggest)
         #expect(prompter.arrival(detected) == "You have reached Anna Becker. Tap Arrived to confirm.")
@@ -76,5 +82,22 @@ struct VoicePrompterTests {
         let cleaned = VoicePrompter.clean(text)
         #expect(cleaned == expected)
         #expect(!cleaned.contains { $0.isNumber } || cleaned.filter(\.isNumber).count < 3)
+    }
+
+    @Test("each language says a new order in its own words with its own espeak-ng voice; English keeps the configured voice; a language without a catalog speaks English")
+    func languages() {
+        for code in ["de", "fr", "es", "pt", "pl", "tr", "ar"] {
+            let phrases = VoicePhrases.load(code, from: Self.catalogs)
+            var prompter = VoicePrompter(phrases: phrases)
+            prompter.route(Self.route)
+            guard case .say(let text)? = prompter.push(push(5, "TASK_ASSIGNED")) else {
+                Issue.record("\(code): no prompt for a new order")
+                continue
+            }
+            #expect(text.contains("Pizzeria Da Marco") && !text.hasPrefix("New order"), "\(code): \(text)")
+            #expect(phrases.voice(configured: "en-gb") == code)
+        }
+        #expect(Self.english.voice(configured: "en-gb") == "en-gb")
+        #expect(VoicePhrases.load("xx", from: Self.catalogs).say("voice.newOrder") == "New order.")
     }
 }

@@ -42,6 +42,12 @@ def test_driving_view_holds_messages_until_the_van_stands(browser, screens_dir):
         page.locator("#messages button[data-ack]").first.tap()
         wait_for(lambda: page.locator("#no-messages").is_visible(), what="the message acknowledged")
 
+        # The map shows the van the way it faces: the course it last drove (east, 90 degrees).
+        page.locator(".tab[data-tab='route']").tap()
+        heading = wait_for(lambda: page.evaluate("() => { const v = document.querySelector('#map svg .van'); return v && v.dataset.heading; }"),
+                           what="the van's arrow on the map")
+        assert abs(float(heading) - 90) <= 15, heading
+
         # The voice said what waited while driving, and nothing of the message's text.
         log = wait_for(lambda: _prompts(stack), what="the voice's prompts")
         assert any("pull over to read" in text.lower() for _, text in log), log
@@ -53,5 +59,6 @@ def _prompts(stack):
     path = os.path.join(stack.wav_dir, "prompts.log")
     if not os.path.exists(path):
         return None
-    lines = [line.split("\t", 1) for line in open(path).read().splitlines() if "\t" in line]
+    # Each line: the WAV's name, the espeak-ng voice, the text.
+    lines = [(parts[0], parts[-1]) for parts in (line.split("\t", 2) for line in open(path).read().splitlines() if "\t" in line)]
     return lines if any("pull over" in text.lower() for _, text in lines) else None

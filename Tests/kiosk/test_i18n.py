@@ -1,4 +1,4 @@
-"""The driver's language: the catalogs agree with the page (no key missing, none unused, the same placeholders in
+"""The driver's language: the catalogs agree with the page and the voice (no key missing, none unused, the same placeholders in
 every language), and every language lays out at the head units' sizes with its longest refusal shown: every action
 of the view inside the screen, no text cut off, Arabic right to left; screenshots of each (under .build) and axe at
 800x480."""
@@ -21,10 +21,16 @@ def catalog(code):
         return json.load(f)
 
 
+VOICE = os.path.join(os.path.dirname(__file__), "..", "..", "Sources", "DriverKiosk", "Voice")
+
+
 def used_keys():
+    """The keys the page uses, and the voice's (`voice.*`, said by driverd-kiosk's VoicePrompter)."""
     script = "".join(open(path, encoding="utf-8").read() for path in glob.glob(os.path.join(WWW, "*.js")))
     page = open(os.path.join(WWW, "index.html"), encoding="utf-8").read()
-    return set(re.findall(r'\bt\("([a-zA-Z]+\.[a-zA-Z]+)"', script)) | set(re.findall(r'data-i18n(?:-label)?="([^"]+)"', page))
+    voice = "".join(open(path, encoding="utf-8").read() for path in glob.glob(os.path.join(VOICE, "*.swift")))
+    return (set(re.findall(r'\bt\("([a-zA-Z]+\.[a-zA-Z]+)"', script)) | set(re.findall(r'data-i18n(?:-label)?="([^"]+)"', page))
+            | set(re.findall(r'"(voice\.[a-zA-Z]+)"', voice)))
 
 
 def placeholders(text):

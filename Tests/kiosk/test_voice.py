@@ -1,10 +1,12 @@
 """The voice: each prompt espeak-ng renders (test mode: to a WAV) is sound of a plausible length, and no prompt
-holds a phone number or a code, even when the dispatcher's text does."""
+holds a phone number or a code, even when the dispatcher's text does; it speaks the language the driver chose on
+the screen, with that language's espeak-ng voice."""
 import json
 import os
 import re
 import subprocess
 
+from conftest import open_page
 from stack import wait_for
 
 SECRETS = ["4812", "7390", "941", "0000001", "1234567"]
@@ -16,9 +18,14 @@ def sox_stat(path):
     return float(values["Length (seconds)"]), float(values["RMS     amplitude"])
 
 
-def prompts(stack):
+def spoken_lines(stack):
+    """(WAV name, espeak-ng voice, text) for each prompt, in the order spoken."""
     path = os.path.join(stack.wav_dir, "prompts.log")
-    return [line.split("\t", 1) for line in open(path).read().splitlines()] if os.path.exists(path) else []
+    return [tuple(line.split("\t", 2)) for line in open(path).read().splitlines()] if os.path.exists(path) else []
+
+
+def prompts(stack):
+    return [(name, text) for name, _, text in spoken_lines(stack)]
 
 
 def test_prompts_are_spoken_and_hold_no_numbers(parked_stack):
@@ -56,3 +63,32 @@ def test_prompts_are_spoken_and_hold_no_numbers(parked_stack):
     # One at a time: the files are numbered in the order spoken, none written over another.
     names = [name for name, _ in spoken]
     assert names == sorted(names) and len(set(names)) == len(names)
+
+
+def test_the_voice_speaks_the_screens_language(browser, parked_stack):
+    stack = parked_stack
+    page = open_page(browser, stack)
+    client = stack.rpc()
+    try:
+        client.call("shift.start")
+        # Two taps on the screen: the language button, then Deutsch.
+        page.locator("#language-button").tap()
+        page.locator("#language-list button[data-language='de']").tap()
+        wait_for(lambda: page.evaluate("document.documentElement.lang") == "de", what="the page in German")
+        new_task = json.load(open(os.path.join(os.path.dirname(__file__), "scenario.json")))["tasks"][0]
+        stack.sim("/sim/tasks", dict(new_task, id="task-2010", otp="6621"))
+        wait_for(lambda: any(text.startswith("Neuer Auftrag") for _, _, text in spoken_lines(stack)), what="the new order in German")
+        name, voice, text = next(line for line in spoken_lines(stack) if line[2].startswith("Neuer Auftrag"))
+        assert voice == "de", (voice, text)
+        length, rms = sox_stat(os.path.join(stack.wav_dir, name))
+        assert length > 0.5 and rms > 0.01, (text, length, rms)
+        # Back to English: the next prompt is English again, in the configured voice.
+        page.locator("#language-button").tap()
+        page.locator("#language-list button[data-language='en']").tap()
+        wait_for(lambda: page.evaluate("document.documentElement.lang") == "en", what="the page in English")
+        stack.sim("/sim/messages", {"driverId": "drv-1", "taskId": "task-2001", "text": "Ring twice"})
+        wait_for(lambda: any(text.startswith("New message") for _, _, text in spoken_lines(stack)), what="a message in English")
+        assert next(line for line in spoken_lines(stack) if line[2].startswith("New message"))[1] != "de"
+    finally:
+        client.close()
+        page.context.close()

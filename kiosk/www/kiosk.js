@@ -100,7 +100,7 @@ async function refreshAll() {
   state.vehicle = vehicle;
   state.safety = status.safety || null;
   const last = status.gps && status.gps.lastFix;
-  if (last && !state.fix) state.fix = { lat: last.latitude, lng: last.longitude, speed: last.speed, error: last.horizontalError };
+  if (last && !state.fix) state.fix = { lat: last.latitude, lng: last.longitude, speed: last.speed, track: last.track, error: last.horizontalError };
   state.route = route;
   learnPlaces(route);
   state.next = next;
@@ -123,7 +123,9 @@ async function refreshStatus() {
 function notified(topic, params) {
   switch (topic) {
     case "gps.fix":
-      state.fix = { lat: params.latitude, lng: params.longitude, speed: params.speed, error: params.horizontalError };
+      state.fix = { lat: params.latitude, lng: params.longitude, speed: params.speed, track: params.track, error: params.horizontalError };
+      // The way the van faces: its course while it moved (a standing receiver's course means nothing).
+      if (params.speed >= 1 && Number.isFinite(params.track)) state.heading = params.track;
       // The strip's link and queue, the card's ETA: refreshed on the fix's own rhythm, at most every 10 s.
       if (Date.now() - state.lastStatusAt > 10000) { state.lastStatusAt = Date.now(); refreshStatus(); }
       renderDrive(); renderTheme(); renderStrip();
@@ -422,7 +424,8 @@ function renderRoute() {
     item.querySelector(".address").textContent = stop.address;
     list.appendChild(item);
   }
-  if (state.tab === "route") RouteMap.render($("map"), stops, state.fix, state.kiosk.tiles || null, state.kiosk.tilesAttribution || "");
+  const van = state.fix && Object.assign({}, state.fix, { heading: state.heading });
+  if (state.tab === "route") RouteMap.render($("map"), stops, van, state.kiosk.tiles || null, state.kiosk.tilesAttribution || "");
 }
 
 function renderMessages() {
@@ -633,15 +636,22 @@ $("language-button").addEventListener("click", () => {
   }
   $("languages").hidden = !$("languages").hidden;
 });
+// The voice (driverd-kiosk itself) speaks the screen's language: told at each load and each change.
+function tellVoiceLanguage() {
+  fetch(`language?code=${encodeURIComponent(I18n.code)}&token=${encodeURIComponent(token)}`, { method: "PUT" }).catch(() => {});
+}
+
 $("language-list").addEventListener("click", async (event) => {
   const code = event.target.dataset && event.target.dataset.language;
   if (!code) return;
   await I18n.choose(code);
+  tellVoiceLanguage();
   $("languages").hidden = true;
   render();
 });
 
 I18n.load().catch(() => {}).then(() => {
+  tellVoiceLanguage();
   render();
   connect();
 });

@@ -1,6 +1,8 @@
-// The route's map: the stops in order, the line through them from the van, and a scale bar, drawn in SVG
-// in Web Mercator. Tiles come from `kiosk.tiles` when one is configured; without one (the default) the
-// background is plain, never a blank or broken map.
+// The route's map: the stops in order, the line through them from the van (an arrow the way it faces: its last
+// course), and a scale bar, drawn in SVG in Web Mercator. Tiles come from the kiosk's own MBTiles file
+// (`kiosk.tiles_file`) or `kiosk.tiles` when one is configured; without one (the default) the background is
+// plain, never a blank or broken map. Stops closer than a marker's width are set apart around their place, each
+// with a line to it, so none hides another.
 "use strict";
 const RouteMap = (() => {
   const TILE = 256;
@@ -25,12 +27,29 @@ const RouteMap = (() => {
   // Tiles that failed once are not asked for again (a tile server with holes, or none reachable).
   const failed = new Set();
   let drawn = "";
-  // points: [{lat, lng, label, kind, status}], vehicle: {lat, lng} or null. Drawn again only when something
-  // it shows changed.
+  // Where each marker goes: at its stop, or (when an earlier marker is there) on a ring around it.
+  const MARKER_GAP = 36;
+  function placeMarkers(positions) {
+    const placed = [];
+    for (const [x, y] of positions) {
+      let spot = [x, y];
+      for (let ring = 1; ring <= 3 && placed.some(([px, py]) => Math.hypot(px - spot[0], py - spot[1]) < MARKER_GAP); ring++) {
+        const free = Array.from({ length: 6 * ring }, (_, i) => (2 * Math.PI * i) / (6 * ring) - Math.PI / 2)
+          .map((angle) => [x + MARKER_GAP * ring * Math.cos(angle), y + MARKER_GAP * ring * Math.sin(angle)])
+          .find(([cx, cy]) => !placed.some(([px, py]) => Math.hypot(px - cx, py - cy) < MARKER_GAP));
+        if (free) spot = free;
+      }
+      placed.push(spot);
+    }
+    return placed;
+  }
+  // points: [{lat, lng, label, kind, status}], vehicle: {lat, lng, heading} or null (heading: the course it last
+  // moved along, degrees). Drawn again only when something it shows changed.
   function render(container, points, vehicle, tiles, attribution) {
     const width = container.clientWidth || 600;
     const height = container.clientHeight || 240;
-    const key = JSON.stringify([points.map((p) => [p.lat, p.lng, p.kind]), vehicle && [vehicle.lat.toFixed(5), vehicle.lng.toFixed(5)],
+    const heading = vehicle && Number.isFinite(vehicle.heading) ? Math.round(vehicle.heading / 5) * 5 : null;
+    const key = JSON.stringify([points.map((p) => [p.lat, p.lng, p.kind]), vehicle && [vehicle.lat.toFixed(5), vehicle.lng.toFixed(5), heading],
       width, height, tiles, attribution]);
     if (key === drawn && container.firstChild) return;
     drawn = key;
@@ -76,16 +95,30 @@ const RouteMap = (() => {
       svg.appendChild(el("polyline", { points: line.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(" "),
         fill: "none", stroke: "var(--map-line)", "stroke-width": 5, "stroke-linejoin": "round" }));
     }
+    const spots = placeMarkers(points.map(px));
     points.forEach((point, index) => {
-      const [x, y] = px(point);
-      svg.appendChild(el("circle", { cx: x, cy: y, r: 16, fill: point.kind === "pickup" ? "var(--primary-bg)" : "var(--bg)",
+      const [sx, sy] = px(point);
+      const [x, y] = spots[index];
+      if (x !== sx || y !== sy) {
+        // Set apart from a stop at the same place: a line to where it is.
+        svg.appendChild(el("line", { x1: sx, y1: sy, x2: x, y2: y, stroke: "var(--fg)", "stroke-width": 2 }));
+        svg.appendChild(el("circle", { cx: sx, cy: sy, r: 4, fill: "var(--fg)" }));
+      }
+      svg.appendChild(el("circle", { class: "stop-marker", cx: x, cy: y, r: 16, fill: point.kind === "pickup" ? "var(--primary-bg)" : "var(--bg)",
         stroke: "var(--fg)", "stroke-width": 3 }));
       svg.appendChild(el("text", { x, y: y + 7, "text-anchor": "middle", "font-size": 20, "font-weight": 700,
         fill: point.kind === "pickup" ? "var(--primary-fg)" : "var(--fg)" }, String(index + 1)));
     });
     if (vehicle) {
       const [x, y] = px(vehicle);
-      svg.appendChild(el("rect", { x: x - 10, y: y - 10, width: 20, height: 20, fill: "var(--danger-bg)", stroke: "var(--fg)", "stroke-width": 3 }));
+      if (heading === null) {
+        // No course known yet (it has not moved since the page opened): a square.
+        svg.appendChild(el("rect", { class: "van", x: x - 10, y: y - 10, width: 20, height: 20, fill: "var(--danger-bg)", stroke: "var(--fg)", "stroke-width": 3 }));
+      } else {
+        // An arrow along the course it last moved (degrees clockwise from north, as the receiver gives it).
+        svg.appendChild(el("polygon", { class: "van", points: "0,-16 12,12 0,5 -12,12", transform: `translate(${x.toFixed(1)} ${y.toFixed(1)}) rotate(${heading})`,
+          fill: "var(--danger-bg)", stroke: "var(--fg)", "stroke-width": 3, "data-heading": heading }));
+      }
     }
     if (tiles && attribution) {
       svg.appendChild(el("rect", { x: width - 12 - attribution.length * 8.5, y: height - 28, width: attribution.length * 8.5 + 8, height: 24, fill: "var(--bg)" }));

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import DriverAPI
 
 /// What the voice says, decided without I/O: a new order, a route change, what waits while driving ("one
@@ -21,8 +21,10 @@ public struct VoicePrompter: Sendable {
     private var lastHeld = 0
     /// New orders waiting for the route that names their pickup, with how many routes came without it.
     private var awaitingRoute: [(push: PushEvent, routesWithout: Int)] = []
+    /// The driver's language: what the screen shows, the voice says.
+    public var phrases: VoicePhrases
 
-    public init() {}
+    public init(phrases: VoicePhrases) { self.phrases = phrases }
 
     /// The latest route; answers the new orders that waited for it. driverd may answer `route.get` before its
     /// sync with the backend brings the new order; the `route.changed` after the sync names it. An order
@@ -68,7 +70,7 @@ public struct VoicePrompter: Sendable {
     }
 
     private func newOrder(_ push: PushEvent) -> String {
-        Self.clean("New order." + (push.taskId.flatMap { pickupNames[$0] }.map { " Pick up at \($0)." } ?? ""))
+        Self.clean(phrases.say("voice.newOrder") + (push.taskId.flatMap { pickupNames[$0] }.map { " " + phrases.say("voice.pickUpAt", ["place": $0]) } ?? ""))
     }
 
     private func text(_ push: PushEvent) -> String? {
@@ -76,14 +78,14 @@ public struct VoicePrompter: Sendable {
         case "TASK_ASSIGNED":
             return newOrder(push)
         case "ROUTE_CHANGED":
-            return Self.clean("Your route has changed." + (nextStopName.map { " Next stop: \($0)." } ?? ""))
+            return Self.clean(phrases.say("voice.routeChanged") + (nextStopName.map { " " + phrases.say("voice.nextStop", ["place": $0]) } ?? ""))
         case "TASK_CANCELLED":
-            return "An order was cancelled. Check the screen."
+            return phrases.say("voice.orderCancelled")
         case "STOP_LEFT_UNFINISHED":
-            return Self.clean("You left \(push.taskId.flatMap { stopNameOfDropoff($0) } ?? "a stop") before finishing it.")
+            return Self.clean(phrases.say("voice.leftUnfinished", ["place": push.taskId.flatMap { stopNameOfDropoff($0) } ?? phrases.say("voice.aStop")]))
         default:
             // The text may carry a phone number or a code: it stays on the screen.
-            return "New message from dispatch. It is on the screen."
+            return phrases.say("voice.message")
         }
     }
 
@@ -91,22 +93,15 @@ public struct VoicePrompter: Sendable {
     public mutating func summary(_ summary: PushSummary) -> String? {
         defer { lastHeld = summary.held }
         guard summary.held > lastHeld else { return nil }
-        let what = summary.held == 1 ? "One message is waiting." : "\(Self.words(summary.held)) messages are waiting."
-        return what + " Pull over to read."
+        return summary.held == 1 ? phrases.say("voice.waitingOne") : phrases.say("voice.waitingMany", ["count": String(min(summary.held, 99))])
     }
 
     public func arrival(_ arrival: ArrivalDetected) -> String? {
-        let name = stopNames[arrival.stopId] ?? "the stop"
-        return Self.clean(arrival.mode == .auto ? "Arrived at \(name)." : "You have reached \(name). Tap Arrived to confirm.")
+        let name = stopNames[arrival.stopId] ?? phrases.say("voice.theStop")
+        return Self.clean(phrases.say(arrival.mode == .auto ? "voice.arrived" : "voice.reached", ["place": name]))
     }
 
     private func stopNameOfDropoff(_ taskId: String) -> String? { stopNames["\(taskId)-dropoff"] }
-
-    /// Small counts as words; a voice reads "3" well, but words keep the no-digits rule simple to check.
-    static func words(_ count: Int) -> String {
-        let names = ["No", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten"]
-        return count < names.count ? names[count] : "Many"
-    }
 
     /// Removes every run of digits and phone punctuation that holds three digits or more ("+49 941 000001",
     /// "4812", "task-1003"), then tidies the spaces.
@@ -141,8 +136,9 @@ public struct VoicePrompter: Sendable {
             index = end
         }
         var text = String(output)
-        while text.contains("  ") { text = text.replacingOccurrences(of: "  ", with: " ") }
-        text = text.replacingOccurrences(of: " .", with: ".").replacingOccurrences(of: "-.", with: ".")
-        return text.trimmingCharacters(in: .whitespaces)
+        // The standard library's string algorithms: Foundation's would link ICU into the kiosk.
+        while text.firstRange(of: "  ") != nil { text = text.replacing("  ", with: " ") }
+        text = text.replacing(" .", with: ".").replacing("-.", with: ".")
+        return String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 }

@@ -1,5 +1,5 @@
 import DriverAPI
-import Foundation
+import FoundationEssentials
 import JSONRPC
 import Logging
 import NIOCore
@@ -10,13 +10,15 @@ import ServiceLifecycle
 public struct VoiceService: Service {
     let configuration: KioskConfiguration
     let speaker: Speaker
+    let language: KioskLanguage
     let logger: Logger
     static let topics = [
         Events.push.topic, Events.pushSummary.topic, Events.arrivalSuggested.topic, Events.stopLeftUnfinished.topic, Events.routeChanged.topic,
     ]
 
-    public init(configuration: KioskConfiguration, logger: Logger) {
+    public init(configuration: KioskConfiguration, language: KioskLanguage, logger: Logger) {
         self.configuration = configuration
+        self.language = language
         speaker = Speaker(configuration: configuration, logger: logger)
         self.logger = logger
     }
@@ -28,7 +30,9 @@ public struct VoiceService: Service {
             return
         }
         await cancelWhenGracefulShutdown {
-            var prompter = VoicePrompter()
+            let phrases = VoicePhrases.load(language.code, from: language.catalogs)
+            if phrases.isEmpty { logger.error("the voice has nothing to say: no catalog in \(language.catalogs)") }
+            var prompter = VoicePrompter(phrases: phrases)
             var backoff = 1.0
             while !Task.isCancelled {
                 do {
@@ -55,9 +59,11 @@ public struct VoiceService: Service {
             try await send(Methods.eventsSubscribe.name, try Codec.encode(SubscribeParams(topics: Self.topics)))
             for try await frame in inbound {
                 guard case .line(let line) = frame, let message = try? JSONParser.parse(line.readableBytesView) else { continue }
+                // The screen may have changed the driver's language since the last line.
+                if prompter.phrases.language != language.code { prompter.phrases = VoicePhrases.load(language.code, from: language.catalogs) }
                 for action in Self.actions(for: message, &prompter) {
                     switch action {
-                    case .say(let text): await speaker.say(text)
+                    case .say(let text): await speaker.say(text, voice: prompter.phrases.voice(configured: configuration.voiceName))
                     case .fetchRoute: try await send(Methods.routeGet.name)
                     }
                 }

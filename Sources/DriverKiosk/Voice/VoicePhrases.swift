@@ -1,0 +1,39 @@
+import FoundationEssentials
+
+/// What the voice says in one language: the `voice.*` texts of the page's catalog for that language
+/// (`www/i18n/<code>.json`, one file per language for the screen and the voice), English where a text is missing,
+/// and the espeak-ng voice of the language.
+public struct VoicePhrases: Sendable, Equatable {
+    public let language: String
+    private let texts: [String: String]
+
+    public init(language: String, texts: [String: String]) {
+        self.language = language
+        self.texts = texts
+    }
+
+    /// The catalogs in `directory` for `language`, over English's. Empty when none can be read (the voice then
+    /// says nothing: a package without its catalogs is broken, and the journal says so).
+    public static func load(_ language: String, from directory: String) -> VoicePhrases {
+        func read(_ code: String) -> [String: String] {
+            guard let data = FileManager.default.contents(atPath: "\(directory)/\(code).json"),
+                  let catalog = try? JSONDecoder().decode([String: String].self, from: data)
+            else { return [:] }
+            return catalog.filter { $0.key.hasPrefix("voice.") }
+        }
+        let english = read("en")
+        return VoicePhrases(language: language, texts: language == "en" ? english : english.merging(read(language)) { $1 })
+    }
+
+    public var isEmpty: Bool { texts.isEmpty }
+
+    /// The text for `key` with its `{placeholders}` filled in ("" when the catalog lacks it).
+    public func say(_ key: String, _ values: [String: String] = [:]) -> String {
+        var text = texts[key] ?? ""
+        for (name, value) in values { text = text.replacing("{\(name)}", with: value) }
+        return text
+    }
+
+    /// The espeak-ng voice: the configured one for English (a regional accent, say), the language's own otherwise.
+    public func voice(configured: String) -> String { language == "en" ? configured : language }
+}
