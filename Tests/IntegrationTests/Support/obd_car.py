@@ -19,6 +19,9 @@ parser.add_argument("--port", type=int)
 parser.add_argument("--no-odometer", action="store_true")
 parser.add_argument("--silent", action="store_true")
 args = parser.parse_args()
+args.state = os.path.abspath(args.state)
+# ELM327-emulator writes its elm.log in the working directory: beside the state file, not wherever the caller runs.
+os.chdir(os.path.dirname(args.state))
 
 if args.silent:
     server = socket.create_server(("127.0.0.1", args.port))
