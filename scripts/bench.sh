@@ -45,7 +45,8 @@ echo
 echo "== Driver actions online"
 "$bin/driverd-bench" workflow --bin "$bin" --tasks "${BENCH_WORKFLOW_TASKS:-30}"
 echo
-echo "== The driver's screen: a push to the screen beside a raw events.subscribe client; the kiosk's RSS"
+echo "== The driver's screen: a tap and a push to the screen beside raw socket clients, in each language; the kiosk's RSS"
 echo "(BENCH_KIOSK_SOAK_MINUTES=60 adds the page's memory after an hour of the journey loop)"
 "$(dirname "$0")/../.build/tools/venv/bin/python" "$(dirname "$0")/kiosk-bench.py" "$bin" \
-    --pushes "${BENCH_KIOSK_PUSHES:-50}" --soak-minutes "${BENCH_KIOSK_SOAK_MINUTES:-0}"
+    --pushes "${BENCH_KIOSK_PUSHES:-50}" --soak-minutes "${BENCH_KIOSK_SOAK_MINUTES:-0}" \
+    --languages "${BENCH_KIOSK_LANGUAGES:-de,fr,es,pt,pl,tr,ar}"

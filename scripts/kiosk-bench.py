@@ -10,7 +10,9 @@
   memory           the page's JS heap and the renderer's RSS after a loop of the whole journey (--soak-minutes),
                    against the same at its start; the kiosk's peak RSS against driverd's.
 
-    kiosk-bench.py BIN_DIR [--taps 30] [--orders 20] [--pushes 50] [--soak-minutes 0]
+  per language     tap -> screen and push -> screen again with the page in each of --languages (a reload in it).
+
+    kiosk-bench.py BIN_DIR [--taps 30] [--orders 20] [--pushes 50] [--soak-minutes 0] [--languages de,fr,ar]
 """
 import argparse
 import json
@@ -28,6 +30,9 @@ parser.add_argument("--pushes", type=int, default=50)
 parser.add_argument("--taps", type=int, default=30)
 parser.add_argument("--orders", type=int, default=20)
 parser.add_argument("--soak-minutes", type=float, default=0)
+parser.add_argument("--languages", default="", help="comma-separated page languages (de,ar...) timed again after English")
+parser.add_argument("--language-taps", type=int, default=10)
+parser.add_argument("--language-pushes", type=int, default=20)
 args = parser.parse_args()
 os.environ["DRIVERD_BIN_DIR"] = os.path.abspath(args.bin)
 
@@ -138,7 +143,7 @@ def finish(client, task_id):
         client.call("task.fail", {"taskId": task_id, "reason": "CUSTOMER_UNAVAILABLE", "outsideReason": "OTHER"})
 
 
-def tap_latency(stack, page, client, taps):
+def tap_latency(stack, page, client, taps, tag=""):
     """Taps the card's button until `taps` taps were timed: from the click (in the page) until the card's button
     shows the next step. Each timed tap has a floor: the same method on an order of its own, called by a raw
     client, until its reply."""
@@ -169,7 +174,7 @@ def tap_latency(stack, page, client, taps):
                 client.call("task.returnToVendor", {"taskId": task_id})
             else:
                 finish(client, task_id)
-            post_order(stack, client, f"task-tap-{index}")
+            post_order(stack, client, f"task-tap-{tag}{index}")
             index += 1
             wait_for(lambda: (lambda n: n and (n["task"]["id"], n["primaryAction"]) != (task_id, action))(
                 page.evaluate("() => window.kioskState.next && window.kioskState.next.next")), timeout=20, what="the card to move on")
@@ -178,7 +183,7 @@ def tap_latency(stack, page, client, taps):
         page.locator("#primary-button").tap()
         screen.append(wait_for(lambda: page.evaluate("() => window.benchTap"), timeout=20, interval=0.005, what=f"{action} on screen"))
         # The floor: the same method on an order of its own, brought to the same step first.
-        floor_id = f"task-floor-{len(floor)}"
+        floor_id = f"task-floor-{tag}{len(floor)}"
         post_order(stack, client, floor_id)
         steps = ["task.accept", "task.arrive", "task.pickup", "task.arrive"]
         timed = 3 if action == "Arrived at destination" else steps.index(method)
@@ -298,6 +303,16 @@ def main():
             print(f"  ratio: p50 {percentile(screen, 50) / max(percentile(floor, 50), 0.001):.2f}x, "
                   f"p99 {percentile(screen, 99) / max(percentile(floor, 99), 0.001):.2f}x; the kiosk's own share "
                   f"(screen - raw, per push) p50 {statistics.median(s - f for s, f in zip(screen, floor)):.1f} ms")
+
+            for code in [c for c in args.languages.split(",") if c and c != "en"]:
+                page.evaluate(f"() => localStorage.setItem('kiosk-language', '{code}')")
+                page.reload()
+                page.wait_for_selector("#stand-view:not([hidden])", timeout=30000)
+                wait_for(lambda: page.evaluate("document.documentElement.lang") == code, what=f"the page in {code}")
+                taps, tap_floor = tap_latency(stack, page, client, args.language_taps, tag=code + "-")
+                pushes, push_floor = latency(stack, page, raw, args.language_pushes)
+                print(f"language {code}: tap -> screen p50 {percentile(taps, 50):.1f} ms (raw client {percentile(tap_floor, 50):.1f} ms), "
+                      f"push -> screen p50 {percentile(pushes, 50):.1f} ms (raw subscriber {percentile(push_floor, 50):.1f} ms)")
 
             if args.soak_minutes > 0:
                 cdp.send("HeapProfiler.enable")
