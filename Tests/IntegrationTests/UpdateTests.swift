@@ -145,7 +145,7 @@ struct UpdateTests {
         #expect(try await Self.overview(http).acks.filter { $0.ack.version == "0.2.0" && $0.ack.status == .applied }.count == 1)
     }
 
-    @Test("an SOS waiting for the backend holds the download back; the day's byte cap pauses it and says so; update.mode external only reports the version")
+    @Test("an SOS waiting for the backend holds the download back; the day's byte cap pauses it and says so; update.mode external only reports the version; a disk without room refuses the release before a byte is fetched")
     func lowestPriority() async throws {
         let sim = try SimProcess()
         let http = SimHTTP(base: sim.base)
@@ -193,5 +193,24 @@ struct UpdateTests {
         #expect(refused.reason?.contains("update.mode = external") == true && refused.runningVersion == "0.1.0", "\(refused)")
         #expect(try Self.status(external).mode == .external)
         _ = try external.stop()
+
+        // A unit whose state directory (a 40 MiB file system) has no room for a package of 8 MiB (twice that, the
+        // download and driverd-update's copy, plus a margin): refused with the reason before a byte is fetched.
+        let small = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: small.file("state"), withIntermediateDirectories: true)
+        let mounted = try runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=40m", "tmpfs", small.file("state")])
+        try #require(mounted.status == 0, "\(mounted.stderr)")
+        defer { _ = try? runProgram("/bin/umount", ["-l", small.file("state")]) }
+        try "Package: driverd\nStatus: install ok installed\nVersion: 0.1.0\nArchitecture: amd64\n"
+            .write(toFile: small.file("dpkg-status"), atomically: true, encoding: .utf8)
+        let crowded = try DaemonProcess(
+            arguments: ["--gpsd", "127.0.0.1:1"], config: config.replacing(directory.file("dpkg-status"), with: small.file("dpkg-status")),
+            directory: small)
+        try waitUntil("online", detail: crowded.log) { try Harness.outbox(crowded).link == .online }
+        try await Self.publish(http, Data((0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }), version: "0.4.0")
+        let full = try await Self.ack(http, version: "0.4.0", .refused, detail: crowded.log)
+        #expect(full.reason?.contains("not enough disk space") == true, "\(full)")
+        #expect(try await Self.overview(http).releases.last?.chunksServed == 0)
+        _ = try crowded.stop()
     }
 }
