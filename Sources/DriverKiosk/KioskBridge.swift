@@ -13,12 +13,9 @@ public struct KioskBridge: Sendable {
     let policy = BridgePolicy()
     let photos: PhotoDrop
     let logger: Logger
-    /// The local tile file's own attribution (`kiosk.tiles_attribution` wins).
-    let tilesAttribution: String
 
-    public init(configuration: KioskConfiguration, tilesAttribution: String = "", logger: Logger) {
+    public init(configuration: KioskConfiguration, logger: Logger) {
         self.configuration = configuration
-        self.tilesAttribution = tilesAttribution
         photos = PhotoDrop(runtimeDirectory: configuration.runtimeDirectory)
         self.logger = logger
     }
@@ -94,9 +91,8 @@ public struct KioskBridge: Sendable {
     func describe() -> JSONValue {
         .object([
             "kioskVersion": .string(KioskVersion.current),
-            "tiles": !configuration.tilesFile.isEmpty ? .string("tiles/{z}/{x}/{y}")
-                : configuration.tiles.isEmpty ? .null : .string(configuration.tiles),
-            "tilesAttribution": .string(configuration.tilesAttribution.isEmpty ? tilesAttribution : configuration.tilesAttribution),
+            "tiles": configuration.tiles.isEmpty ? .null : .string(configuration.tiles),
+            "tilesAttribution": .string(configuration.tilesAttribution),
             "voice": .object([
                 "enabled": .bool(configuration.voiceEnabled), "volume": .number(String(configuration.voiceVolume)),
             ]),

@@ -40,7 +40,7 @@ public enum KioskServer {
         }
         if let tiles {
             // Tiles are no secret (the page's files are served the same way); a missing one is a 404 the map skips.
-            router.get("/tiles/:z/:x/:y") { _, context -> Response in
+            router.get(RouterPath(MBTiles.route)) { _, context -> Response in
                 guard let z = context.parameters.get("z", as: Int.self), let x = context.parameters.get("x", as: Int.self),
                       let y = context.parameters.get("y", as: Int.self), let bytes = tiles.tile(z: z, x: x, y: y)
                 else { throw HTTPError(.notFound) }

@@ -44,6 +44,10 @@ public final class MBTiles: Sendable {
 
     public var contentType: String { format == "jpg" ? "image/jpeg" : "image/\(format)" }
 
+    /// Where the page finds the tiles: the kiosk's own `/tiles` route (relative: the page's origin).
+    public static let pageTemplate = "tiles/{z}/{x}/{y}"
+    static let route = "/tiles/:z/:x/:y"
+
     /// The tile at `z`/`x`/`y` (XYZ), or nil where the file has none.
     public func tile(z: Int, x: Int, y: Int) -> [UInt8]? {
         guard (0...24).contains(z), (0..<(1 << z)).contains(x), (0..<(1 << z)).contains(y) else { return nil }

@@ -66,8 +66,11 @@ struct DriverdKiosk: AsyncParsableCommand {
             } catch {
                 throw ValidationError(error.description)
             }
+            // The page asks the kiosk itself for tiles, and shows the file's attribution unless the settings name one.
+            settings.tiles = MBTiles.pageTemplate
+            if settings.tilesAttribution.isEmpty { settings.tilesAttribution = tiles?.attribution ?? "" }
         }
-        let bridge = KioskBridge(configuration: settings, tilesAttribution: tiles?.attribution ?? "", logger: logger)
+        let bridge = KioskBridge(configuration: settings, logger: logger)
         let language = KioskLanguage(www: settings.www)
         let application = KioskServer.makeApplication(
             settings, access: { access.withLock { $0 } }, bridge: bridge, language: language, tiles: tiles, logger: logger,

@@ -37,7 +37,7 @@ struct GeofenceWatchTests {
             // A visit that ended stops being watched, as in the daemon.
             for action in watch.observe(.init(sample.fix), motion: motion, targets: closed ? [] : [target]) {
                 actions.append(action)
-                if case .left(_, _, _, _, false) = action { closed = true }
+                if case .left(_, _, _, _, false, _) = action { closed = true }
                 if let stage = stageAfter(action, sample.fix.time - start) { target.stage = stage }
             }
         }
@@ -48,8 +48,8 @@ struct GeofenceWatchTests {
         actions.compactMap { if case .arrived(_, _, let distance, _, let time) = $0 { (distance, time) } else { nil } }
     }
 
-    static func departures(_ actions: [GeofenceWatch.Action]) -> [(unfinished: Bool, time: Double)] {
-        actions.compactMap { if case .left(_, _, _, let time, let unfinished) = $0 { (unfinished, time) } else { nil } }
+    static func departures(_ actions: [GeofenceWatch.Action]) -> [(unfinished: Bool, time: Double, departedEarlier: Bool)] {
+        actions.compactMap { if case .left(_, _, _, let time, let unfinished, let earlier) = $0 { (unfinished, time, earlier) } else { nil } }
     }
 
     struct StopCase: CustomTestStringConvertible, Sendable {
@@ -139,6 +139,28 @@ struct GeofenceWatchTests {
         }, stageAt: [(time: 150, stage: .served)])
         let leftUndone = Self.departures(undone)
         #expect(leftUndone.map(\.unfinished) == [true, false], "\(undone)")
+        // Completed away without coming back: the visit ended at the unfinished departure.
+        #expect(leftUndone.map(\.departedEarlier) == [false, true], "\(undone)")
+        #expect(left.first?.departedEarlier == false)
+    }
+
+    @Test("left unfinished, came back, completed at the stop and left again: the last departure is the visit's end")
+    func cameBack() {
+        // Stands from second 24 to 114, drives 400 m on, comes back (164-204), stands at the stop, drives off at 234.
+        let samples = SyntheticReceiver.run(
+            [.drive(speed: 10, seconds: 20), .ramp(to: 0, seconds: 4), .stand(seconds: 90), .drive(speed: 10, seconds: 40), .stand(seconds: 10),
+             .drive(speed: -10, seconds: 40), .stand(seconds: 30), .drive(speed: 10, seconds: 40)],
+            noise: Noise(sigma: 8, spikeShare: 0.03, eph: 17), seed: 7)
+        let actions = Self.run(samples, target: Self.target(north: 220), stageAfter: { action, _ in
+            if case .arrived = action { return .serving }
+            return nil
+        }, stageAt: [(time: 215, stage: .served)])
+        let departures = Self.departures(actions)
+        #expect(departures.map(\.unfinished) == [true, false] && departures.map(\.departedEarlier) == [false, false], "\(actions)")
+        if let last = departures.last {
+            let after = last.time - samples[0].fix.time - 234
+            #expect(after >= 10 && after <= 20, "left \(after) s after driving off the second time")
+        }
     }
 
     @Test("a stop's radius never shrinks below the fix's error; the exit border is 1.5× that")

@@ -201,11 +201,7 @@ struct UpdateTests {
         let mounted = try runProgram("/bin/mount", ["-t", "tmpfs", "-o", "size=40m", "tmpfs", small.file("state")])
         try #require(mounted.status == 0, "\(mounted.stderr)")
         defer { _ = try? runProgram("/bin/umount", ["-l", small.file("state")]) }
-        try "Package: driverd\nStatus: install ok installed\nVersion: 0.1.0\nArchitecture: amd64\n"
-            .write(toFile: small.file("dpkg-status"), atomically: true, encoding: .utf8)
-        let crowded = try DaemonProcess(
-            arguments: ["--gpsd", "127.0.0.1:1"], config: config.replacing(directory.file("dpkg-status"), with: small.file("dpkg-status")),
-            directory: small)
+        let crowded = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: config, directory: small)
         try waitUntil("online", detail: crowded.log) { try Harness.outbox(crowded).link == .online }
         try await Self.publish(http, Data((0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }), version: "0.4.0")
         let full = try await Self.ack(http, version: "0.4.0", .refused, detail: crowded.log)

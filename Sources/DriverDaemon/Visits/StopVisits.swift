@@ -80,20 +80,23 @@ final class StopVisits: Sendable {
         hub.publish(Events.visitChanged, Self.view(visit))
     }
 
-    /// Left a stop with its action undone: the departure is now (the visit stays open until the action is done
-    /// or the van comes back); at a destination the driver is told (held while driving, like a push).
+    /// Left a stop with its action undone: the departure is now (the visit stays open until the action is done;
+    /// a van that comes back and leaves again departs again); at a destination the driver is told once (held
+    /// while driving, like a push).
     func leftUnfinished(stopId: String) async {
-        let departed = clock.now().time
-        let marked = state.withLock { state -> VisitRecord? in
-            guard var visit = state.open[stopId], !visit.leftUnfinished else { return nil }
+        let now = clock.now().time
+        let marked = state.withLock { state -> (visit: VisitRecord, first: Bool)? in
+            guard var visit = state.open[stopId] else { return nil }
+            let first = !visit.leftUnfinished
             visit.leftUnfinished = true
-            visit.departedAt = max(departed, visit.arrivedAt)
+            visit.departedAt = max(now, visit.arrivedAt)
             state.open[stopId] = visit
-            return visit
+            return (visit, first)
         }
-        guard let visit = marked else { return }
-        try? book.markLeftUnfinished(id: visit.id, departedAt: visit.departedAt ?? departed)
+        guard let (visit, first) = marked, let departed = visit.departedAt else { return }
+        try? book.markLeftUnfinished(id: visit.id, departedAt: departed)
         hub.publish(Events.visitChanged, Self.view(visit))
+        guard first else { return }
         logger.notice("left \(stopId) with its task unfinished", metadata: ["task_id": "\(visit.taskId)"])
         guard Stop.parse(stopId)?.kind == .dropoff else { return }
         await pushes.raise(
@@ -101,14 +104,14 @@ final class StopVisits: Sendable {
             title: "Left the drop-off of \(visit.taskId) unfinished: deliver it or report a failure")
     }
 
-    /// Left a stop after its action: the visit ends, and its report is queued with it. Left unfinished earlier,
-    /// the visit ended when the van crossed the exit border then, not when the action was done later.
+    /// Left a stop after its action: the visit ends, and its report is queued with it. `departedEarlier`: left
+    /// unfinished and completed away, the visit ended when the van crossed the exit border then, not now.
     /// Returns whether a visit closed (the geofences change).
     @discardableResult
-    func close(stopId: String) -> Bool {
+    func close(stopId: String, departedEarlier: Bool = false) -> Bool {
         guard let visit = state.withLock({ $0.open[stopId] }) else { return false }
         let stamp = clock.now()
-        let departed = visit.departedAt ?? max(stamp.time, visit.arrivedAt)
+        let departed = (departedEarlier ? visit.departedAt : nil) ?? max(stamp.time, visit.arrivedAt)
         let report = VisitReport(
             visitId: visit.id, taskId: visit.taskId, stopId: visit.stopId, arrivedAt: visit.arrivedAt, departedAt: departed,
             dwellSeconds: (departed - visit.arrivedAt).rounded(), arrivalDistance: visit.arrivalDistance,

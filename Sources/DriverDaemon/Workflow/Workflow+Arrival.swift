@@ -88,10 +88,10 @@ extension Workflow {
             switch action {
             case .arrived(let stopId, let taskId, let distance, let dwell, _):
                 await arrived(stopId: stopId, taskId: taskId, distance: distance, dwell: dwell)
-            case .left(let stopId, _, _, _, let unfinished):
+            case .left(let stopId, _, _, _, let unfinished, let departedEarlier):
                 if unfinished {
                     await visits.leftUnfinished(stopId: stopId)
-                } else if visits.close(stopId: stopId) {
+                } else if visits.close(stopId: stopId, departedEarlier: departedEarlier) {
                     refreshGeofences()
                 }
             }

@@ -10,9 +10,9 @@ import JSONRPC
 /// outcomes (an ack confirms the task's state, a refusal puts the task back to the backend's).
 extension Workflow: OutboxItemOwner {
     static let ownedKinds: [OutboxItemRecord.Kind] = [.status, .podOTP, .podPhoto, .route]
-    /// The kinds that change a task: whether any waits is the task's sync state (a visit's report, queued on the
-    /// task's lane, is not a change of the task).
-    static let taskChangeKinds: Set<OutboxItemRecord.Kind> = [.status, .podOTP, .podPhoto]
+    /// The kinds that change a task (transitions and proofs, by their category): whether any waits is the task's
+    /// sync state (a visit's report, queued on the task's lane, is not a change of the task).
+    static let taskChangeKinds = Set(OutboxItemRecord.Kind.allCases.filter { [.transition, .proof].contains($0.category) })
 
     /// Sends the task lanes; fetches the route again on task pushes and when the link comes back.
     nonisolated func attach(to uplink: Uplink) {

@@ -62,8 +62,10 @@ public struct GeofenceWatch: Sendable, Equatable {
     public enum Action: Sendable, Equatable {
         /// Arrived at an `approaching` stop: `distance` from the stop at that fix, `dwell` seconds spent slow inside.
         case arrived(stopId: String, taskId: String, distance: Double, dwell: Double, time: Double)
-        /// Left a stop through its exit border; `unfinished` when its action was still to do.
-        case left(stopId: String, taskId: String, distance: Double, time: Double, unfinished: Bool)
+        /// Left a stop through its exit border; `unfinished` when its action was still to do. `departedEarlier`: the
+        /// action was done away from the stop after it was left unfinished (the van never came back), so the
+        /// vehicle left when that earlier departure said, not now.
+        case left(stopId: String, taskId: String, distance: Double, time: Double, unfinished: Bool, departedEarlier: Bool = false)
     }
 
     private enum Presence: Sendable, Equatable {
@@ -134,7 +136,7 @@ public struct GeofenceWatch: Sendable, Equatable {
             let beyond = distance > exit && driving
             switch current {
             case .away:
-                if target.stage == .served { return left(target, distance, sample, unfinished: false) }
+                if target.stage == .served { return left(target, distance, sample, unfinished: false, departedEarlier: true) }
                 return distance <= radius ? (.present, nil) : (.away, nil)
             case .leaving(let count):
                 guard beyond else { return (.present, nil) }
@@ -152,7 +154,8 @@ public struct GeofenceWatch: Sendable, Equatable {
         (.present, .arrived(stopId: target.stopId, taskId: target.taskId, distance: distance, dwell: max(0, dwell), time: sample.time))
     }
 
-    private func left(_ target: Target, _ distance: Double, _ sample: Sample, unfinished: Bool) -> (Presence, Action?) {
-        (unfinished ? .away : .outside, .left(stopId: target.stopId, taskId: target.taskId, distance: distance, time: sample.time, unfinished: unfinished))
+    private func left(_ target: Target, _ distance: Double, _ sample: Sample, unfinished: Bool, departedEarlier: Bool = false) -> (Presence, Action?) {
+        (unfinished ? .away : .outside, .left(
+            stopId: target.stopId, taskId: target.taskId, distance: distance, time: sample.time, unfinished: unfinished, departedEarlier: departedEarlier))
     }
 }
