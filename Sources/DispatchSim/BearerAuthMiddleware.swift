@@ -12,13 +12,17 @@ struct BearerAuthMiddleware: RouterMiddleware {
             throw Self.unauthorized(.unauthorized, "a Bearer token is required")
         }
         let claims: TokenIssuer.Claims
+        var expired = false
         switch tokens.verify(String(header.dropFirst("Bearer ".count)), kind: .access, now: SimState.now()) {
         case .success(let verified): claims = verified
-        case .failure(.expired): throw Self.unauthorized(.tokenExpired, "the access token has expired; refresh it")
+        case .failure(.expired(let stale)): (claims, expired) = (stale, true)
         case .failure: throw Self.unauthorized(.unauthorized, "the access token is not valid")
         }
+        // Revoked before expired, whatever the token's age: refreshing a revoked token fails too, so the client must
+        // hear that it has to log in again.
         let current = await state.read { world, _ in world.driver(id: claims.sub) != nil ? world.tokenGeneration(driverId: claims.sub) : nil }
         guard current == claims.gen else { throw Self.unauthorized(.unauthorized, "the access token was revoked") }
+        guard !expired else { throw Self.unauthorized(.tokenExpired, "the access token has expired; refresh it") }
         var context = context
         context.driverId = claims.sub
         return try await next(request, context)

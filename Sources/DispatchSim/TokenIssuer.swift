@@ -16,7 +16,9 @@ struct TokenIssuer: Sendable {
     }
 
     enum Failure: Error, Equatable {
-        case malformed, badSignature, expired, wrongKind
+        case malformed, badSignature, wrongKind
+        /// Signed by this issuer but past its expiry: its claims, so a revocation can be told first.
+        case expired(Claims)
     }
 
     /// The HMAC key's bytes (kept as Data: SymmetricKey is not Sendable).
@@ -24,12 +26,12 @@ struct TokenIssuer: Sendable {
     let accessTTL: Int
     let refreshTTL: Int
 
-    func issue(driverId: String, generation: Int, now: Double) -> TokenResponse {
+    func issue(driverId: String, language: String?, generation: Int, now: Double) -> TokenResponse {
         let iat = Int(now)
         return TokenResponse(
             accessToken: sign(Claims(sub: driverId, typ: .access, iat: iat, exp: iat + accessTTL, gen: generation)),
             refreshToken: sign(Claims(sub: driverId, typ: .refresh, iat: iat, exp: iat + refreshTTL, gen: generation)),
-            expiresIn: accessTTL, driverId: driverId)
+            expiresIn: accessTTL, driverId: driverId, language: language)
     }
 
     func verify(_ token: String, kind: Kind, now: Double) -> Result<Claims, Failure> {
@@ -43,7 +45,7 @@ struct TokenIssuer: Sendable {
         }
         guard let claims = try? JSONDecoder().decode(Claims.self, from: payload) else { return .failure(.malformed) }
         guard claims.typ == kind else { return .failure(.wrongKind) }
-        guard Double(claims.exp) > now else { return .failure(.expired) }
+        guard Double(claims.exp) > now else { return .failure(.expired(claims)) }
         return .success(claims)
     }
 
