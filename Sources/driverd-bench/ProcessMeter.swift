@@ -1,10 +1,12 @@
 import Foundation
 
-/// CPU time, context switches and peak RSS of a process, from /proc (all threads summed).
+/// CPU time, context switches and peak RSS of a process, from /proc (all threads summed), and the switches of each
+/// thread by name (threads of one name summed: the concurrency pool's workers are one line).
 struct ProcessSample {
     var cpuSeconds: Double
     var contextSwitches: Int
     var peakRSSKiB: Int
+    var switchesByThread: [String: Int] = [:]
 
     static func read(pid: Int32) -> ProcessSample? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
@@ -15,11 +17,17 @@ struct ProcessSample {
         guard fields.count > 13, let utime = Double(fields[11]), let stime = Double(fields[12]) else { return nil }
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         var switches = 0
+        var byThread: [String: Int] = [:]
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         for task in tasks {
             guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
-            for line in status.split(separator: "\n") where line.hasSuffix("ctxt_switches") == false && line.contains("ctxt_switches:") {
-                switches += Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+            var name = "?"
+            for line in status.split(separator: "\n") {
+                if line.hasPrefix("Name:") { name = line.dropFirst(5).trimmingCharacters(in: .whitespaces) }
+                guard line.contains("ctxt_switches:") else { continue }
+                let count = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+                switches += count
+                byThread[name, default: 0] += count
             }
         }
         var peak = 0
@@ -27,6 +35,16 @@ struct ProcessSample {
            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) {
             peak = Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
         }
-        return ProcessSample(cpuSeconds: (utime + stime) / ticks, contextSwitches: switches, peakRSSKiB: peak)
+        return ProcessSample(cpuSeconds: (utime + stime) / ticks, contextSwitches: switches, peakRSSKiB: peak, switchesByThread: byThread)
+    }
+
+    /// Switches per minute of each thread between two samples, busiest first ("gpsd-reader 6.0, obd-reader 1.3").
+    static func threadRates(from start: ProcessSample, to end: ProcessSample, minutes: Double) -> String {
+        end.switchesByThread
+            .map { ($0.key, Double($0.value - (start.switchesByThread[$0.key] ?? 0)) / minutes) }
+            .filter { $0.1 > 0 }
+            .sorted { $0.1 > $1.1 }
+            .map { "\($0.0) \(String(format: "%.1f", $0.1))" }
+            .joined(separator: ", ")
     }
 }

@@ -18,6 +18,8 @@ struct VehicleBench: ParsableCommand {
     @Option(help: "What to run, comma-separated: cost, latency.") var only = "cost,latency"
     @Option(help: "Stationary receiver log (default: a synthesised parked log).") var stationary: String?
     @Option(help: "Moving receiver log (default: a synthesised drive).") var moving: String?
+    @Option(help: "Which cost scenarios, comma-separated: parked, moving.") var motion = "parked,moving"
+    @Flag(help: "Also print each thread's wake-ups per minute.") var threads = false
 
     func run() throws {
         let directory = try makeTemporaryDirectory()
@@ -54,7 +56,8 @@ struct VehicleBench: ParsableCommand {
         say("Cost per minute, real-time replays through gpsd; baseline: the same replay without an adapter, in the same run.")
         say("The parked window starts 80 s in (the motion detector takes up to 65 s to call a vehicle stationary).")
         say(pad("scenario", 10) + pad("adapter", 22) + pad("cpu s/min", 11) + "wakeups/min")
-        for (index, scenario) in scenarios.enumerated() {
+        let motions = Set(motion.split(separator: ",").map(String.init))
+        for (index, scenario) in scenarios.enumerated() where motions.contains(scenario.name) {
             let scratch = directory + "/cost-\(index)"
             try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
             let fake = try RealTimeGPSFake(log: scenario.parked ? parked : moving, scratch: scratch)
@@ -78,6 +81,7 @@ struct VehicleBench: ParsableCommand {
             say(pad(scenario.name, 10) + pad(label, 22)
                 + pad(String(format: "%.3f", (end.cpuSeconds - start.cpuSeconds) / minutes), 11)
                 + String(format: "%.1f", Double(end.contextSwitches - start.contextSwitches) / minutes))
+            if threads { say("    by thread: " + ProcessSample.threadRates(from: start, to: end, minutes: minutes)) }
         }
     }
 

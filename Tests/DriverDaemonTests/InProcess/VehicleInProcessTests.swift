@@ -103,3 +103,34 @@ struct VehicleInProcessTests {
         }
     }
 }
+
+/// Parked with the engine off: battery-saver sampling (one fix a minute) with the receiver released between samples.
+@Suite("Parked, engine off, in-process", .serialized)
+struct EngineOffSamplingTests {
+    @Test("the engine off while parked: a ping a minute from a receiver with 3-s epochs, and the reader told to release gpsd between them")
+    func engineOffSamplesOnceAMinute() async throws {
+        let daemon = try InProcessDaemon(backend: nil) { $0.vehicleAdapter = "192.168.0.10:35000" }
+        try await daemon.running {
+            var time = Date().timeIntervalSince1970.rounded()
+            var paces: [GPSPace] = []
+            func epoch() {
+                time += 3
+                daemon.advance(by: 3)
+                paces.append(daemon.assembly.pipeline.handle(.fix(Fix(
+                    time: time, latitude: 49.0, longitude: 12.1, speed: 0, track: 0, horizontalError: 5, mode: 3))))
+            }
+            for _ in 0..<30 { epoch() }
+            daemon.assembly.vehicle.handle(.link(.noVehicle, detail: "UNABLE TO CONNECT"))
+            daemon.assembly.vehicle.handle(.reading(.voltage(12.5)))
+            daemon.assembly.pipeline.refreshPower()
+            let before = try await daemon.call(Methods.gpsStatus).pingsRecorded
+            paces.removeAll()
+            for _ in 0..<100 { epoch() }  // five minutes
+            let gps = try await daemon.call(Methods.gpsStatus)
+            let recorded = gps.pingsRecorded - before
+            #expect((4...6).contains(recorded), "one ping a minute over five minutes: \(recorded)")
+            let releases = paces.filter { if case .pause(_, true) = $0 { true } else { false } }
+            #expect(releases.count >= 4, "a released pause after each sample: \(paces)")
+        }
+    }
+}
