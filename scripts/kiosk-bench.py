@@ -305,7 +305,7 @@ def main():
                   f"(screen - raw, per push) p50 {statistics.median(s - f for s, f in zip(screen, floor)):.1f} ms")
 
             for code in [c for c in args.languages.split(",") if c and c != "en"]:
-                page.evaluate(f"() => localStorage.setItem('kiosk-language', '{code}')")
+                page.evaluate(f"() => I18n.choose('{code}')")
                 page.reload()
                 page.wait_for_selector("#stand-view:not([hidden])", timeout=30000)
                 wait_for(lambda: page.evaluate("document.documentElement.lang") == code, what=f"the page in {code}")

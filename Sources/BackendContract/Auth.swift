@@ -15,18 +15,24 @@ public struct RefreshRequest: Codable, Sendable, Equatable {
 }
 
 /// The answer to login and refresh: a Bearer access token (a JWT) that expires after `expiresIn` seconds, and a
-/// longer-lived refresh token.
+/// longer-lived refresh token, and the driver's language when their profile has one.
 public struct TokenResponse: Codable, Sendable, Equatable {
     public var accessToken: String
     public var refreshToken: String
     public var tokenType: String
     public var expiresIn: Int
     public var driverId: String
-    public init(accessToken: String, refreshToken: String, tokenType: String = "Bearer", expiresIn: Int, driverId: String) {
+    /// The language the driver's profile names (a BCP 47 tag: `pt`, `pt-BR`), for the screen and the voice; absent
+    /// when the profile has none.
+    public var language: String?
+    public init(
+        accessToken: String, refreshToken: String, tokenType: String = "Bearer", expiresIn: Int, driverId: String, language: String? = nil
+    ) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.tokenType = tokenType
         self.expiresIn = expiresIn
         self.driverId = driverId
+        self.language = language
     }
 }

@@ -11,7 +11,7 @@ struct AuthRoutes {
             let login = try await SimJSON.decode(LoginRequest.self, from: request)
             let issued = await state.read { world, now in
                 world.driver(username: login.username, password: login.password).map {
-                    tokens.issue(driverId: $0.id, generation: world.tokenGeneration(driverId: $0.id), now: now)
+                    tokens.issue(driverId: $0.id, language: $0.language, generation: world.tokenGeneration(driverId: $0.id), now: now)
                 }
             }
             guard let issued else { throw SimHTTPError(.invalidCredentials, "wrong username or password") }
@@ -22,12 +22,14 @@ struct AuthRoutes {
             let claims: TokenIssuer.Claims
             switch tokens.verify(refresh.refreshToken, kind: .refresh, now: SimState.now()) {
             case .success(let verified): claims = verified
-            case .failure(.expired): throw BearerAuthMiddleware.unauthorized(.tokenExpired, "the refresh token has expired; log in again")
+            case .failure(.expired(_)): throw BearerAuthMiddleware.unauthorized(.tokenExpired, "the refresh token has expired; log in again")
             case .failure: throw BearerAuthMiddleware.unauthorized(.unauthorized, "the refresh token is not valid")
             }
             let issued = await state.read { world, now in
-                world.driver(id: claims.sub) != nil && world.tokenGeneration(driverId: claims.sub) == claims.gen
-                    ? tokens.issue(driverId: claims.sub, generation: claims.gen, now: now) : nil
+                world.driver(id: claims.sub).flatMap { driver in
+                    world.tokenGeneration(driverId: claims.sub) == claims.gen
+                        ? tokens.issue(driverId: claims.sub, language: driver.language, generation: claims.gen, now: now) : nil
+                }
             }
             guard let issued else { throw BearerAuthMiddleware.unauthorized(.unauthorized, "the refresh token was revoked; log in again") }
             return try SimJSON.response(issued)

@@ -10,10 +10,13 @@ public struct Scenario: Codable, Sendable, Equatable {
         public var id: String
         public var username: String
         public var password: String
-        public init(id: String, username: String, password: String) {
+        /// The language of the driver's profile (a BCP 47 tag), sent with each login and refresh; none when absent.
+        public var language: String?
+        public init(id: String, username: String, password: String, language: String? = nil) {
             self.id = id
             self.username = username
             self.password = password
+            self.language = language
         }
     }
 
@@ -135,6 +138,9 @@ public struct Scenario: Codable, Sendable, Equatable {
         if drivers.isEmpty { problems.append("no drivers") }
         if driverIDs.count != drivers.count { problems.append("duplicate driver ids") }
         if Set(drivers.map(\.username)).count != drivers.count { problems.append("duplicate usernames") }
+        for driver in drivers where !(driver.language.map(Self.isLanguageTag) ?? true) {
+            problems.append("driver \(driver.id): language must be a BCP 47 tag such as \"pt\" or \"pt-BR\"")
+        }
         var taskIDs = Set<String>()
         for task in tasks {
             if !BackendPaths.isValidTaskID(task.id) { problems.append("task id \(task.id): only letters, digits, '.', '_' and '-'") }
@@ -151,6 +157,13 @@ public struct Scenario: Codable, Sendable, Equatable {
         if !(etaSpeed > 0) { problems.append("etaSpeed must be above 0") }
         if otpAttempts < 1 { problems.append("otpAttempts must be at least 1") }
         return problems
+    }
+
+    /// A language and optional subtags (`pt`, `pt-BR`, `zh-Hant-TW`): letters and digits in parts of 1 to 8, the first 2 to 3 letters.
+    static func isLanguageTag(_ tag: String) -> Bool {
+        let parts = tag.split(separator: "-", omittingEmptySubsequences: false)
+        guard let first = parts.first, (2...3).contains(first.count), first.allSatisfy({ $0.isASCII && $0.isLetter }) else { return false }
+        return parts.dropFirst().allSatisfy { (1...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } }
     }
 
     static func isOTP(_ value: String) -> Bool { value.utf8.count == 4 && value.utf8.allSatisfy { (48...57).contains($0) } }

@@ -28,6 +28,9 @@ public struct OutboxStatus: Codable, Sendable, Equatable {
     public var retryInSeconds: Double?
     /// The driver the stored token belongs to; nil before a login.
     public var driverId: String?
+    /// The language the driver's profile at the backend names (a BCP 47 tag such as `pt-BR`), for the screen and
+    /// the voice; nil when the profile has none or before a login (API 1.15).
+    public var driverLanguage: String?
 
     /// Transitions, proofs, route changes, activity records and SOS calls: what is never dropped.
     public var items: Int { transitions + proofs + (routeChanges ?? 0) + (activity ?? 0) + (sos ?? 0) }
@@ -35,8 +38,10 @@ public struct OutboxStatus: Codable, Sendable, Equatable {
     public init(
         enabled: Bool, backend: String?, link: UplinkLink, transport: UplinkTransport, transitions: Int, proofs: Int, pings: Int,
         deadLetters: Int, oldestPendingAgeSeconds: Double?, lastSuccess: Double?, lastError: String?,
-        retryInSeconds: Double?, driverId: String?, routeChanges: Int? = nil, activity: Int? = nil, sos: Int? = nil
+        retryInSeconds: Double?, driverId: String?, routeChanges: Int? = nil, activity: Int? = nil, sos: Int? = nil,
+        driverLanguage: String? = nil
     ) {
+        self.driverLanguage = driverLanguage
         self.routeChanges = routeChanges
         self.activity = activity
         self.sos = sos

@@ -36,7 +36,7 @@ struct SimWorldTests {
 
     @Test("a scenario file needs only drivers and tasks; problems are named")
     func scenarioFile() throws {
-        let json = #"{"drivers":[{"id":"d","username":"u","password":"p"}],"tasks":[{"id":"t 1","driverId":"x","pickup":{"address":"a","lat":1,"lng":2,"name":"n","phone":"p"},"dropoff":{"address":"b","lat":95,"lng":2,"name":"n","phone":"p"},"podType":"OTP"}]}"#
+        let json = #"{"drivers":[{"id":"d","username":"u","password":"p"},{"id":"e","username":"v","password":"p","language":"pt-BR"},{"id":"f","username":"w","password":"p","language":"Portuguese"}],"tasks":[{"id":"t 1","driverId":"x","pickup":{"address":"a","lat":1,"lng":2,"name":"n","phone":"p"},"dropoff":{"address":"b","lat":95,"lng":2,"name":"n","phone":"p"},"podType":"OTP"}]}"#
         let scenario = try JSONDecoder().decode(Scenario.self, from: Data(json.utf8))
         #expect(scenario.etaSpeed == 8 && scenario.otpAttempts == 3 && scenario.tasks[0].status == .assigned)
         let problems = scenario.problems()
@@ -44,6 +44,8 @@ struct SimWorldTests {
         #expect(problems.contains { $0.contains("unknown driver x") })
         #expect(problems.contains { $0.contains("4-digit otp") })
         #expect(problems.contains { $0.contains("out of range") })
+        #expect(scenario.drivers.map(\.language) == [nil, "pt-BR", "Portuguese"])
+        #expect(problems.filter { $0.contains("language") } == [#"driver f: language must be a BCP 47 tag such as "pt" or "pt-BR""#])
     }
 
     @Test("idempotency: a replayed key returns the first answer and changes nothing; another body is refused")

@@ -24,7 +24,8 @@ struct DispatchSimProcessTests {
         let directory = TemporaryDirectory("dispatch-sim-scenario")
         let scenario = directory.file("scenario.json")
         try """
-        {"drivers": [{"id": "d-7", "username": "night-rider", "password": "s3cret"}],
+        {"drivers": [{"id": "d-7", "username": "night-rider", "password": "s3cret"},
+                     {"id": "d-8", "username": "early-bird", "password": "s3cret", "language": "pt-BR"}],
          "tasks": [{"id": "order-77", "driverId": "d-7", "podType": "PHOTO",
                     "pickup": {"address": "Depot", "lat": 52.52, "lng": 13.40, "name": "Depot", "phone": "+49 30 1"},
                     "dropoff": {"address": "Alexanderplatz", "lat": 52.5219, "lng": 13.4132, "name": "D. Customer", "phone": "+49 30 2"}}],
@@ -35,6 +36,15 @@ struct DispatchSimProcessTests {
         let token = try await http.login("night-rider", "s3cret")
         let active = try await http.request(.GET, BackendPaths.activeTasks, token: token).decode(ActiveTasks.self)
         #expect(active.tasks.map(\.id) == ["order-77"] && active.tasks[0].stops[1].address == "Alexanderplatz")
+        // The driver's profile language comes with each login and refresh; none when the profile has none.
+        let withLanguage = try await http.request(.POST, BackendPaths.login, json: LoginRequest(username: "early-bird", password: "s3cret"))
+            .decode(TokenResponse.self)
+        #expect(withLanguage.driverId == "d-8" && withLanguage.language == "pt-BR")
+        let refreshed = try await http.request(.POST, BackendPaths.refresh, json: RefreshRequest(refreshToken: withLanguage.refreshToken))
+            .decode(TokenResponse.self)
+        #expect(refreshed.language == "pt-BR")
+        let without = try await http.request(.POST, BackendPaths.login, json: LoginRequest(username: "night-rider", password: "s3cret"))
+        #expect(try without.decode(TokenResponse.self).language == nil && !String(decoding: without.body, as: UTF8.self).contains("language"))
         sim.stop()
 
         let broken = directory.file("broken.json")

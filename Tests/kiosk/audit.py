@@ -3,6 +3,9 @@ element is at least 48x48 CSS px, every visible text has at least 7:1 contrast a
 `check_in_view`: every action of the view inside the screen, no text cut off."""
 from axe_playwright_python.sync_playwright import Axe
 
+# The head units' screens: 7" and 10" landscape, and a portrait tablet.
+SIZES = [(800, 480), (1024, 600), (600, 1024)]
+
 # Contrast of every visible text against the background it sits on (WCAG 2 relative luminance).
 CONTRAST = """() => {
   const parse = (c) => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
@@ -50,7 +53,7 @@ def audit(page, name):
 IN_VIEW = """() => {
   const W = innerWidth, H = innerHeight, out = [];
   const actions = document.querySelectorAll(
-    "#strip button, #tabs button, #primary-button, #more > summary, .keys button, #drive-primary, #messages li:first-child button");
+    "#strip button, #tabs button, #primary-button, #more > summary, .keys button, #drive-primary, #messages li:first-child button, #photo-pod button, #reconnecting button");
   for (const el of actions) {
     if (!el.checkVisibility()) continue;
     const b = el.getBoundingClientRect(), name = el.id || el.textContent.trim().slice(0, 24);

@@ -4,6 +4,7 @@ import os
 
 from audit import audit
 from conftest import open_page
+from languages import in_every_language
 from stack import Stack, driving_route, wait_for
 
 
@@ -33,9 +34,10 @@ def test_driving_view_holds_messages_until_the_van_stands(browser, screens_dir):
         assert "back door" not in page.locator("body").inner_text()
         page.screenshot(path=os.path.join(screens_dir, "driving-800x480-day.png"))
         audit(page, "driving view")
+        in_every_language(page, screens_dir, "driving", "#drive-view")
 
         # The van stands: the message appears, without a reload.
-        wait_for(lambda: page.locator("#stand-view").is_visible(), timeout=120, interval=0.25, what="the stand view after the drive")
+        wait_for(lambda: page.locator("#stand-view").is_visible(), timeout=200, interval=0.25, what="the stand view after the drive")
         page.locator(".tab[data-tab='messages']").tap()
         wait_for(lambda: "back door" in page.locator("#messages").inner_text(), timeout=20, what="the held message shown")
         assert page.evaluate("() => window.loadMarker") == "first load"

@@ -9,11 +9,11 @@ import re
 
 from audit import audit, check_in_view
 from conftest import open_page
+from languages import LANGUAGES, in_every_language
 from test_screens import SIZES, rpc_calls
 from stack import wait_for
 
 WWW = os.path.join(os.path.dirname(__file__), "..", "..", "kiosk", "www")
-LANGUAGES = ["en", "de", "fr", "es", "pt", "pl", "tr", "ar"]
 
 
 def catalog(code):
@@ -62,6 +62,11 @@ def longest_refusal(code):
 
 def test_every_language_at_every_size(browser, parked_stack, screens_dir):
     stack = parked_stack
+    # Off shift, as a driver finds the unit in the morning.
+    page = open_page(browser, stack)
+    wait_for(lambda: page.locator("#primary-button").inner_text() == "Start shift", what="the start of the shift")
+    in_every_language(page, screens_dir, "start", "#stand-view")
+    page.context.close()
     # The shift on, an order at the customer's door waiting for its code, a message about it waiting.
     rpc_calls(stack, [("shift.start", None)] + [(m, {"taskId": "task-2001"}) for m in ("task.accept", "task.arrive", "task.pickup", "task.arrive")])
     stack.sim("/sim/messages", {"driverId": "drv-1", "taskId": "task-2001", "text": "Ring twice"})
@@ -69,7 +74,7 @@ def test_every_language_at_every_size(browser, parked_stack, screens_dir):
         texts = catalog(code)
         for width, height in SIZES:
             context = browser.new_context(viewport={"width": width, "height": height}, has_touch=True)
-            context.add_init_script(f"localStorage.setItem('kiosk-language', '{code}'); localStorage.setItem('kiosk-theme', 'day')")
+            context.add_init_script(f"localStorage.setItem('kiosk-language:drv-1', '{code}'); localStorage.setItem('kiosk-theme', 'day')")
             page = context.new_page()
             page.goto(stack.url)
             page.wait_for_selector("#stand-view:not([hidden])", timeout=30000)
@@ -114,3 +119,38 @@ def test_the_language_in_two_taps(browser, parked_stack):
     # Mirrored: the SOS button, last in the strip, sits at its left edge.
     sos, shift = page.locator("#sos-button").bounding_box(), page.locator("#chip-shift").bounding_box()
     assert sos["x"] < shift["x"], (sos, shift)
+
+
+def test_the_language_of_the_drivers_profile(browser, parked_stack):
+    """A driver whose profile at the backend names a language gets the screen in it without a tap, and the voice with it;
+    their own choice here wins over the profile from then on; the next driver's screen follows that driver."""
+    page = open_page(browser, parked_stack)
+    lang = lambda: page.evaluate("() => document.documentElement.lang")
+    primary = page.locator("#primary-button")
+    assert lang() == "en"
+
+    def log_in(username):
+        client = parked_stack.rpc()
+        try:
+            client.call("auth.login", {"username": username, "password": "demo-password"})
+            return client.call("outbox.status")
+        finally:
+            client.close()
+
+    status = log_in("rider2")
+    assert (status["driverId"], status.get("driverLanguage")) == ("drv-2", "pt-BR"), status
+    wait_for(lambda: lang() == "pt", timeout=45, what="Portuguese from drv-2's profile, no tap")
+    wait_for(lambda: primary.inner_text() == catalog("pt")["action.startShift"], what="the action in Portuguese")
+    # drv-2 prefers German on this screen: two taps, kept over the profile after a reload.
+    page.locator("#language-button").tap()
+    page.locator("#language-list button[data-language='de']").tap()
+    page.reload()
+    page.wait_for_selector("#stand-view:not([hidden])", timeout=30000)
+    wait_for(lambda: lang() == "de" and primary.inner_text() == "Schicht beginnen", what="drv-2's own choice after a reload")
+
+    # drv-1 (no language in the profile, no choice here) gets the browser's, English; drv-2 again gets German.
+    status = log_in("rider1")
+    assert status["driverId"] == "drv-1" and status.get("driverLanguage") is None, status
+    wait_for(lambda: lang() == "en", timeout=45, what="English for drv-1")
+    log_in("rider2")
+    wait_for(lambda: lang() == "de", timeout=45, what="German again for drv-2")

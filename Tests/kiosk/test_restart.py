@@ -2,10 +2,11 @@
 import signal
 
 from conftest import open_page
+from languages import in_every_language
 from stack import wait_for
 
 
-def test_page_recovers_after_driverd_restarts(browser, parked_stack):
+def test_page_recovers_after_driverd_restarts(browser, parked_stack, screens_dir):
     stack = parked_stack
     page = open_page(browser, stack)
     page.evaluate("() => { window.loadMarker = 'first load'; }")
@@ -17,6 +18,8 @@ def test_page_recovers_after_driverd_restarts(browser, parked_stack):
     # Stale data is not shown while the unit does not answer.
     assert not page.locator("#stand-view").is_visible()
     assert not page.locator("#drive-view").is_visible()
+    # What it says, in every language, while the unit does not answer.
+    in_every_language(page, screens_dir, "reconnect", "#reconnecting")
 
     stack.start_driverd()
     wait_for(lambda: not page.locator("#reconnecting").is_visible(), timeout=30, what="the page to reconnect")

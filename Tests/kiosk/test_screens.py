@@ -3,10 +3,9 @@ import os
 
 import pytest
 
-from audit import audit
+from audit import SIZES, audit
+from languages import in_every_language
 from stack import wait_for
-
-SIZES = [(800, 480), (1024, 600), (600, 1024)]
 
 
 def rpc_calls(stack, calls):
@@ -59,4 +58,9 @@ def test_screens(browser, parked_stack, screens_dir, theme):
         context, page = open_at(browser, stack, width, height, theme)
         wait_for(lambda: page.locator("#photo-pod").is_visible(), what="the photo proof step")
         shoot(page, screens_dir, f"pod-photo-{width}x{height}-{theme}")
+        context.close()
+    if theme == "day":
+        context, page = open_at(browser, stack, 800, 480, theme)
+        wait_for(lambda: page.locator("#photo-pod").is_visible(), what="the photo proof step")
+        in_every_language(page, screens_dir, "pod-photo", "#photo-pod")
         context.close()

@@ -1,6 +1,8 @@
 // The driver's language: one message catalog per language (i18n/<code>.json, the same keys in each, checked by
 // Tests/kiosk/test_i18n.py), numbers, distances and speeds formatted for that language, right to left where it
-// is written so. Chosen on the screen (two taps: the language button, then the language), kept in localStorage.
+// is written so. Which one: the driver's own choice on this screen (two taps: the language button, then the
+// language; kept in localStorage for that driver), else the language of their profile at the backend, else the
+// browser's. Before the daemon says who drives, the language last shown (so a reload does not flicker).
 "use strict";
 
 const I18n = (() => {
@@ -13,12 +15,20 @@ const I18n = (() => {
   let code = "en";
   let messages = {};
   let fallback = {};
+  // The logged-in driver and the language their profile names (agent.status), once known.
+  let driver = null;
+  let profile = null;
+
+  // A catalog's code for a BCP 47 tag ("pt-BR" is Portuguese), or null.
+  function supported(tag) {
+    const base = typeof tag === "string" ? tag.toLowerCase().split("-")[0] : "";
+    return LANGUAGES.some((language) => language.code === base) ? base : null;
+  }
 
   function chosen() {
-    const stored = localStorage.getItem("kiosk-language");
-    if (LANGUAGES.some((language) => language.code === stored)) return stored;
-    const browser = (navigator.language || "en").slice(0, 2);
-    return LANGUAGES.some((language) => language.code === browser) ? browser : "en";
+    const first = driver ? [localStorage.getItem(`kiosk-language:${driver}`), profile] : [localStorage.getItem("kiosk-language")];
+    for (const tag of [...first, navigator.language]) if (supported(tag)) return supported(tag);
+    return "en";
   }
 
   async function fetchCatalog(language) {
@@ -34,6 +44,7 @@ const I18n = (() => {
     fallback = Object.keys(fallback).length ? fallback : await fetchCatalog("en");
     messages = code === "en" ? fallback : await fetchCatalog(code).catch(() => fallback);
     const entry = LANGUAGES.find((language) => language.code === code);
+    localStorage.setItem("kiosk-language", code);
     document.documentElement.lang = code;
     document.documentElement.dir = entry && entry.rtl ? "rtl" : "ltr";
     for (const element of document.querySelectorAll("[data-i18n]")) element.textContent = t(element.dataset.i18n);
@@ -41,8 +52,15 @@ const I18n = (() => {
   }
 
   function choose(language) {
-    localStorage.setItem("kiosk-language", language);
+    if (driver) localStorage.setItem(`kiosk-language:${driver}`, language);
     return load(language);
+  }
+
+  // The driver logged in and their profile's language; true when that changes the language to show.
+  function follow(driverId, profileLanguage) {
+    driver = driverId || null;
+    profile = profileLanguage || null;
+    return chosen() !== code;
   }
 
   // The message for `key` with {placeholders} filled in.
@@ -55,7 +73,7 @@ const I18n = (() => {
   const unit = (value, name, digits) => new Intl.NumberFormat(code, { style: "unit", unit: name, unitDisplay: "short", maximumFractionDigits: digits }).format(value);
 
   return {
-    LANGUAGES, load, choose, t,
+    LANGUAGES, load, choose, follow, t,
     get code() { return code; },
     // 350 m, 1,2 km: tens of metres near, a tenth of a kilometre beyond.
     distance: (meters) => (meters >= 1000 ? unit(meters / 1000, "kilometer", 1) : unit(Math.round(meters / 10) * 10, "meter", 0)),

@@ -97,6 +97,7 @@ async function refreshAll() {
     // A daemon without the vehicle (before API 1.11) shows no vehicle chips rather than no screen.
     call("vehicle.status").catch(() => null)]);
   state.status = status;
+  await followDriver(status);
   state.vehicle = vehicle;
   state.safety = status.safety || null;
   const last = status.gps && status.gps.lastFix;
@@ -115,6 +116,7 @@ async function refreshStatus() {
     const [next, status] = await Promise.all([call("route.next"), call("agent.status")]);
     state.next = next; state.status = status; state.safety = status.safety || state.safety;
     state.lastStatusAt = state.lastNextAt = Date.now();
+    await followDriver(status);
     render();
   } catch { /* the connection's close handler shows it */ }
 }
@@ -636,6 +638,15 @@ $("language-button").addEventListener("click", () => {
   }
   $("languages").hidden = !$("languages").hidden;
 });
+// The driver's language follows the driver: at each status, a new login (or a profile's language learnt) switches
+// the screen and the voice, unless this driver chose one here.
+async function followDriver(status) {
+  const uplink = status.uplink || {};
+  if (!I18n.follow(uplink.driverId, uplink.driverLanguage)) return;
+  await I18n.load().catch(() => {});
+  tellVoiceLanguage();
+}
+
 // The voice (driverd-kiosk itself) speaks the screen's language: told at each load and each change.
 function tellVoiceLanguage() {
   fetch(`language?code=${encodeURIComponent(I18n.code)}&token=${encodeURIComponent(token)}`, { method: "PUT" }).catch(() => {});

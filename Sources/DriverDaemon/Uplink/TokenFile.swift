@@ -9,6 +9,8 @@ struct StoredTokens: Codable, Sendable, Equatable {
     var accessToken: String
     var refreshToken: String
     var driverId: String
+    /// The language of the driver's profile at the backend (nil: none, or a file of an older release).
+    var language: String?
     /// Unix seconds when the access token expires.
     var expiresAt: Double
     /// Unix seconds of the login these tokens come from (a refresh keeps it); nil in files of older releases.
@@ -23,6 +25,7 @@ struct StoredTokens: Codable, Sendable, Equatable {
         accessToken = response.accessToken
         refreshToken = response.refreshToken
         driverId = response.driverId
+        language = response.language
         expiresAt = now.time + Double(response.expiresIn)
         expiresSource = now.source
         loggedInAt = (loggedIn ?? now).time

@@ -38,6 +38,7 @@ final class TokenStore: Sendable {
     }
 
     var driverId: String? { state.withLock { $0.tokens?.driverId } }
+    var driverLanguage: String? { state.withLock { $0.tokens?.language } }
     var current: StoredTokens? { state.withLock { $0.tokens } }
 
     func use() -> Use {

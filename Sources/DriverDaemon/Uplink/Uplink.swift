@@ -352,7 +352,7 @@ final class Uplink: Sendable {
         let machine = state.withLock { $0.machine }
         return OutboxStatus(
             depth: depth, now: clock.now().time, monotonic: now, backend: client.baseURL, machine: machine, transport: transport,
-            driverId: tokens.driverId)
+            driverId: tokens.driverId, driverLanguage: tokens.driverLanguage)
     }
 
     var linkSummary: UplinkLink { state.withLock { $0.machine.link.summary } }

@@ -42,7 +42,7 @@ extension OutboxStatus {
     /// monotonic times, shown on today's timeline, so a wall-clock step moves neither.
     init(
         depth: Outbox.Depth, now: Double, monotonic: Double, backend: String? = nil, machine: UplinkStateMachine? = nil,
-        transport: UplinkTransport = .none, driverId: String? = nil
+        transport: UplinkTransport = .none, driverId: String? = nil, driverLanguage: String? = nil
     ) {
         self.init(
             enabled: machine != nil, backend: backend, link: machine?.link.summary ?? .disabled, transport: transport,
@@ -50,6 +50,6 @@ extension OutboxStatus {
             oldestPendingAgeSeconds: depth.oldestPending.map { max(0, now - $0) },
             lastSuccess: machine?.lastSuccessAt.map { now - (monotonic - $0) },
             lastError: machine?.lastError, retryInSeconds: machine?.retryAt.map { max(0, $0 - monotonic) }, driverId: driverId,
-            routeChanges: depth.routeChanges, activity: depth.activity, sos: depth.sos)
+            routeChanges: depth.routeChanges, activity: depth.activity, sos: depth.sos, driverLanguage: driverLanguage)
     }
 }
