@@ -255,6 +255,16 @@ enum Migrations {
                 ALTER TABLE task_distance ADD COLUMN end_vehicle_km REAL;
                 """)
         }
+        migrator.registerMigration("v14_push_cursor") { db in
+            // Each driver's push ids count on their own: one cursor per driver (unit_state.last_push_id stays as the
+            // cursor of whoever was logged in before this release).
+            try db.execute(sql: """
+                CREATE TABLE push_cursor (
+                    driver_id TEXT PRIMARY KEY NOT NULL,
+                    last_push_id INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -55,7 +55,7 @@ struct OutboxTests {
             }
         }
         let store = try Store(directory: directory)
-        #expect(try store.appliedMigrations() == ["v1_pings", "v2_outbox", "v3_tasks", "v4_pushes", "v5_time_source", "v6_unit_state", "v7_visits", "v8_travel", "v9_harsh_events", "v10_remote_config", "v11_fleet_requests", "v12_ping_ids", "v13_vehicle"])
+        #expect(try store.appliedMigrations() == StoreTests.allMigrations)
         let pings = try store.pool.read { try PingRecord.fetchAll($0, "ORDER BY id") }
         #expect(pings.count == 25 && pings.allSatisfy { $0.batchId == nil } && pings.last?.fixTime == 24)
         #expect(try Outbox(store: store).depth().pings == 25)
@@ -83,6 +83,15 @@ struct OutboxTests {
         try UnitState(store: store).update { $0.shiftOn = false; $0.shiftEndedAt = 1_795_900_000; $0.outboxOwner = nil }
         let after = try UnitState(store: store).read()
         #expect(!after.shiftOn && after.shiftEndedAt == 1_795_900_000 && after.outboxOwner == nil && after.lastPushId == 7)
+        // Push cursors, one per driver: the first driver after the upgrade continues from the single cursor of before;
+        // another starts at 0; a cursor only moves forward.
+        let cursors = PushCursors(store: store)
+        #expect(try cursors.lastId(driver: "drv-1") == 7)
+        try cursors.advance(driver: "drv-1", to: 9)
+        #expect(try cursors.lastId(driver: "drv-2") == 0)
+        try cursors.advance(driver: "drv-2", to: 3)
+        try cursors.advance(driver: "drv-2", to: 2)
+        #expect(try cursors.lastId(driver: "drv-1") == 9 && cursors.lastId(driver: "drv-2") == 3)
         // A fresh database starts from the defaults.
         let fresh = StoreTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: fresh) }

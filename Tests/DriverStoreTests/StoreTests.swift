@@ -7,6 +7,12 @@ import Testing
 
 @Suite("Store and ping recorder")
 struct StoreTests {
+    /// Every migration, in order: what an upgraded or new database has applied (the list a new migration extends).
+    static let allMigrations = [
+        "v1_pings", "v2_outbox", "v3_tasks", "v4_pushes", "v5_time_source", "v6_unit_state", "v7_visits", "v8_travel",
+        "v9_harsh_events", "v10_remote_config", "v11_fleet_requests", "v12_ping_ids", "v13_vehicle", "v14_push_cursor",
+    ]
+
     static func temporaryDirectory() -> String {
         var template = Array("/tmp/driverd-store-XXXXXX".utf8CString)
         return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
@@ -34,7 +40,7 @@ struct StoreTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         do {
             let store = try Store(directory: directory)
-            #expect(try store.appliedMigrations() == ["v1_pings", "v2_outbox", "v3_tasks", "v4_pushes", "v5_time_source", "v6_unit_state", "v7_visits", "v8_travel", "v9_harsh_events", "v10_remote_config", "v11_fleet_requests", "v12_ping_ids", "v13_vehicle"])
+            #expect(try store.appliedMigrations() == StoreTests.allMigrations)
             let recorder = PingRecorder(store: store)
             for t in 0..<10 { recorder.append(Self.ping(Double(t)), now: 0, nextSampleIn: 0) }
             recorder.flush()

@@ -228,6 +228,64 @@ struct UplinkTests {
         try daemon.stop()
     }
 
+    /// A task as `POST /sim/tasks` takes it (a scenario task).
+    static func task(id: String, driverId: String) -> Scenario.Task {
+        let place = Scenario.Place(address: "Am Hafen 1", lat: 49.02, lng: 12.1, name: "Depot", phone: "+49 941 1")
+        return Scenario.Task(id: id, driverId: driverId, pickup: place, dropoff: place, podType: .photo)
+    }
+
+    @Test("another driver logs in on the same unit: the WebSocket opens again with their token, so their pings and pushes are theirs; their profile's language is shown")
+    func driverChange() async throws {
+        let directory = TemporaryDirectory()
+        let scenario = directory.file("scenario.json")
+        try """
+        {"drivers": [{"id": "drv-1", "username": "rider1", "password": "demo-password"},
+                     {"id": "drv-2", "username": "rider2", "password": "demo-password", "language": "de"}],
+         "tasks": []}
+        """.write(toFile: scenario, atomically: true, encoding: .utf8)
+        let sim = try SimProcess(arguments: ["--scenario", scenario])
+        let http = SimHTTP(base: sim.base)
+        let drive = directory.file("drive.nmea")
+        try NMEAWriter.log(RoutePresets.driving(laps: 40)).write(toFile: drive, atomically: true, encoding: .utf8)
+        let fake = try GPSFake(log: drive, delay: 0.03)
+        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Harness.config(backend: sim), directory: directory)
+        try await waitUntil("drv-1's pings over the WebSocket", detail: daemon.log) {
+            let pings = try await http.locations("drv-1").pings
+            return try Harness.outbox(daemon).transport == .websocket && !pings.isEmpty
+        }
+        #expect(try Harness.outbox(daemon).driverLanguage == nil)
+        // drv-1's pushes reach 2 (each driver's are numbered on their own).
+        for text in ["first for drv-1", "second for drv-1"] {
+            _ = try await http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": text])
+        }
+        try await waitUntil("drv-1's two messages", detail: daemon.log) { try daemon.client().call(Methods.eventsPending, NoParams()).pending == 2 }
+
+        let login = try daemon.client().call(Methods.authLogin, LoginParams(username: "rider2", password: "demo-password"))
+        #expect(login.driverId == "drv-2")
+        let status = try Harness.outbox(daemon)
+        #expect(status.driverId == "drv-2" && status.driverLanguage == "de", "\(status)")
+        // drv-1's messages went with their login, as at a logout.
+        #expect(try daemon.client().call(Methods.eventsPending, NoParams()).pending == 0)
+        // From a moment after the login on, every batch is drv-2's, over a WebSocket opened with drv-2's token.
+        try await waitUntil("drv-2's pings over the WebSocket", detail: daemon.log) {
+            let pings = try await http.locations("drv-2").pings
+            return try Harness.outbox(daemon).transport == .websocket && !pings.isEmpty
+        }
+        try await Task.sleep(for: .seconds(2))
+        let settled = try await http.locations("drv-1").pings.count
+        try await Task.sleep(for: .seconds(6))
+        #expect(try await http.locations("drv-1").pings.count == settled, "drv-1 still receives pings after drv-2 logged in")
+        // drv-2's first push (id 1, below drv-1's 2) reaches the unit; a new order for drv-1 does not.
+        _ = try await http.request(.POST, "/sim/tasks", json: Self.task(id: "order-1-late", driverId: "drv-1"))
+        _ = try await http.request(.POST, "/sim/messages", json: ["driverId": "drv-2", "text": "for drv-2"])
+        try await waitUntil("drv-2's message", detail: daemon.log) { try daemon.client().call(Methods.eventsPending, NoParams()).pending == 1 }
+        try await Task.sleep(for: .seconds(3))
+        #expect(!daemon.log.contains("kind=TASK_ASSIGNED"), "drv-1's order reached the unit after drv-2 logged in")
+        #expect(try daemon.client().call(Methods.eventsPending, NoParams()).pending == 1)
+        fake.kill()
+        try daemon.stop()
+    }
+
     @Test("8 h offline at 1 Hz: the backlog waits in SQLite; when the backend returns, the live position goes first, then the backlog oldest first")
     func offlineBacklog() async throws {
         let port = GPSFake.freePort()

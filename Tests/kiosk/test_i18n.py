@@ -11,6 +11,7 @@ from audit import audit, check_in_view
 from conftest import open_page
 from languages import LANGUAGES, in_every_language
 from test_screens import SIZES, rpc_calls
+from test_voice import spoken_lines
 from stack import wait_for
 
 WWW = os.path.join(os.path.dirname(__file__), "..", "..", "kiosk", "www")
@@ -141,6 +142,13 @@ def test_the_language_of_the_drivers_profile(browser, parked_stack):
     assert (status["driverId"], status.get("driverLanguage")) == ("drv-2", "pt-BR"), status
     wait_for(lambda: lang() == "pt", timeout=45, what="Portuguese from drv-2's profile, no tap")
     wait_for(lambda: primary.inner_text() == catalog("pt")["action.startShift"], what="the action in Portuguese")
+    # The voice with it: on shift, a message from the office is said in Portuguese, by espeak-ng's Portuguese voice.
+    rpc_calls(parked_stack, [("shift.start", None)])
+    parked_stack.sim("/sim/messages", {"driverId": "drv-2", "text": "Olá"})
+    said = wait_for(lambda: next((line for line in spoken_lines(parked_stack) if line[2] == catalog("pt")["voice.message"]), None),
+                    what="the message said in Portuguese")
+    assert said[1] == "pt", said
+    rpc_calls(parked_stack, [("shift.end", None)])
     # drv-2 prefers German on this screen: two taps, kept over the profile after a reload.
     page.locator("#language-button").tap()
     page.locator("#language-list button[data-language='de']").tap()

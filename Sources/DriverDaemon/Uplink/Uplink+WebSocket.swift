@@ -31,14 +31,14 @@ extension Uplink {
 
     /// A push from the backend: remembered by id, so none is handed on twice.
     func received(_ push: Push) async {
-        guard pushes.accept(push) else { return }
+        guard let taken = pushes.accept(push) else { return }
         // An ETA comes every half minute while a stop is ahead: not worth a journal line each.
         logger.log(
             level: push.kind == .eta ? .debug : .info, "push from the backend", metadata: ["kind": "\(push.kind.rawValue)", "id": "\(push.id)"])
         for handler in state.withLock({ $0.pushHandlers }) { await handler(push) }
         // Stopping in the middle of it (a fleet request's bundle cut short): the push comes again next time.
         guard !Task.isCancelled else { return }
-        pushes.handled(push)
+        pushes.handled(push, driver: taken.driver)
     }
 
     /// Without the WebSocket, pushes are polled (at most every 30 s).

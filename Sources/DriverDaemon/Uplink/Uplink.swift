@@ -35,6 +35,7 @@ final class Uplink: Sendable {
         var pushHandlers: [@Sendable (Push) async -> Void] = []
         /// Told when the link comes back (the first success after start or after it was down).
         var linkRestoredHandlers: [@Sendable () async -> Void] = []
+        var driverChangeHandlers: [@Sendable () async -> Void] = []
         /// The flush at the end of a shift sends the shift's last pings although the shift is over.
         var shiftEndFlush = false
     }
@@ -91,7 +92,7 @@ final class Uplink: Sendable {
         self.isMoving = isMoving
         unitState = UnitState(store: outbox.store)
         tokens = TokenStore(directory: stateDirectory, clock: clock, maxLoginAge: maxLoginAge)
-        pushes = PushInbox(unitState: unitState)
+        pushes = PushInbox(store: outbox.store, driver: tokens.driverId)
         let heldFor = (try? unitState.read())?.outboxOwner
         state = Mutex(State(machine: UplinkStateMachine(configuration: configuration, itemsHeldFor: heldFor, now: clock.monotonic)))
     }
@@ -111,6 +112,10 @@ final class Uplink: Sendable {
 
     /// `handler` runs each time the link comes back.
     func whenLinkRestored(_ handler: @escaping @Sendable () async -> Void) { state.withLock { $0.linkRestoredHandlers.append(handler) } }
+
+    /// `handler` runs when another driver logs in over the one logged in, before the new tokens are kept: what the
+    /// previous driver's login showed goes, as at a logout.
+    func whenDriverChanges(_ handler: @escaping @Sendable () async -> Void) { state.withLock { $0.driverChangeHandlers.append(handler) } }
 
     var isOnline: Bool { state.withLock { $0.machine.isOnline } }
 
@@ -320,7 +325,16 @@ final class Uplink: Sendable {
     @discardableResult
     func login(username: String, password: String) async throws -> StoredTokens {
         let stored = StoredTokens(try await client.login(username: username, password: password), now: clock.now())
+        if let previous = tokens.driverId, previous != stored.driverId {
+            // Another driver over this one: a logout first (their queued items stay for their next login), and the
+            // WebSocket opened with their token closes (it would carry this driver's pings as theirs).
+            logger.info("another driver logs in: the previous one is logged out", metadata: ["previous": "\(previous)", "driver": "\(stored.driverId)"])
+            for handler in state.withLock({ $0.driverChangeHandlers }) { await handler() }
+            logout()
+            webSocketWakeup.signal()
+        }
         try tokens.store(stored)
+        pushes.follow(driver: stored.driverId)
         let released = state.withLock { state -> Bool in
             let held = state.machine.itemsHeldFor
             state.machine.loggedIn(driver: stored.driverId)

@@ -7,6 +7,14 @@ extension Workflow {
     /// order, pushes, photos already uploaded); transitions and proofs still queued stay, to be sent after
     /// the same driver's next login.
     func logout() async throws -> LogoutResult {
+        let result = try await clearPersonalData()
+        uplink?.logout()
+        return result
+    }
+
+    /// What a logout clears; also run when another driver logs in over this one (the uplink asks, before it keeps the
+    /// new driver's tokens), so no driver sees another's orders or messages.
+    func clearPersonalData() async throws -> LogoutResult {
         let pending = try outbox.depth()
         let keptPhotos = Set(try outbox.pendingPhotoFiles())
         let removedTasks: Int
@@ -30,7 +38,6 @@ extension Workflow {
         for name in files where !keptPhotos.contains(spool.directory + "/" + name) {
             if (try? FileManager.default.removeItem(atPath: spool.directory + "/" + name)) != nil { removedPhotos += 1 }
         }
-        uplink?.logout()
         publishRoute()
         logger.info("logged out: personal data cleared", metadata: ["tasks": "\(removedTasks)", "photos": "\(removedPhotos)"])
         return LogoutResult(keptItems: pending.items, removedTasks: removedTasks, removedPhotos: removedPhotos)

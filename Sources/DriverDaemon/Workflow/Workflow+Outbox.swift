@@ -19,6 +19,7 @@ extension Workflow: OutboxItemOwner {
         uplink.register(self, for: Self.ownedKinds)
         uplink.whenPushed { [self] push in await pushReceived(push) }
         uplink.whenLinkRestored { [self] in await requestSync() }
+        uplink.whenDriverChanges { [self] in _ = try? await clearPersonalData() }
     }
 
     nonisolated func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {
