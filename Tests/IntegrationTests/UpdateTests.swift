@@ -209,4 +209,66 @@ struct UpdateTests {
         #expect(try await Self.overview(http).releases.last?.chunksServed == 0)
         _ = try crowded.stop()
     }
+
+    @Test("on shift, the install is asked for once the ignition has been off for update.quiet_minutes (not before), or at once inside update.window's hours")
+    func windowOnShift() async throws {
+        let sim = try SimProcess()
+        let http = SimHTTP(base: sim.base)
+        let key = try await Self.overview(http).publicKey
+        let directory = TemporaryDirectory()
+        try "Package: driverd\nStatus: install ok installed\nVersion: 0.1.0\nArchitecture: amd64\n"
+            .write(toFile: directory.file("dpkg-status"), atomically: true, encoding: .utf8)
+        let ignition = directory.file("ignition")
+        try "1\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        let config = Harness.config(backend: sim) + """
+            [shift]
+            auto_start = true
+            [ignition]
+            path = "\(ignition)"
+            [battery]
+            poll_seconds = 2
+            [update]
+            public_key = "\(key)"
+            dpkg_status = "\(directory.file("dpkg-status"))"
+            quiet_minutes = 1
+
+            """
+        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: config, directory: directory)
+        try waitUntil("online", detail: daemon.log) { try Harness.outbox(daemon).link == .online }
+        try await Self.publish(http, Data((0..<(64 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 11) }), version: "0.2.0")
+        _ = try await Self.ack(http, version: "0.2.0", .downloaded, detail: daemon.log)
+        try waitUntil("waiting on shift", timeout: .seconds(45), detail: daemon.log) {
+            try Self.status(daemon).release?.waitingFor?.contains("min parked with the ignition off") == true
+        }
+        // The ignition goes off: nothing asked for a minute, then the ask (the window is looked at every 30 s).
+        let off = Date()
+        try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        let request = directory.file("state/update/request.json")
+        try waitUntil("the install asked", timeout: .seconds(150), detail: daemon.log) { FileManager.default.fileExists(atPath: request) }
+        let waited = Date().timeIntervalSince(off)
+        print("self-update on shift: asked \(String(format: "%.1f", waited)) s after the ignition went off (update.quiet_minutes = 1)")
+        #expect(waited >= 60, "asked \(waited) s after the ignition went off")
+        #expect(try Self.status(daemon).release?.state == .installing && daemon.client().call(Methods.shiftStatus, NoParams()).onShift)
+        _ = try daemon.stop()
+
+        // Another unit, on shift with the ignition on, inside update.window's hours (this hour and the next): asked at once.
+        var now = time(nil), local = tm()
+        localtime_r(&now, &local)
+        let hour = Int(local.tm_hour)
+        try "1\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        let windowed = TemporaryDirectory()
+        try FileManager.default.copyItem(atPath: directory.file("dpkg-status"), toPath: windowed.file("dpkg-status"))
+        let inWindow = try DaemonProcess(
+            arguments: ["--gpsd", "127.0.0.1:1"],
+            config: config.replacingOccurrences(of: directory.file("dpkg-status"), with: windowed.file("dpkg-status"))
+                + "window = \"\(hour)-\((hour + 2) % 24)\"\n",
+            directory: windowed)
+        try waitUntil("online", detail: inWindow.log) { try Harness.outbox(inWindow).link == .online }
+        try await Self.publish(http, Data((0..<(64 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 17) }), version: "0.3.0")
+        try waitUntil("the install asked inside the hours", timeout: .seconds(90), detail: inWindow.log) {
+            FileManager.default.fileExists(atPath: windowed.file("state/update/request.json"))
+        }
+        #expect(try inWindow.client().call(Methods.shiftStatus, NoParams()).onShift)
+        _ = try inWindow.stop()
+    }
 }
