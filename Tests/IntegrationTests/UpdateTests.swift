@@ -45,6 +45,14 @@ struct UpdateTests {
         return found!
     }
 
+    /// A unit with driverd 0.1.0 installed (a dpkg status file in `directory`) that trusts the backend's release key:
+    /// the backend's settings, `before` (other tables), and `update` (more of the `[update]` table).
+    static func config(_ sim: SimProcess, key: String, directory: TemporaryDirectory, before: String = "", update: String = "") throws -> String {
+        try "Package: driverd\nStatus: install ok installed\nVersion: 0.1.0\nArchitecture: amd64\n"
+            .write(toFile: directory.file("dpkg-status"), atomically: true, encoding: .utf8)
+        return Harness.config(backend: sim) + before + "[update]\npublic_key = \"\(key)\"\ndpkg_status = \"\(directory.file("dpkg-status"))\"\n" + update
+    }
+
     static func status(_ daemon: DaemonProcess) throws -> UpdateStatus { try daemon.client().call(Methods.updateStatus, NoParams()) }
 
     @Test("refused with the reason and nothing downloaded: a foreign signature, no signature, not newer, another architecture, a package not installed; a good release resumes after kill -9 without resending a chunk, waits while on shift, is asked for off shift, and driverd-update's verdict is reported once")
@@ -151,17 +159,7 @@ struct UpdateTests {
         let http = SimHTTP(base: sim.base)
         let key = try await Self.overview(http).publicKey
         let directory = TemporaryDirectory()
-        try "Package: driverd\nStatus: install ok installed\nVersion: 0.1.0\nArchitecture: amd64\n"
-            .write(toFile: directory.file("dpkg-status"), atomically: true, encoding: .utf8)
-        let config = Harness.config(backend: sim) + """
-            [uplink]
-            urgent_retry_seconds = 2
-            [update]
-            public_key = "\(key)"
-            dpkg_status = "\(directory.file("dpkg-status"))"
-            max_bytes_per_day = 1048576
-
-            """
+        let config = try Self.config(sim, key: key, directory: directory, before: "[uplink]\nurgent_retry_seconds = 2\n", update: "max_bytes_per_day = 1048576\n")
         let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: config, directory: directory)
         try waitUntil("online", detail: daemon.log) { try Harness.outbox(daemon).link == .online }
 
@@ -216,23 +214,10 @@ struct UpdateTests {
         let http = SimHTTP(base: sim.base)
         let key = try await Self.overview(http).publicKey
         let directory = TemporaryDirectory()
-        try "Package: driverd\nStatus: install ok installed\nVersion: 0.1.0\nArchitecture: amd64\n"
-            .write(toFile: directory.file("dpkg-status"), atomically: true, encoding: .utf8)
         let ignition = directory.file("ignition")
         try "1\n".write(toFile: ignition, atomically: true, encoding: .utf8)
-        let config = Harness.config(backend: sim) + """
-            [shift]
-            auto_start = true
-            [ignition]
-            path = "\(ignition)"
-            [battery]
-            poll_seconds = 2
-            [update]
-            public_key = "\(key)"
-            dpkg_status = "\(directory.file("dpkg-status"))"
-            quiet_minutes = 1
-
-            """
+        let units = "[shift]\nauto_start = true\n[ignition]\npath = \"\(ignition)\"\n[battery]\npoll_seconds = 2\n"
+        let config = try Self.config(sim, key: key, directory: directory, before: units, update: "quiet_minutes = 1\n")
         let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: config, directory: directory)
         try waitUntil("online", detail: daemon.log) { try Harness.outbox(daemon).link == .online }
         try await Self.publish(http, Data((0..<(64 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 11) }), version: "0.2.0")
@@ -257,11 +242,9 @@ struct UpdateTests {
         let hour = Int(local.tm_hour)
         try "1\n".write(toFile: ignition, atomically: true, encoding: .utf8)
         let windowed = TemporaryDirectory()
-        try FileManager.default.copyItem(atPath: directory.file("dpkg-status"), toPath: windowed.file("dpkg-status"))
         let inWindow = try DaemonProcess(
             arguments: ["--gpsd", "127.0.0.1:1"],
-            config: config.replacingOccurrences(of: directory.file("dpkg-status"), with: windowed.file("dpkg-status"))
-                + "window = \"\(hour)-\((hour + 2) % 24)\"\n",
+            config: try Self.config(sim, key: key, directory: windowed, before: units, update: "window = \"\(hour)-\((hour + 2) % 24)\"\n"),
             directory: windowed)
         try waitUntil("online", detail: inWindow.log) { try Harness.outbox(inWindow).link == .online }
         try await Self.publish(http, Data((0..<(64 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 17) }), version: "0.3.0")
