@@ -15,23 +15,23 @@ public enum KioskServer {
     ) -> some ApplicationProtocol {
         let router = Router(context: BasicWebSocketRequestContext.self)
         router.middlewares.add(SecurityHeaders(tiles: configuration.tiles))
-        router.ws("/rpc") { request, _ in
+        /// The page's own requests: its token, from its own origin; `what` names a refusal in the journal.
+        @Sendable func admit(_ request: Request, _ what: String) throws {
             guard let access = access() else { throw HTTPError(.serviceUnavailable, message: "starting") }
-            let token = request.uri.queryParameters["token"].map(String.init)
-            if let refusal = access.check(token: token, origin: request.headers[.origin]) {
-                logger.notice("refused a WebSocket: \(refusal)")
+            if let refusal = access.check(token: request.uri.queryParameters["token"].map(String.init), origin: request.headers[.origin]) {
+                logger.notice("refused \(what): \(refusal)")
                 throw HTTPError(.forbidden, message: "\(refusal)")
             }
+        }
+        router.ws("/rpc") { request, _ in
+            try admit(request, "a WebSocket")
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, _ in
             await bridge.run(inbound: inbound, outbound: outbound)
         }
         // The screen's language, for the voice: the same token and origin as the WebSocket.
         router.put("/language") { request, _ -> HTTPResponse.Status in
-            guard let access = access() else { throw HTTPError(.serviceUnavailable, message: "starting") }
-            if let refusal = access.check(token: request.uri.queryParameters["token"].map(String.init), origin: request.headers[.origin]) {
-                throw HTTPError(.forbidden, message: "\(refusal)")
-            }
+            try admit(request, "a language change")
             let code = request.uri.queryParameters["code"].map(String.init) ?? ""
             guard language.set(code) else {
                 throw HTTPError(.badRequest, message: "code: one of \(language.available.sorted().joined(separator: ", "))")

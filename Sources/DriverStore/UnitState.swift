@@ -7,7 +7,8 @@ public struct UnitStateRecord: Sendable, Equatable, TableRecord {
     var id = 1
     /// The newest ping ever put in a batch (acked batches are gone, so it is kept here).
     public var lastClaimedPing: Int64 = 0
-    /// The newest push id received: the WebSocket's hello and push polling continue after it.
+    /// The single push cursor of releases before `push_cursor` (v14): read once, as the cursor of the driver
+    /// logged in at the upgrade (`PushCursors`); no longer written.
     public var lastPushId = 0
     /// The driver whose queued items wait for their next login (set at logout); nil when none wait.
     public var outboxOwner: String?

@@ -20,19 +20,18 @@ final class PushInbox: Sendable {
     private let state: Mutex<State>
 
     init(store: Store, driver: String?) {
-        cursors = PushCursors(store: store)
-        state = Mutex(State(driver: driver, lastId: driver.flatMap { try? PushCursors(store: store).lastId(driver: $0) } ?? 0))
+        let cursors = PushCursors(store: store)
+        self.cursors = cursors
+        state = Mutex(State(driver: driver, lastId: driver.flatMap { try? cursors.lastId(driver: $0) } ?? 0))
     }
 
     var lastId: Int { state.withLock { $0.lastId } }
 
     /// `driver` logged in: their pushes continue from their own cursor.
     func follow(driver: String) {
+        guard state.withLock({ $0.driver }) != driver else { return }
         let lastId = (try? cursors.lastId(driver: driver)) ?? 0
-        state.withLock { state in
-            guard state.driver != driver else { return }
-            state = State(driver: driver, lastId: lastId)
-        }
+        state.withLock { $0 = State(driver: driver, lastId: lastId) }
     }
 
     /// A new push taken in, and the driver whose count it is in.
