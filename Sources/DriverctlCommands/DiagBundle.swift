@@ -26,7 +26,9 @@ public enum DiagBundle {
     public static func make(_ report: DiagReport, windowSeconds: Double = 86400, maxJournalLines: Int = 5000) throws -> (data: Data, summary: String) {
         let stamp = TextFormat.UTC(report.generatedAt).iso8601.filter { $0.isNumber || $0 == "T" }
         let name = "driverd-diag-\(stamp)"
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("driverctl-\(getpid())-\(name)")
+        // Unique per call: driverd makes bundles for fleet requests in one process, two may come in the same second,
+        // and one's cleanup must not take the other's files.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("driverctl-\(getpid())-\(UUID().uuidString)")
         let root = scratch.appendingPathComponent(name)
         defer { try? FileManager.default.removeItem(at: scratch) }
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
