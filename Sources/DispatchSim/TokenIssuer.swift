@@ -28,9 +28,12 @@ struct TokenIssuer: Sendable {
 
     func issue(driverId: String, language: String?, generation: Int, now: Double) -> TokenResponse {
         let iat = Int(now)
+        // Expiry rounds up: a token lives at least its TTL (rounding down, one issued at x.99 with a TTL of 1 s
+        // would die 10 ms later).
+        func expiry(_ ttl: Int) -> Int { Int((now + Double(ttl)).rounded(.up)) }
         return TokenResponse(
-            accessToken: sign(Claims(sub: driverId, typ: .access, iat: iat, exp: iat + accessTTL, gen: generation)),
-            refreshToken: sign(Claims(sub: driverId, typ: .refresh, iat: iat, exp: iat + refreshTTL, gen: generation)),
+            accessToken: sign(Claims(sub: driverId, typ: .access, iat: iat, exp: expiry(accessTTL), gen: generation)),
+            refreshToken: sign(Claims(sub: driverId, typ: .refresh, iat: iat, exp: expiry(refreshTTL), gen: generation)),
             expiresIn: accessTTL, driverId: driverId, language: language)
     }
 

@@ -32,7 +32,7 @@ struct AuthTests {
         options.accessTokenSeconds = 1
         try await SimHarness.run(options) { sim in
             let tokens = try await sim.login()
-            // Tokens have whole-second expiry; two seconds always pass it.
+            // Expiry is a whole second rounded up: a 1-s token lives 1 to 2 s, so 2.1 s always passes it.
             try await Task.sleep(for: .seconds(2.1))
             let expired = try await sim.request(.GET, BackendPaths.activeTasks, token: tokens.accessToken)
             #expect(expired.status == 401 && expired.error?.code == .tokenExpired)

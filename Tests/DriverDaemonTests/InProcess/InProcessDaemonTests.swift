@@ -85,9 +85,12 @@ struct InProcessDaemonTests {
         try await daemon.running {
             try await Self.routeSynced(daemon)
             let events = try await daemon.subscriber([Events.taskConflict.topic, Events.outboxRefused.topic])
-            // The dispatcher cancels the task behind the driver's back; the driver accepts it before the next sync.
+            // The dispatcher cancels the task behind the driver's back; the driver accepts it before the next sync
+            // (the link is down meanwhile, so no sync can come first however slow the machine).
+            backend.setDown("network unreachable")
             _ = backend.dispatch { world, now in world.cancel(taskId: "task-1001", now: now) }
             _ = try await daemon.call(Methods.taskAccept, TaskParams(taskId: "task-1001"))
+            backend.setDown(nil)
             let status = try await daemon.call(Methods.outboxFlush)
             #expect(status.deadLetters == 1 && status.items == 0)
             try await daemon.waitUntil("the conflict told") { !events.all(Events.taskConflict).isEmpty && !events.all(Events.outboxRefused).isEmpty }
