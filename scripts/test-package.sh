@@ -77,19 +77,27 @@ fi
 say "older build $version~older (same code, lower version) for the upgrade"
 # Made every time from this tree's package (only the version changes): one kept from an older tree would ship an
 # older conffile, and the unattended upgrade below would stop at dpkg's prompt.
-# The package of this tree under another version (broken: its driverd fails at start, for the self-update test).
+# A package of this tree (driverd's, or the one named third) under another version, for the self-update test:
+# good; broken (its driverd fails at start); or offline (its unit may open only Unix sockets: it starts and answers
+# but never reaches the backend, as a release with a bad hardening line would).
 make_release() {
+    local source=${3:-$new_deb}
+    local package
+    package=$(dpkg-deb -f "$source" Package)
     local root="$work/releases/root-$1"
     rm -rf "$root"
     mkdir -p "$work/releases"
-    dpkg-deb -R "$new_deb" "$root"
+    dpkg-deb -R "$source" "$root"
     sed -i "s/^Version: .*/Version: $1/" "$root/DEBIAN/control"
-    if [ "$2" = broken ]; then
-        mkdir -p "$root/lib/systemd/system/driverd.service.d"
-        printf '[Service]\nExecStart=\nExecStart=/usr/bin/driverd --config /etc/driverd/driverd.toml --log-level broken-on-purpose\n' \
-            >"$root/lib/systemd/system/driverd.service.d/broken-on-purpose.conf"
-    fi
-    dpkg-deb --root-owner-group -Zgzip -b "$root" "$work/releases/driverd_$1_${arch}.deb" >/dev/null
+    mkdir -p "$root/lib/systemd/system/driverd.service.d"
+    case "$2" in
+    broken) printf '[Service]\nExecStart=\nExecStart=/usr/bin/driverd --config /etc/driverd/driverd.toml --log-level broken-on-purpose\n' \
+        >"$root/lib/systemd/system/driverd.service.d/broken-on-purpose.conf" ;;
+    offline) printf '[Service]\nRestrictAddressFamilies=\nRestrictAddressFamilies=AF_UNIX\n' \
+        >"$root/lib/systemd/system/driverd.service.d/offline-on-purpose.conf" ;;
+    esac
+    rmdir "$root/lib/systemd/system/driverd.service.d" 2>/dev/null || true
+    dpkg-deb --root-owner-group -Zgzip -b "$root" "$work/releases/${package}_$1_${arch}.deb" >/dev/null
     rm -rf "$root"
 }
 make_release "$version~older" good
@@ -416,6 +424,26 @@ check "driverd-update left no journal" test ! -e /var/lib/driverd-update/journal
 check "it keeps the applied package for the next rollback" test -e "/var/lib/driverd-update/packages/driverd_${good_version}_${arch}.deb"
 ns journalctl --no-pager -u driverd-update.service >"$work/journal-update-good.txt" 2>&1 || true
 echo "   figures: bad release published -> ROLLED_BACK ${bad_seconds} s; good release published -> APPLIED ${good_seconds} s (incl. a kill -9, a power cut and a 15-s gate); bytes ${served_bytes} for a package of ${good_size}"
+
+# A release that starts and answers but cannot reach the backend (its unit allows only Unix sockets): off shift it
+# is installed at once, and the gate rolls it back after healthy_seconds. (The boot after the cut started a shift:
+# auto_start.)
+offline_version="$version+nonet3"
+make_release "$offline_version" offline
+offline_started=$SECONDS
+ctl shift end >/dev/null 2>&1 || true
+sim publish "$work/releases/driverd_${offline_version}_${arch}.deb" driverd "$offline_version" "$arch" fleet
+check "the release that cannot reach the backend is rolled back" wait_for 300 sim ack "$offline_version" ROLLED_BACK
+sim ack "$offline_version" ROLLED_BACK >/dev/null || ctl update || true
+offline_seconds=$((SECONDS - offline_started))
+offline_reason=$(sim ack "$offline_version" ROLLED_BACK || true)
+check "  with its reason: $offline_reason" grep -q "backend unreachable" <<<"$offline_reason"
+check "$good_version is installed again" installed_is "$good_version"
+check "  without the offline one's drop-in" test ! -e /lib/systemd/system/driverd.service.d/offline-on-purpose.conf
+check "  and reaches the backend" wait_for 60 sh -c "nsenter -t $sdpid -m -p -- driverctl --json queue | grep -Eq '\"(link\":\"online|transport\":\"websocket)\"'"
+check "ROLLED_BACK (backend unreachable) reached the backend once" answered_once "$offline_version" ROLLED_BACK
+ns journalctl --no-pager -u driverd-update.service >"$work/journal-update-offline.txt" 2>&1 || true
+echo "   figures: release without the backend published -> ROLLED_BACK ${offline_seconds} s"
 # The rest of the test starts from the version this tree builds, with the demo drive going again.
 start_gnss
 ns dpkg -i --force-downgrade --force-confold "$visible_deb" >"$work/downgrade.log" 2>&1 || { cat "$work/downgrade.log"; fail "back to $version"; }
@@ -456,6 +484,23 @@ check "exposure of the running kiosk $kiosk_score <= 2.0" python3 -c "import sys
 check "no complaint from a blocked system call in the kiosk's journal" sh -c \
     "! nsenter -t $sdpid -m -p -- journalctl --no-pager -u driverd-kiosk.service | grep -v 'Failed to set thread priority' | grep -E -i 'errno=|operation not permitted|permission denied|bad system call|read-only file system'"
 echo "   installed size: $(dpkg-query -W -f='${Installed-Size}' driverd-kiosk) KiB"
+
+# The screen updated from afar, as driverd is: a driverd-kiosk release, installed in the window (off shift, the
+# van standing, no task in progress) and judged by its unit (no READY of a socket of driverd's to wait for).
+kiosk_version="$version+screen4"
+make_release "$kiosk_version" good "$kiosk_deb"
+kiosk_started=$SECONDS
+sim publish "$work/releases/driverd-kiosk_${kiosk_version}_${arch}.deb" driverd-kiosk "$kiosk_version" "$arch" fleet
+sim cancel task-3001
+pkill -KILL -f "gpsfake .*-P $gps_port" 2>/dev/null || true
+pkill -KILL -f "gpsd .*-S $gps_port" 2>/dev/null || true
+ctl shift end >/dev/null 2>&1 || true
+check "a driverd-kiosk release is applied" wait_for 300 sim ack "$kiosk_version" APPLIED
+kiosk_seconds=$((SECONDS - kiosk_started))
+check "  dpkg has driverd-kiosk $kiosk_version" sh -c "[ \"\$(dpkg-query -W -f='\${Status} \${Version}' driverd-kiosk)\" = 'install ok installed $kiosk_version' ]"
+check "  the kiosk active and serving its page" wait_for 30 sh -c "nsenter -t $sdpid -m -p -- python3 -c \"import urllib.request; assert b'kiosk.js' in urllib.request.urlopen('http://127.0.0.1:8080/').read()\""
+check "  driverd untouched ($version)" installed_is "$version"
+echo "   figures: driverd-kiosk release published -> APPLIED ${kiosk_seconds} s"
 ns dpkg -P driverd-kiosk >"$work/kiosk-purge.log" 2>&1 || { cat "$work/kiosk-purge.log"; fail "dpkg -P driverd-kiosk"; }
 check "driverd-kiosk purged; driverd still active" sh -c "! dpkg-query -W -f='\${Status}' driverd-kiosk 2>/dev/null | grep -q ok && nsenter -t $sdpid -m -p -- systemctl is-active --quiet driverd.service"
 check "the kiosk's config gone, driverd's kept" sh -c "test ! -e /etc/driverd/kiosk.toml && test -e /etc/driverd/driverd.toml"

@@ -72,10 +72,12 @@ struct DaemonAssembly: Sendable {
             rates: config.rates, thresholds: config.motion, limits: config.fixLimits, clock: clock,
             ignitionOnMeansMoving: config.effectiveIgnitionSource != .obd)
         // A ping waits in memory for its batch and the answer (a batch interval and a grace): delivered in time, it
-        // never touches the flash; otherwise it is written and synced at the end of that window.
+        // never touches the flash; otherwise it is written and synced at the end of that window (a standing van's
+        // pings wait longer: `PingRecorder.parkedWindow`).
         let recorder = config.trackingEnabled ? PingRecorder(
             store: store, movingWindow: config.uplinkMovingSeconds + PingRecorder.answerGrace,
-            stationaryWindow: config.uplinkStationarySeconds + PingRecorder.answerGrace, retention: config.retention,
+            stationaryWindow: max(config.uplinkStationarySeconds + PingRecorder.answerGrace, PingRecorder.parkedWindow),
+            retention: config.retention,
             onRetention: Self.logRetention) : nil
         let hub = EventHub()
         let outbox = Outbox(store: store)

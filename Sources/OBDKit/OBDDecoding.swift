@@ -5,6 +5,8 @@ public enum OBDPID: UInt8, Sendable, CaseIterable {
     case speed = 0x0D
     case runTime = 0x1F
     case fuelLevel = 0x2F
+    /// The engine unit's supply voltage: the battery's, read in the same request as the other PIDs (no `ATRV`).
+    case moduleVoltage = 0x42
     case odometer = 0xA6
 
     /// The request, as sent (`010D`).
@@ -17,7 +19,7 @@ public enum OBDPID: UInt8, Sendable, CaseIterable {
     var dataLength: Int {
         switch self {
         case .status, .odometer: 4
-        case .rpm, .runTime: 2
+        case .rpm, .runTime, .moduleVoltage: 2
         case .speed, .fuelLevel: 1
         }
     }
@@ -35,7 +37,8 @@ public enum OBDReading: Sendable, Equatable {
     case status(checkEngine: Bool, storedCodes: Int)
     /// Mode 03 (stored) or mode 07 (pending) codes, `P0301` style.
     case faults(codes: [String], pending: Bool)
-    /// The adapter's supply voltage (ATRV).
+    /// The vehicle's battery: the adapter's supply (`ATRV`, also with the engine units asleep) or the engine
+    /// unit's (PID 42, while it answers).
     case voltage(Double)
 }
 
@@ -63,6 +66,9 @@ public enum OBDDecoding {
         case .fuelLevel:
             guard need(1) else { return nil }
             return .fuelPercent(Double(data[0]) * 100 / 255)
+        case .moduleVoltage:
+            guard need(2) else { return nil }
+            return .voltage(Double(Int(data[0]) << 8 | Int(data[1])) / 1000)
         case .odometer:
             guard need(4) else { return nil }
             let tenths = UInt32(data[0]) << 24 | UInt32(data[1]) << 16 | UInt32(data[2]) << 8 | UInt32(data[3])

@@ -51,6 +51,9 @@ import Testing
         #expect(OBDDecoding.decode(.odometer, frames: [[0x41, 0xA6, 0x00, 0x01, 0xE2, 0x40]]) == .odometerKm(12345.6))
         #expect(OBDDecoding.decode(.runTime, frames: [[0x41, 0x1F, 0x01, 0x2C]]) == .runSeconds(300))
         #expect(OBDDecoding.decode(.status, frames: [[0x41, 0x01, 0x83, 0x07, 0xA1, 0x00]]) == .status(checkEngine: true, storedCodes: 3))
+        // The engine unit's supply in millivolts: the battery's voltage without an ATRV of its own.
+        #expect(OBDDecoding.decode(.moduleVoltage, frames: [[0x41, 0x42, 0x36, 0xB0]]) == .voltage(14.0))
+        #expect(OBDDecoding.decode(.moduleVoltage, frames: [[0x41, 0x42, 0x36]]) == nil)
         // Another unit's answer first, then the one asked for.
         #expect(OBDDecoding.decode(.speed, frames: [[0x41, 0x0C, 0, 0], [0x41, 0x0D, 36]]) == .speed(10))
         // Short data, another mode's echo (one emulator answers A6 with 61): unknown, never a wrong value.
@@ -70,6 +73,11 @@ import Testing
         #expect(OBDDecoding.decode(several: all, frames: joined) == [
             .speed: .speed(0), .rpm: .rpm(800), .fuelLevel: .fuelPercent(60), .odometer: .odometerKm(12000), .runTime: .runSeconds(0),
         ])
+        // Six PIDs, the voltage last: what the reader asks parked with the engine on (one request a minute).
+        let six: [OBDPID] = [.speed, .rpm, .fuelLevel, .odometer, .runTime, .moduleVoltage]
+        #expect(OBDPID.request(six) == "010D0C2FA61F42")
+        #expect(OBDDecoding.decode(several: six, frames: [[0x41, 0x0D, 0, 0x0C, 0x0C, 0x80, 0x2F, 0x99, 0xA6, 0, 1, 0xD4, 0xC0, 0x1F, 0, 0, 0x42, 0x36, 0xB0]])[.moduleVoltage]
+            == .voltage(14.0))
         // A PID the vehicle left out is absent; one not asked for is skipped by its length; a second unit fills in.
         #expect(OBDDecoding.decode(several: [.speed, .fuelLevel], frames: [[0x41, 0x0C, 0x0C, 0x80, 0x0D, 36], [0x41, 0x2F, 0xFF]])
             == [.speed: .speed(10), .fuelLevel: .fuelPercent(100)])

@@ -166,6 +166,8 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
             case .odometer: state.odometerKm = nil
             case .runTime: state.runSeconds = nil
             case .status: state.checkEngine = nil
+            // The adapter's ATRV is asked instead.
+            case .moduleVoltage: break
             }
         }
         if pid == .speed {

@@ -6,8 +6,9 @@ import Foundation
 /// ended without a graceful stop (a `kill -9`, a power cut) within the commit window after recording it: in memory
 /// until the backend takes it or the window ends, then on disk.
 enum PingAccounting {
-    /// The daemon's default windows (the batch interval and a 2-s grace for the answer), and slack for scheduling.
-    static let movingWindow = 7.0, stationaryWindow = 12.0, slack = 1.5
+    /// The daemon's default windows (moving: the batch interval and a 2-s grace for the answer; standing:
+    /// `PingRecorder.parkedWindow`), and slack for scheduling.
+    static let movingWindow = 7.0, stationaryWindow = 120.0, slack = 1.5
 
     struct Life {
         var log: String

@@ -95,6 +95,8 @@ overrides = {
     "FUEL_LEVEL": ("^012F", lambda s: data("41 2F %02X" % int(round(s.get("fuel_pct", 50) * 255 / 100)))),
     "RUN_TIME": ("^011F", lambda s: data("41 1F %02X %02X" % divmod(int(s.get("run_s", 0)), 256))),
     "STATUS": ("^0101", lambda s: data("41 01 %s 07 A1 00" % status_byte(s))),
+    # The engine unit's supply voltage (PID 42): the battery's, as ATRV reads it, while the engine unit answers.
+    "CONTROL_MODULE_VOLTAGE": ("^0142", lambda s: data("41 42 %02X %02X" % divmod(int(round(s.get("voltage", 12.6) * 1000)), 256))),
     "ODOMETER": ("^01A6", lambda s: data("41 A6 %02X %02X %02X %02X" % tuple(int(round(s.get("odometer_km", 0) * 10)).to_bytes(4, "big")))),
 }
 for name, (request, answer) in overrides.items():
