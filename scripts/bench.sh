@@ -30,7 +30,7 @@ vehicle_logs=()
 if [[ -f "$shared/signalk-gps.log" && -f "$shared/20100411_Geko_Regensburg.txt" ]]; then
     vehicle_logs=(--stationary "$shared/signalk-gps.log" --moving "$shared/20100411_Geko_Regensburg.txt")
 fi
-"$bin/driverd-bench" vehicle --bin "$bin" --threads --seconds "${BENCH_VEHICLE_SECONDS:-60}" --trials "${BENCH_VEHICLE_TRIALS:-8}" "${vehicle_logs[@]}" \
+"$bin/driverd-bench" vehicle --bin "$bin" --threads --seconds "${BENCH_VEHICLE_SECONDS:-60}" --parked-seconds "${BENCH_VEHICLE_PARKED_SECONDS:-240}" --trials "${BENCH_VEHICLE_TRIALS:-8}" "${vehicle_logs[@]}" \
     --python "$(dirname "$0")/../.build/tools/venv/bin/python" --car-script "$(dirname "$0")/../Tests/IntegrationTests/Support/obd_car.py"
 echo
 echo "== Outbox and uplink"

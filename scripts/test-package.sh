@@ -442,6 +442,9 @@ check "$good_version is installed again" installed_is "$good_version"
 check "  without the offline one's drop-in" test ! -e /lib/systemd/system/driverd.service.d/offline-on-purpose.conf
 check "  and reaches the backend" wait_for 60 sh -c "nsenter -t $sdpid -m -p -- driverctl --json queue | grep -Eq '\"(link\":\"online|transport\":\"websocket)\"'"
 check "ROLLED_BACK (backend unreachable) reached the backend once" answered_once "$offline_version" ROLLED_BACK
+# driverd sends its answer while driverd-update finishes (and holds dpkg's lock until then).
+update_done() { case "$(ns systemctl show -p ActiveState --value driverd-update.service)" in inactive | failed) true ;; *) false ;; esac; }
+check "driverd-update has finished" wait_for 120 update_done
 ns journalctl --no-pager -u driverd-update.service >"$work/journal-update-offline.txt" 2>&1 || true
 echo "   figures: release without the backend published -> ROLLED_BACK ${offline_seconds} s"
 # The rest of the test starts from the version this tree builds, with the demo drive going again.
@@ -500,6 +503,7 @@ kiosk_seconds=$((SECONDS - kiosk_started))
 check "  dpkg has driverd-kiosk $kiosk_version" sh -c "[ \"\$(dpkg-query -W -f='\${Status} \${Version}' driverd-kiosk)\" = 'install ok installed $kiosk_version' ]"
 check "  the kiosk active and serving its page" wait_for 30 sh -c "nsenter -t $sdpid -m -p -- python3 -c \"import urllib.request; assert b'kiosk.js' in urllib.request.urlopen('http://127.0.0.1:8080/').read()\""
 check "  driverd untouched ($version)" installed_is "$version"
+check "  driverd-update has finished" wait_for 120 update_done
 echo "   figures: driverd-kiosk release published -> APPLIED ${kiosk_seconds} s"
 ns dpkg -P driverd-kiosk >"$work/kiosk-purge.log" 2>&1 || { cat "$work/kiosk-purge.log"; fail "dpkg -P driverd-kiosk"; }
 check "driverd-kiosk purged; driverd still active" sh -c "! dpkg-query -W -f='\${Status}' driverd-kiosk 2>/dev/null | grep -q ok && nsenter -t $sdpid -m -p -- systemctl is-active --quiet driverd.service"

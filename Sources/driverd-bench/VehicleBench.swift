@@ -13,7 +13,9 @@ struct VehicleBench: ParsableCommand {
     @Option(help: "Directory with the driverd binary.") var bin: String
     @Option(help: "The car: Tests/IntegrationTests/Support/obd_car.py.") var carScript: String
     @Option(help: "Python with ELM327-emulator installed.") var python: String
-    @Option(help: "Measured seconds per cost scenario (after a warm-up).") var seconds = 60
+    @Option(help: "Measured seconds per moving cost scenario (after a warm-up).") var seconds = 60
+    @Option(help: "Measured seconds per parked cost scenario: whole 2-minute windows of a standing van's pings, each ending in one sync.")
+    var parkedSeconds = 240
     @Option(help: "Stops and starts timed for the latency.") var trials = 8
     @Option(help: "What to run, comma-separated: cost, latency.") var only = "cost,latency"
     @Option(help: "Stationary receiver log (default: a synthesised parked log).") var stationary: String?
@@ -41,7 +43,7 @@ struct VehicleBench: ParsableCommand {
     private func cost(_ directory: String) throws {
         let parked = stationary ?? directory + "/parked.nmea", moving = self.moving ?? directory + "/moving.nmea"
         if stationary == nil {
-            try NMEAWriter.log(RoutePresets.parked(seconds: seconds + 200)).write(toFile: parked, atomically: true, encoding: .utf8)
+            try NMEAWriter.log(RoutePresets.parked(seconds: parkedSeconds + 200)).write(toFile: parked, atomically: true, encoding: .utf8)
         }
         if self.moving == nil {
             try NMEAWriter.log(RoutePresets.driving(laps: seconds / 200 + 2)).write(toFile: moving, atomically: true, encoding: .utf8)
@@ -72,11 +74,12 @@ struct VehicleBench: ParsableCommand {
                 daemon.waitUntilExit()
             }
             sleep(scenario.parked ? 80 : 15)
+            let measured = scenario.parked ? parkedSeconds : seconds
             let start = ProcessSample.read(pid: daemon.processIdentifier)
-            sleep(UInt32(seconds))
+            sleep(UInt32(measured))
             let end = ProcessSample.read(pid: daemon.processIdentifier)
             guard let start, let end else { continue }
-            let minutes = Double(seconds) / 60
+            let minutes = Double(measured) / 60
             let label = scenario.car == nil ? "none (baseline)" : scenario.car?["mode"] as? String == "off" ? "ignition off" : "engine running"
             say(pad(scenario.name, 10) + pad(label, 22)
                 + pad(String(format: "%.3f", (end.cpuSeconds - start.cpuSeconds) / minutes), 11)

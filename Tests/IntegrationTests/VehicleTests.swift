@@ -59,6 +59,10 @@ struct VehicleTests {
         let running = try Self.vehicle(daemon)
         #expect(running.ignitionSource == .obd && running.odometerKm == 12345.6 && running.fuelPercent.map { abs($0 - 70) < 1 } == true, "\(running)")
         #expect(running.checkEngine == false && running.faults.isEmpty)
+        // The voltage rides along with the other PIDs (PID 42) while the engine unit answers: no ATRV of its own.
+        #expect(running.voltage == 14.1, "\(running)")
+        let asked = car.requests
+        #expect(asked.contains("010D0C2FA61F42") && !asked.contains("ATRV"), "\(asked)")
         // An order accepted now: its distance by the vehicle's odometer, beside the GNSS odometer's.
         try waitUntil("the route synced", timeout: .seconds(60), detail: daemon.log) {
             try daemon.client().call(Methods.routeGet, NoParams()).stops.count == 4

@@ -9,9 +9,7 @@ import Testing
 @Suite("SQLiteKit: syncing the write-ahead log")
 struct LogSyncTests {
     static func makePool() throws -> (DatabasePool, String) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("logsync-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let path = directory + "/test.sqlite"
+        let path = testDirectory("logsync") + "/test.sqlite"
         let pool = try DatabasePool(path: path)
         try pool.write { db in try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, body TEXT NOT NULL)") }
         return (pool, path)

@@ -2,11 +2,7 @@ import Foundation
 import SQLiteKit
 import Testing
 
-private func temporaryPath() -> String {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sqlitekit-\(UUID().uuidString)").path
-    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    return directory + "/test.sqlite"
-}
+private func temporaryPath() -> String { testDirectory("sqlitekit") + "/test.sqlite" }
 
 private struct Parcel: TableRecord, Equatable {
     static let tableName = "parcel"

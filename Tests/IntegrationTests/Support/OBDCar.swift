@@ -38,6 +38,15 @@ final class OBDCar {
         try data.write(to: URL(fileURLWithPath: statePath), options: .atomic)
     }
 
+    /// The requests the adapter received so far, in order (the emulator logs each to elm.log in its directory).
+    var requests: [String] {
+        let log = (try? String(contentsOfFile: directory.file("elm.log"), encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").compactMap { line in
+            guard let start = line.range(of: "Received '") else { return nil }
+            return String(line[start.upperBound...].prefix { $0 != "'" })
+        }
+    }
+
     /// Starts the adapter (again) on its port.
     func plugIn() throws {
         let process = Process()
