@@ -336,6 +336,19 @@ not_downloaded() { [ "$(served_of "$1" 1)" = 0 ]; }
 answered_once() { [ "$(sim acks "$1" "$2")" = 1 ]; }
 chunks_at_least() { [ "$(served_of "$1" 2)" -ge "$2" ]; }
 installed_is() { [ "$(dpkg-query -W -f='${Status} ${Version}' driverd)" = "install ok installed $1" ]; }
+# Waits for VERSION's ROLLED_BACK and checks it: the reason (REASONS, a grep -E pattern), BEFORE installed again
+# without the release's DROPIN, one answer at the backend. Sets rolled_back_seconds (since STARTED).
+rolled_back() {
+    local version=$1 reasons=$2 before=$3 dropin=$4 started=$5 reason
+    check "$version is rolled back" wait_for 300 sim ack "$version" ROLLED_BACK
+    sim ack "$version" ROLLED_BACK >/dev/null || ctl update || true
+    rolled_back_seconds=$((SECONDS - started))
+    reason=$(sim ack "$version" ROLLED_BACK || true)
+    check "  with its reason: $reason" grep -Eq "$reasons" <<<"$reason"
+    check "  $before is installed again" installed_is "$before"
+    check "  without the release's drop-in" test ! -e "/lib/systemd/system/driverd.service.d/$dropin"
+    check "  ROLLED_BACK reached the backend once" answered_once "$version" ROLLED_BACK
+}
 release_key=$(sim key)
 # The release key and a short health gate, as an operator sets them; no task in progress (the dispatcher cancels
 # task-1001); gpsd stops, so the van stands.
@@ -366,15 +379,10 @@ check "driverctl update says it waits for the shift's end" wait_for 45 waits_for
 check "on shift nothing is asked of driverd-update" test ! -e /var/lib/driverd/update/request.json
 check "  and nothing installed" installed_is "$version"
 ctl shift end >/dev/null 2>&1 || true
-check "the bad release is rolled back" wait_for 300 sim ack "$bad_version" ROLLED_BACK
-bad_seconds=$((SECONDS - bad_started))
-bad_reason=$(sim ack "$bad_version" ROLLED_BACK || true)
-check "  with its reason: $bad_reason" grep -Eq "crash at start|crash loop|no READY" <<<"$bad_reason"
-check "the version before it is installed again" installed_is "$version"
-check "  without the bad one's files" test ! -e /lib/systemd/system/driverd.service.d/broken-on-purpose.conf
+rolled_back "$bad_version" "crash at start|crash loop|no READY" "$version" broken-on-purpose.conf "$bad_started"
+bad_seconds=$rolled_back_seconds
 check "the unit is healthy after: driverd active and answering" wait_for 60 sh -c "nsenter -t $sdpid -m -p -- systemctl is-active --quiet driverd.service && nsenter -t $sdpid -m -p -- driverctl status >/dev/null"
 check "the edited conffile survived the rollback" grep -q "^url = \"http://127.0.0.1:$sim_port\"" /etc/driverd/driverd.toml
-check "ROLLED_BACK reached the backend once" answered_once "$bad_version" ROLLED_BACK
 ns journalctl --no-pager -u driverd-update.service >"$work/journal-update-bad.txt" 2>&1 || true
 
 # The good release: its download cut by kill -9 and resumed; a power cut while dpkg installs it.
@@ -433,15 +441,9 @@ make_release "$offline_version" offline
 offline_started=$SECONDS
 ctl shift end >/dev/null 2>&1 || true
 sim publish "$work/releases/driverd_${offline_version}_${arch}.deb" driverd "$offline_version" "$arch" fleet
-check "the release that cannot reach the backend is rolled back" wait_for 300 sim ack "$offline_version" ROLLED_BACK
-sim ack "$offline_version" ROLLED_BACK >/dev/null || ctl update || true
-offline_seconds=$((SECONDS - offline_started))
-offline_reason=$(sim ack "$offline_version" ROLLED_BACK || true)
-check "  with its reason: $offline_reason" grep -q "backend unreachable" <<<"$offline_reason"
-check "$good_version is installed again" installed_is "$good_version"
-check "  without the offline one's drop-in" test ! -e /lib/systemd/system/driverd.service.d/offline-on-purpose.conf
+rolled_back "$offline_version" "backend unreachable" "$good_version" offline-on-purpose.conf "$offline_started"
+offline_seconds=$rolled_back_seconds
 check "  and reaches the backend" wait_for 60 sh -c "nsenter -t $sdpid -m -p -- driverctl --json queue | grep -Eq '\"(link\":\"online|transport\":\"websocket)\"'"
-check "ROLLED_BACK (backend unreachable) reached the backend once" answered_once "$offline_version" ROLLED_BACK
 # driverd sends its answer while driverd-update finishes (and holds dpkg's lock until then).
 update_done() { case "$(ns systemctl show -p ActiveState --value driverd-update.service)" in inactive | failed) true ;; *) false ;; esac; }
 check "driverd-update has finished" wait_for 120 update_done

@@ -11,11 +11,13 @@ import Synchronization
 /// The caller says when the next sample is due; when that is past the window of the oldest ping the batch is
 /// written at once, so a slow (stationary) rate costs no extra wake-up for a timer.
 public final class PingRecorder: Sendable {
-    /// A ping not on disk, with the monotonic time it was recorded and the batch it went out in (kept if the send
-    /// failed: the backend may have it, so it goes again as the same batch).
+    /// A ping not on disk, with the monotonic time it was recorded, when it must be on disk (its window's end),
+    /// and the batch it went out in (kept if the send failed: the backend may have it, so it goes again as the same
+    /// batch).
     private struct Held {
         var ping: PingRecord
         var at: Double
+        var due: Double
         var batchId: String?
     }
 
@@ -91,26 +93,26 @@ public final class PingRecorder: Sendable {
     @discardableResult
     public func append(_ ping: PingRecord, now: Double, nextSampleIn: Double) -> Bool {
         let due = state.withLock { state -> Bool in
-            state.held.append(Held(ping: ping, at: now))
-            return Self.firstDeadline(state, window).map { $0 < now + nextSampleIn } ?? false
+            state.held.append(Held(ping: ping, at: now, due: now + window(ping)))
+            return Self.firstDeadline(state).map { $0 < now + nextSampleIn } ?? false
         }
         if due { commit(before: now + nextSampleIn) }
         return due
     }
 
     /// The earliest time something held must be on disk: a ping's window, or the odometer's.
-    private static func firstDeadline(_ state: State, _ window: (PingRecord) -> Double) -> Double? {
+    private static func firstDeadline(_ state: State) -> Double? {
         var first = state.travel.map { $0.since + travelWindow }
-        for held in state.held { first = min(first ?? .infinity, held.at + window(held.ping)) }
+        for held in state.held { first = min(first ?? .infinity, held.due) }
         return first
     }
 
     /// Writes what is due by `now`. Returns the seconds left until the next deadline (nil: nothing held).
     public func commitIfDue(now: Double) -> Double? {
-        guard let deadline = state.withLock({ Self.firstDeadline($0, window) }) else { return nil }
+        guard let deadline = state.withLock({ Self.firstDeadline($0) }) else { return nil }
         guard deadline > now else {
             commit(before: now)
-            return state.withLock { Self.firstDeadline($0, window) }.map { max(0, $0 - now) }
+            return state.withLock { Self.firstDeadline($0) }.map { max(0, $0 - now) }
         }
         return deadline - now
     }
@@ -188,7 +190,7 @@ public final class PingRecorder: Sendable {
     /// be due soon), and the odometer's state when its window ends too, or when it has waited half of it and pings are
     /// written anyway (it rides along instead of costing a write of its own). When only the odometer is due, it alone.
     private func commit(before deadline: Double) {
-        let pingDue = state.withLock { state in state.held.contains { $0.at + window($0.ping) <= deadline } }
+        let pingDue = state.withLock { state in state.held.contains { $0.due <= deadline } }
         commit(pings: { _ in pingDue }, travelDue: { $0 + Self.travelWindow <= deadline }, travelRides: { $0 + Self.travelWindow / 2 <= deadline })
     }
 

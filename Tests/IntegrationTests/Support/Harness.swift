@@ -57,13 +57,20 @@ enum Harness {
     }
 
     /// Waits for the replay to end (no fix for 3 s; gpsfake itself may spin instead of exiting) and the
-    /// counters to settle (the last batch committed).
+    /// counters to settle: a busy daemon may still be reading what gpsd sent before the kill, and a standing van's
+    /// pings wait up to 2 minutes for the disk, so settled is the fixes unchanged for 3 s and nothing waiting.
     static func settled(_ daemon: DaemonProcess, fake: GPSFake, minimumFixes: Int = 1, timeout: Duration = .seconds(120)) throws -> GPSStatus {
-        let status = try waitFor(daemon, timeout: timeout) {
-            $0.fixesSeen >= minimumFixes && ($0.lastFixAge ?? 0) > 3 && $0.pingsPending == 0
-        }.0
+        _ = try waitFor(daemon, timeout: timeout) { $0.fixesSeen >= minimumFixes && ($0.lastFixAge ?? 0) > 3 }
         fake.kill()
-        return status
+        var fixes = -1
+        var since = ContinuousClock.now
+        return try waitFor(daemon, timeout: timeout + .seconds(150)) { status in
+            if status.fixesSeen != fixes {
+                fixes = status.fixesSeen
+                since = .now
+            }
+            return ContinuousClock.now - since >= .seconds(3) && status.pingsPending == 0
+        }.0
     }
 
     static func log(_ name: String) throws -> String {
