@@ -121,7 +121,7 @@ struct GPSBench: ParsableCommand {
             guard let a, let b else { continue }
             say(pad(scenario.name, 13) + pad(label, 12)
                 + pad(String(format: "%.3f", (b.cpuSeconds - a.cpuSeconds) / minutes), 11)
-                + pad(String(format: "%.1f", Double(b.contextSwitches - a.contextSwitches) / minutes), 13)
+                + pad(String(format: "%.1f", Double(b.wakeUps - a.wakeUps) / minutes), 13)
                 + pad(String(format: "%.1f", Double(b.peakRSSKiB) / 1024), 13) + pingText)
         }
         let rejected = (gps.fixesRejected ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")

@@ -1,10 +1,12 @@
 import Foundation
 
-/// CPU time, context switches and peak RSS of a process, from /proc (all threads summed), and the switches of each
-/// thread by name (threads of one name summed: the concurrency pool's workers are one line).
+/// CPU time, wake-ups and peak RSS of a process, from /proc (all threads summed), and the wake-ups of each thread by
+/// name (threads of one name summed: the concurrency pool's workers are one line). A wake-up is a voluntary context
+/// switch: the thread slept (a poll, a timer, a disk wait) and was woken. Involuntary ones are preemptions of a
+/// thread that was running anyway, and count the machine's other load, not the daemon's.
 struct ProcessSample {
     var cpuSeconds: Double
-    var contextSwitches: Int
+    var wakeUps: Int
     var peakRSSKiB: Int
     var switchesByThread: [String: Int] = [:]
 
@@ -24,7 +26,7 @@ struct ProcessSample {
             var name = "?"
             for line in status.split(separator: "\n") {
                 if line.hasPrefix("Name:") { name = line.dropFirst(5).trimmingCharacters(in: .whitespaces) }
-                guard line.contains("ctxt_switches:") else { continue }
+                guard line.hasPrefix("voluntary_ctxt_switches:") else { continue }
                 let count = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
                 switches += count
                 byThread[name, default: 0] += count
@@ -35,10 +37,10 @@ struct ProcessSample {
            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) {
             peak = Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
         }
-        return ProcessSample(cpuSeconds: (utime + stime) / ticks, contextSwitches: switches, peakRSSKiB: peak, switchesByThread: byThread)
+        return ProcessSample(cpuSeconds: (utime + stime) / ticks, wakeUps: switches, peakRSSKiB: peak, switchesByThread: byThread)
     }
 
-    /// Switches per minute of each thread between two samples, busiest first ("gpsd-reader 6.0, obd-reader 1.3").
+    /// Wake-ups per minute of each thread between two samples, busiest first ("gpsd-reader 6.0, obd-reader 1.3").
     static func threadRates(from start: ProcessSample, to end: ProcessSample, minutes: Double) -> String {
         end.switchesByThread
             .map { ($0.key, Double($0.value - (start.switchesByThread[$0.key] ?? 0)) / minutes) }

@@ -43,7 +43,7 @@ struct VehicleBench: ParsableCommand {
     private func cost(_ directory: String) throws {
         let parked = stationary ?? directory + "/parked.nmea", moving = self.moving ?? directory + "/moving.nmea"
         if stationary == nil {
-            try NMEAWriter.log(RoutePresets.parked(seconds: parkedSeconds + 200)).write(toFile: parked, atomically: true, encoding: .utf8)
+            try NMEAWriter.log(RoutePresets.parked(seconds: parkedSeconds + 320)).write(toFile: parked, atomically: true, encoding: .utf8)
         }
         if self.moving == nil {
             try NMEAWriter.log(RoutePresets.driving(laps: seconds / 200 + 2)).write(toFile: moving, atomically: true, encoding: .utf8)
@@ -56,7 +56,8 @@ struct VehicleBench: ParsableCommand {
             CostScenario(name: "moving", parked: false, car: ["rpm": 1800, "speed_kmh": 43, "voltage": 14.1, "fuel_pct": 60, "odometer_km": 12000]),
         ]
         say("Cost per minute, real-time replays through gpsd; baseline: the same replay without an adapter, in the same run.")
-        say("The parked window starts 80 s in (the motion detector takes up to 65 s to call a vehicle stationary).")
+        say("The parked window starts 200 s in: the motion detector takes up to 65 s to call a vehicle stationary, and the pings")
+        say("of that first stretch are synced within their window; after it, a standing van's steady state. Wake-ups: voluntary switches.")
         say(pad("scenario", 10) + pad("adapter", 22) + pad("cpu s/min", 11) + "wakeups/min")
         let motions = Set(motion.split(separator: ",").map(String.init))
         for (index, scenario) in scenarios.enumerated() where motions.contains(scenario.name) {
@@ -73,7 +74,7 @@ struct VehicleBench: ParsableCommand {
                 daemon.terminate()
                 daemon.waitUntilExit()
             }
-            sleep(scenario.parked ? 80 : 15)
+            sleep(scenario.parked ? 200 : 15)
             let measured = scenario.parked ? parkedSeconds : seconds
             let start = ProcessSample.read(pid: daemon.processIdentifier)
             sleep(UInt32(measured))
@@ -83,7 +84,7 @@ struct VehicleBench: ParsableCommand {
             let label = scenario.car == nil ? "none (baseline)" : scenario.car?["mode"] as? String == "off" ? "ignition off" : "engine running"
             say(pad(scenario.name, 10) + pad(label, 22)
                 + pad(String(format: "%.3f", (end.cpuSeconds - start.cpuSeconds) / minutes), 11)
-                + String(format: "%.1f", Double(end.contextSwitches - start.contextSwitches) / minutes))
+                + String(format: "%.1f", Double(end.wakeUps - start.wakeUps) / minutes))
             if threads { say("    by thread: " + ProcessSample.threadRates(from: start, to: end, minutes: minutes)) }
         }
     }
