@@ -221,7 +221,10 @@ final class PowerCutJourney {
         if let daemon, daemon.process.isRunning { return }
         if let daemon {
             daemon.process.waitUntilExit()
-            #expect(daemon.process.terminationStatus == 75, "driverd exited by itself with \(daemon.process.terminationStatus):\n\(daemon.log.suffix(3000))")
+            // A crash: its report from the thread that crashed (the backtracer prints it first), else the log's end.
+            let log = daemon.log
+            let crash = log.range(of: "crashed").map { String(log[$0.lowerBound...].prefix(6000)) } ?? String(log.suffix(3000))
+            #expect(daemon.process.terminationStatus == 75, "driverd exited by itself with \(daemon.process.terminationStatus):\n\(crash)")
         }
         // Half the lives parked with the engine off (where most cuts happen: the driver turns the key), half driving:
         // the safety gate closes while the speed is unknown after a start with the engine on.
