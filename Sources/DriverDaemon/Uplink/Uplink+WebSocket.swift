@@ -31,6 +31,10 @@ extension Uplink {
 
     /// A push from the backend: remembered by id, so none is handed on twice.
     func received(_ push: Push) async {
+        await pushTurns.run { await handle(push) }
+    }
+
+    private func handle(_ push: Push) async {
         guard let taken = pushes.accept(push) else { return }
         // An ETA comes every half minute while a stop is ahead: not worth a journal line each.
         logger.log(

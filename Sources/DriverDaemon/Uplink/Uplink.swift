@@ -48,6 +48,10 @@ final class Uplink: Sendable {
     let recorder: PingRecorder?
     let tokens: TokenStore
     let pushes: PushInbox
+    /// Pushes are handled one at a time, whichever way they came (the WebSocket, a poll): otherwise one handled
+    /// quickly could move the durable cursor past one still being handled (a fleet request's bundle), and a power
+    /// cut then would lose that one for good.
+    let pushTurns = InTurn()
     private let credentials: Credentials?
     let hub: EventHub
     let logger: Logger
