@@ -1,5 +1,5 @@
 /// A text frame the client sends on `/api/v1/rider/ws`: a location batch, or `hello` with the last push id it
-/// has seen (the backend then sends every later push).
+/// has seen (the backend then sends every later push, in id order: the missed ones, then new ones as they come).
 public enum WSClientMessage: Codable, Sendable, Equatable {
     case locations(LocationBatch)
     case hello(lastPushId: Int)

@@ -19,8 +19,6 @@ actor SimState {
     private let logger: Logger
     /// The newest push id each driver's WebSockets have been sent.
     private var delivered: [String: Int] = [:]
-    /// Per connection: the newest push id when it was registered (a `hello` replays up to there).
-    private var registeredAt: [Int: Int] = [:]
 
     init(scenario: Scenario, stateFile: URL?, hub: WebSocketHub, logger: Logger) throws {
         self.stateFile = stateFile
@@ -61,22 +59,20 @@ actor SimState {
     func read<T: Sendable>(_ body: (SimWorld, Double) -> T) -> T { body(world, Self.now()) }
 
     func register(driverId: String, continuation: AsyncStream<WebSocketHub.Outbound>.Continuation) -> Int {
-        let id = hub.register(driverId: driverId, continuation: continuation)
-        registeredAt[id] = delivered[driverId] ?? 0
-        return id
+        hub.register(driverId: driverId, continuation: continuation)
     }
 
     func unregister(_ id: Int) {
         hub.unregister(id)
-        registeredAt[id] = nil
     }
 
-    /// The pushes a connection missed: after `lastPushId`, up to the ones it gets live.
+    /// A connection's `hello`: every push after `lastPushId`, then the new ones live. Both happen on this actor,
+    /// where pushes are made, so none comes before an older one (a client keeps the newest id it has seen).
     func replay(connection id: Int, driverId: String, after lastPushId: Int) {
-        let upTo = registeredAt[id] ?? 0
-        for push in world.pushes(driverId: driverId, after: lastPushId) where push.id <= upTo {
+        for push in world.pushes(driverId: driverId, after: lastPushId) {
             hub.send(Self.frame(.push(push)), toConnection: id)
         }
+        hub.goLive(id)
     }
 
     static func frame(_ message: WSServerMessage) -> String {

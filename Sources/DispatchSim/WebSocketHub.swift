@@ -1,7 +1,7 @@
 import Synchronization
 
-/// The open rider WebSockets, by driver: pushes go to every connection of their driver; the fault injector
-/// can close them all. Lock-guarded; nothing is written while the lock is held (frames go through each
+/// The open rider WebSockets, by driver: pushes go to every live connection of their driver (live once its
+/// `hello` was answered, so a new push never overtakes the catch-up); the fault injector can close them all. Lock-guarded; nothing is written while the lock is held (frames go through each
 /// connection's stream to its writer task).
 final class WebSocketHub: Sendable {
     enum Outbound: Sendable {
@@ -12,6 +12,7 @@ final class WebSocketHub: Sendable {
     struct Connection: Sendable {
         var driverId: String
         var continuation: AsyncStream<Outbound>.Continuation
+        var live = false
     }
 
     private let connections = Mutex<[Int: Connection]>([:])
@@ -23,12 +24,17 @@ final class WebSocketHub: Sendable {
         return id
     }
 
+    /// The connection's catch-up is sent: new pushes go to it from now on.
+    func goLive(_ id: Int) {
+        connections.withLock { $0[id]?.live = true }
+    }
+
     func unregister(_ id: Int) {
         _ = connections.withLock { $0.removeValue(forKey: id) }
     }
 
     func send(_ text: String, toDriver driverId: String) {
-        let targets = connections.withLock { $0.values.filter { $0.driverId == driverId }.map(\.continuation) }
+        let targets = connections.withLock { $0.values.filter { $0.driverId == driverId && $0.live }.map(\.continuation) }
         for continuation in targets { continuation.yield(.text(text)) }
     }
 

@@ -83,6 +83,26 @@ struct PushTests {
         }
     }
 
+    @Test("WebSocket: a push made between the upgrade and the hello comes after the hello's catch-up (pushes in id order)")
+    func newPushWaitsForCatchUp() async throws {
+        try await SimHarness.run { sim in
+            let token = try await sim.login().accessToken
+            _ = try await sim.json(.POST, "/sim/messages", ["driverId": "drv-1", "text": "missed"])
+            try await WebSocketSession.run(port: sim.port, token: token) { reader, outbound in
+                for _ in 0..<100 where try await sim.stats().webSockets < 1 { try await Task.sleep(for: .milliseconds(50)) }
+                _ = try await sim.json(.POST, "/sim/messages", ["driverId": "drv-1", "text": "new"])
+                try await WebSocketSession.send(.hello(lastPushId: 0), outbound)
+                var ids: [Int] = []
+                for _ in 0..<2 {
+                    guard case .push(let push) = try await reader.next() else { throw HarnessError("expected a push") }
+                    ids.append(push.id)
+                }
+                #expect(ids == [1, 2])
+                try await outbound.close(.normalClosure, reason: nil)
+            }
+        }
+    }
+
     @Test("WebSocket: the dispatcher can close every socket; no token or no upgrade is refused")
     func closeAndRefuse() async throws {
         try await SimHarness.run { sim in

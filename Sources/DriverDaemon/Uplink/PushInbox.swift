@@ -13,6 +13,8 @@ final class PushInbox: Sendable {
         var driver: String?
         var lastId: Int
         var lastPollAt = -Double.infinity
+        /// Pushes were passed over and could not be fetched: a poll is due even with the WebSocket open.
+        var behind = false
     }
 
     static let pollInterval = 30.0
@@ -34,17 +36,25 @@ final class PushInbox: Sendable {
         state.withLock { $0 = State(driver: driver, lastId: lastId) }
     }
 
-    /// A new push taken in, and the driver whose count it is in.
-    struct Taken {
-        let driver: String?
+    /// What a push that came in is to this unit.
+    enum Arrival: Equatable {
+        /// Seen before (a replay, a second path): dropped.
+        case seen
+        /// The next one: taken (marked seen in memory, so a second copy is not handed on), in `driver`'s count.
+        case taken(driver: String?)
+        /// Beyond the next one (the backend numbers a driver's pushes one by one): those after `lastId` are to
+        /// be fetched and handled first; nothing is marked.
+        case afterGap(lastId: Int)
     }
 
-    /// `push` when it is new (then it is marked seen in memory: a second copy is not handed on), else nil.
-    func accept(_ push: Push) -> Taken? {
-        state.withLock { state -> Taken? in
-            guard push.id > state.lastId else { return nil }
+    /// `push` as it came in. `gapsFilled`: the pushes before it were fetched already, so a gap left is one the
+    /// backend no longer holds (or never numbered), and the push is taken.
+    func accept(_ push: Push, gapsFilled: Bool = false) -> Arrival {
+        state.withLock { state -> Arrival in
+            guard push.id > state.lastId else { return .seen }
+            if push.id > state.lastId + 1, !gapsFilled { return .afterGap(lastId: state.lastId) }
             state.lastId = push.id
-            return Taken(driver: state.driver)
+            return .taken(driver: state.driver)
         }
     }
 
@@ -56,12 +66,19 @@ final class PushInbox: Sendable {
         try? cursors.advance(driver: driver, to: push.id)
     }
 
-    /// The id to poll after when a poll is due at `now` (monotonic), else nil.
-    func pollDue(now: Double) -> Int? {
+    /// Pushes before one that came could not be fetched: the next poll fetches them.
+    func fellBehind() { state.withLock { $0.behind = true } }
+
+    /// The id to poll after when a poll is due at `now` (monotonic), else nil: while the WebSocket is down, or
+    /// after pushes were passed over.
+    func pollDue(now: Double, socketOpen: Bool) -> Int? {
         state.withLock { state in
-            guard now - state.lastPollAt >= Self.pollInterval else { return nil }
+            guard !socketOpen || state.behind, now - state.lastPollAt >= Self.pollInterval else { return nil }
             state.lastPollAt = now
             return state.lastId
         }
     }
+
+    /// A poll's pushes were all handled.
+    func caughtUp() { state.withLock { $0.behind = false } }
 }

@@ -34,20 +34,37 @@ extension Uplink {
         await pushTurns.run { await handle(push) }
     }
 
-    private func handle(_ push: Push) async {
-        guard let taken = pushes.accept(push) else { return }
+    private func handle(_ push: Push, gapsFilled: Bool = false) async {
+        let driver: String?
+        switch pushes.accept(push, gapsFilled: gapsFilled) {
+        case .seen:
+            return
+        case .afterGap(let lastId):
+            // Some came out of order or not at all: those between are fetched and go first, so none is passed over
+            // (the newest id seen is where a reconnect's catch-up starts). Unreachable now: the next poll brings them.
+            guard let missed = try? await client.pushes(after: lastId, token: try await validToken()).pushes else {
+                pushes.fellBehind()
+                return
+            }
+            logger.info("pushes fetched that came out of order", metadata: ["after": "\(lastId)", "before": "\(push.id)"])
+            for earlier in missed where earlier.id < push.id { await handle(earlier, gapsFilled: true) }
+            return await handle(push, gapsFilled: true)
+        case .taken(let taken):
+            driver = taken
+        }
         // An ETA comes every half minute while a stop is ahead: not worth a journal line each.
         logger.log(
             level: push.kind == .eta ? .debug : .info, "push from the backend", metadata: ["kind": "\(push.kind.rawValue)", "id": "\(push.id)"])
         for handler in state.withLock({ $0.pushHandlers }) { await handler(push) }
         // Stopping in the middle of it (a fleet request's bundle cut short): the push comes again next time.
         guard !Task.isCancelled else { return }
-        pushes.handled(push, driver: taken.driver)
+        pushes.handled(push, driver: driver)
     }
 
-    /// Without the WebSocket, pushes are polled (at most every 30 s).
+    /// Without the WebSocket, or behind it, pushes are polled (at most every 30 s).
     func pollPushes(token: String) async throws {
-        guard !(webSocket?.isConnected ?? false), let after = pushes.pollDue(now: now) else { return }
+        guard let after = pushes.pollDue(now: now, socketOpen: webSocket?.isConnected ?? false) else { return }
         for push in try await client.pushes(after: after, token: token).pushes { await received(push) }
+        pushes.caughtUp()
     }
 }

@@ -164,4 +164,30 @@ struct InProcessDaemonTests {
             #expect(front.all(Events.push).first?.message == "gate code 1234")
         }
     }
+
+    @Test("a push that overtakes older ones (a backend's catch-up out of order): those between are fetched and handled first, none is passed over")
+    func pushAfterGap() async throws {
+        let backend = StandInBackend()
+        let daemon = try InProcessDaemon(backend: backend)
+        for text in ["first", "second", "third"] {
+            _ = backend.dispatch { world, now in world.message(driverId: "drv-1", taskId: nil, text: text, now: now) }
+        }
+        let sent = backend.dispatch { world, _ in world.pushes(driverId: "drv-1", after: 0) }
+        let uplink = try #require(daemon.assembly.uplink)
+        // Not running: no poll fetches them meanwhile; the third comes first.
+        await uplink.received(sent[2])
+        #expect(try await daemon.call(Methods.eventsPending).ids == [1, 2, 3])
+        #expect(uplink.pushes.lastId == 3)
+        // The older ones again, late: seen.
+        await uplink.received(sent[0])
+        #expect(try await daemon.call(Methods.eventsPending).ids == [1, 2, 3])
+        // Unreachable, the ones between cannot be fetched: the push waits for the next poll (nothing is marked).
+        _ = backend.dispatch { world, now in world.message(driverId: "drv-1", taskId: nil, text: "fourth", now: now) }
+        _ = backend.dispatch { world, now in world.message(driverId: "drv-1", taskId: nil, text: "fifth", now: now) }
+        let later = backend.dispatch { world, _ in world.pushes(driverId: "drv-1", after: 3) }
+        backend.setDown("the link dropped")
+        await uplink.received(later[1])
+        #expect(uplink.pushes.lastId == 3)
+        #expect(uplink.pushes.pollDue(now: 1e9, socketOpen: true) == 3)
+    }
 }

@@ -476,7 +476,14 @@ final class PowerCutJourney {
         }.filter { !$0.isEmpty }
         let answers = overview.map { Dictionary($0.acks.map { ($0.ack.requestId, $0.ack.status.rawValue) }, uniquingKeysWith: { $0 + "," + $1 }) } ?? [:]
         let queue = (try? client(timeout: .seconds(10)).call(Methods.outboxStatus, NoParams())).map { "\($0)" } ?? "?"
-        let fleetLines = lives.flatMap { $0.daemon.log.split(separator: "\n").filter { ($0.contains("fleet") || $0.contains("bundle") || $0.contains("diag")) && !$0.contains(": DONE") } }
+        // The fleet's pushes as each life took them, and whatever names a request not done.
+        let missing = incomplete.map { String($0.prefix { $0 != ":" }) }
+        let fleetLines = lives.flatMap {
+            $0.daemon.log.split(separator: "\n").filter { line in
+                line.contains("FLEET_REQUEST") || line.contains("out of order") || missing.contains { line.contains($0) }
+                    || ((line.contains("fleet") || line.contains("bundle")) && !line.contains(": DONE"))
+            }
+        }
         return "\(bundlesAsked.count) asked; incomplete: \(incomplete.prefix(20)) (\(incomplete.count)); their answers: "
             + "\(incomplete.prefix(20).map { answers[String($0.prefix { $0 != ":" })] ?? "none" })\nqueue: \(queue)\n" + fleetLines.suffix(40).joined(separator: "\n")
     }
