@@ -462,7 +462,9 @@ check "the URL with its token is driverd-kiosk's, 0600" wait_for 20 sh -c \
     "[ \"\$(nsenter -t $sdpid -m -p -- stat -c '%U %a' /run/driverd-kiosk/url)\" = 'driverd-kiosk 600' ]"
 kiosk_url=$(ns cat /run/driverd-kiosk/url)
 check "it listens on loopback only (127.0.0.1:8080)" sh -c "[ \"$kiosk_url\" != \"\${kiosk_url#http://127.0.0.1:8080/?token=}\" ]"
-check "the page is served from the package" sh -c "nsenter -t $sdpid -m -p -- python3 -c \"import urllib.request; assert b'kiosk.js' in urllib.request.urlopen('http://127.0.0.1:8080/').read()\""
+# The screen's page, served by the installed kiosk.
+kiosk_serves() { ns python3 -c "import urllib.request; assert b'kiosk.js' in urllib.request.urlopen('http://127.0.0.1:8080/').read()"; }
+check "the page is served from the package" kiosk_serves
 check "a wrong token is refused" sh -c "[ \"\$(nsenter -t $sdpid -m -p -- python3 $visible/kiosk-probe.py 'http://127.0.0.1:8080/?token=wrong' --status)\" = 400 ]"
 check "a foreign origin is refused" sh -c "[ \"\$(nsenter -t $sdpid -m -p -- env ORIGIN=http://evil.example python3 $visible/kiosk-probe.py '$kiosk_url' --status)\" = 400 ]"
 check "the bridge reaches the hardened driverd" sh -c "nsenter -t $sdpid -m -p -- python3 $visible/kiosk-probe.py '$kiosk_url' agent.describe | grep -q daemonVersion"
@@ -503,7 +505,7 @@ ctl shift end >/dev/null 2>&1 || true
 check "a driverd-kiosk release is applied" wait_for 300 sim ack "$kiosk_version" APPLIED
 kiosk_seconds=$((SECONDS - kiosk_started))
 check "  dpkg has driverd-kiosk $kiosk_version" sh -c "[ \"\$(dpkg-query -W -f='\${Status} \${Version}' driverd-kiosk)\" = 'install ok installed $kiosk_version' ]"
-check "  the kiosk active and serving its page" wait_for 30 sh -c "nsenter -t $sdpid -m -p -- python3 -c \"import urllib.request; assert b'kiosk.js' in urllib.request.urlopen('http://127.0.0.1:8080/').read()\""
+check "  the kiosk active and serving its page" wait_for 30 kiosk_serves
 check "  driverd untouched ($version)" installed_is "$version"
 check "  driverd-update has finished" wait_for 120 update_done
 echo "   figures: driverd-kiosk release published -> APPLIED ${kiosk_seconds} s"

@@ -198,15 +198,13 @@ public final class OBDReader: Sendable {
     /// The due queries: the mode 01 PIDs first, together (speed leads: the safety gate waits for it), then the
     /// voltage, then the fault codes.
     private func run(_ queries: [VehiclePollSchedule.Query], _ connection: ELMConnection, _ session: inout Session) throws(OBDError) {
-        var pids = queries.flatMap(Self.pids(of:))
+        let pids = queries.flatMap(Self.pids(of:))
         var voltageRead = false
         if !pids.isEmpty || queries.contains(.faults), try vehicleAwake(connection, &session) {
             // The voltage rides along with other PIDs where the engine unit reports it: one request (one wake-up of
             // the adapter, the bus and this thread) instead of two.
             let folded = queries.contains(.voltage) && !pids.isEmpty && session.severalPIDs
-                && session.supported.contains(OBDPID.moduleVoltage.rawValue)
-            if folded { pids.append(.moduleVoltage) }
-            voltageRead = try read(pids, connection, &session).contains(.moduleVoltage)
+            voltageRead = try read(pids, riding: folded ? [.moduleVoltage] : [], connection, &session).contains(.moduleVoltage)
         }
         if queries.contains(.voltage), !voltageRead {
             let reply = try ask(connection, "ATRV", timeout: timeouts.command, &session)
@@ -251,12 +249,15 @@ public final class OBDReader: Sendable {
 
     /// Mode 01 PIDs: on CAN up to six to a request, the rest (and everything on older buses, or when the
     /// vehicle's answer to several makes no sense) one by one.
-    /// Returns the PIDs that gave a reading in a several-PID answer (the voltage among them is not asked again).
+    /// `riding` go only in a several-PID request, never alone. Returns the PIDs that gave a reading in a several-PID
+    /// answer.
     @discardableResult
-    private func read(_ pids: [OBDPID], _ connection: ELMConnection, _ session: inout Session) throws(OBDError) -> Set<OBDPID> {
+    private func read(
+        _ pids: [OBDPID], riding: [OBDPID] = [], _ connection: ELMConnection, _ session: inout Session
+    ) throws(OBDError) -> Set<OBDPID> {
         var left = pids
         var answered = Set<OBDPID>()
-        let claimed = pids.filter { session.supported.contains($0.rawValue) }
+        let claimed = (pids + riding).filter { session.supported.contains($0.rawValue) }
         if claimed.count > 1 {
             for start in stride(from: 0, to: claimed.count, by: 6) where session.severalPIDs && session.vehicleAnswers {
                 let chunk = Array(claimed[start..<min(start + 6, claimed.count)])
@@ -266,8 +267,6 @@ public final class OBDReader: Sendable {
                 answered.formUnion(readings.keys)
             }
         }
-        // The folded voltage is not asked alone: ATRV follows instead.
-        left.removeAll { $0 == .moduleVoltage }
         // Once the vehicle stops answering, what it said last stands (a trip's end keeps it) until it answers again.
         for pid in left where session.vehicleAnswers { try read(pid, connection, &session) }
         return answered

@@ -93,7 +93,7 @@ struct FlashBench: ParsableCommand {
         try FileManager.default.createDirectory(atPath: scratch + "/state", withIntermediateDirectories: true)
         let log = scratch + "/route.nmea"
         try NMEAWriter.log(scenario.route).write(toFile: log, atomically: true, encoding: .utf8)
-        let fake = try RealTimeGPSFake(log: log, scratch: scratch)
+        let fake = try RealTimeReceiver(log: log, scratch: scratch)
         defer { fake.stop() }
         let port = fake.port
         usleep(1_500_000)

@@ -85,7 +85,7 @@ struct GPSBench: ParsableCommand {
         let scratch = directory + "/\(scenario.name.replacingOccurrences(of: " ", with: "-"))"
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         let replayStart = Date()
-        let fake = try RealTimeGPSFake(log: scenario.log, scratch: scratch, quiet: false)
+        let fake = try RealTimeReceiver(log: scenario.log, scratch: scratch)
         defer { fake.stop() }
         let port = fake.port
         usleep(1_500_000)
@@ -156,41 +156,4 @@ struct GPSBench: ParsableCommand {
     }
 
     private func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(1, width - text.count)) }
-}
-
-/// gpsfake's `-c` is a delay per sentence: the one that spreads a log's sentences over its own duration (from
-/// the first and last RMC clock), so gpsd sees it in real time.
-func gpsfakeRealTimeDelay(log: String) throws -> Double {
-    let text = try String(decoding: Data(contentsOf: URL(fileURLWithPath: log)), as: UTF8.self)
-    let lines = text.split(whereSeparator: \.isNewline).filter { $0.contains("$") }
-    let clocks = lines.compactMap { line -> Double? in
-        let fields = line.split(separator: ",", omittingEmptySubsequences: false)
-        guard fields.first?.hasSuffix("RMC") == true, fields.count > 1, fields[1].count >= 6,
-              let hh = Double(fields[1].prefix(2)), let mm = Double(fields[1].dropFirst(2).prefix(2)),
-              let ss = Double(fields[1].dropFirst(4))
-        else { return nil }
-        return hh * 3600 + mm * 60 + ss
-    }
-    let duration = max(1, (clocks.last ?? 0) - (clocks.first ?? 0))
-    return duration / Double(max(1, lines.count))
-}
-
-/// gpsfake playing `log` in real time on a random port (its control socket under `scratch`), until `stop()` kills
-/// it and the gpsd it started.
-struct RealTimeGPSFake {
-    let port = Int.random(in: 30000...39000)
-    private let process: Process
-
-    init(log: String, scratch: String, quiet: Bool = true) throws {
-        let delay = try gpsfakeRealTimeDelay(log: log)
-        process = try spawn(
-            "/usr/bin/gpsfake", ["-q", "-n", "-P", String(port), "-c", String(format: "%.4f", delay), log], environment: ["TMPDIR": scratch],
-            quiet: quiet)
-    }
-
-    func stop() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        _ = try? spawn("/usr/bin/pkill", ["-9", "-f", "gpsd .*-S \(port)"]).waitUntilExit()
-    }
 }

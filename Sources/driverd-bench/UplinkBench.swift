@@ -126,7 +126,7 @@ struct UplinkBench: AsyncParsableCommand {
         for (name, route) in [("moving", RoutePresets.driving(laps: 50)), ("stationary", RoutePresets.parked(seconds: 3600))] {
             let log = directory + "/\(name).nmea"
             try NMEAWriter.log(route).write(toFile: log, atomically: true, encoding: .utf8)
-            let fake = try RealTimeGPSFake(log: log, scratch: try subdirectory(directory, "gpsfake-\(name)"))
+            let fake = try RealTimeReceiver(log: log, scratch: try subdirectory(directory, "gpsfake-\(name)"))
             defer { fake.stop() }
             let port = fake.port
             usleep(2_000_000)

@@ -63,7 +63,7 @@ struct VehicleBench: ParsableCommand {
         for (index, scenario) in scenarios.enumerated() where motions.contains(scenario.name) {
             let scratch = directory + "/cost-\(index)"
             try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-            let fake = try RealTimeGPSFake(log: scenario.parked ? parked : moving, scratch: scratch)
+            let fake = try RealTimeReceiver(log: scenario.parked ? parked : moving, scratch: scratch)
             defer { fake.stop() }
             var car: Car?
             if let state = scenario.car { car = try Car(python: python, script: carScript, state: state, scratch: scratch) }
@@ -162,7 +162,7 @@ struct VehicleBench: ParsableCommand {
         let log = scratch + "/cycles.nmea"
         try NMEAWriter.log(SyntheticRoute(start: start, startTime: startTime, legs: legs, noise: 0.5, seed: 9))
             .write(toFile: log, atomically: true, encoding: .utf8)
-        let fake = try RealTimeGPSFake(log: log, scratch: scratch)
+        let fake = try RealTimeReceiver(log: log, scratch: scratch)
         defer { fake.stop() }
         let (daemon, socket) = try startDaemon(scratch, config: "[shift]\nauto_start = true\n", gpsd: "127.0.0.1:\(fake.port)")
         defer {

@@ -109,16 +109,17 @@ final class TrackingPipeline: GPSEventHandler {
         }
     }
 
-    /// The power inputs, read when due on whatever wake-up of the reader comes (a fix, a slow sample, a reconnection
-    /// attempt), a little early rather than waking again for them; the reader sleeps no longer than the deadline,
-    /// so with no fixes at all (gpsd absent, a receiver in a garage) they are still read on time. Nothing wakes the
-    /// process for them alone while the reader wakes anyway.
+    /// The power inputs, read on whatever wake-up of the reader comes within `slack` of their time (a fix, a slow
+    /// sample, a reconnection attempt) rather than waking again for them; the reader sleeps no longer than the end of
+    /// that window, so with no fixes at all (gpsd absent, a receiver in a garage) they are still read. A window on
+    /// both sides: parked, the 10-s samples fall 10 s apart, and a window only before the time let a sample just
+    /// after it pass, costing a wake-up of its own.
     func housekeeping() -> Double? {
-        let early = min(10, powerPollInterval / 4)
+        let slack = min(10, powerPollInterval / 4)
         let elapsed = tracker.clock.monotonic - lastPowerRead.withLock { $0 }
-        guard elapsed >= powerPollInterval - early else { return powerPollInterval - elapsed }
+        guard elapsed >= powerPollInterval - slack else { return powerPollInterval + slack - elapsed }
         refreshPower()
-        return powerPollInterval
+        return powerPollInterval + slack
     }
 
     /// The fix stream paused: commit pending pings by their deadline even if no fix comes to trigger it, and
