@@ -95,6 +95,11 @@ make_release() {
         >"$root/lib/systemd/system/driverd.service.d/broken-on-purpose.conf" ;;
     offline) printf '[Service]\nRestrictAddressFamilies=\nRestrictAddressFamilies=AF_UNIX\n' \
         >"$root/lib/systemd/system/driverd.service.d/offline-on-purpose.conf" ;;
+    # Ready and answering, then stopped by systemd after 8 s (and started again): a crash after the start.
+    crashloop) printf '[Service]\nRuntimeMaxSec=8\n' >"$root/lib/systemd/system/driverd.service.d/crash-loop-on-purpose.conf" ;;
+    # Runs and answers on its socket, but its READY never reaches systemd.
+    noready) printf '[Service]\nExecStart=\nExecStart=/usr/bin/env -u NOTIFY_SOCKET /usr/bin/driverd --config /etc/driverd/driverd.toml --state-dir /var/lib/driverd\n' \
+        >"$root/lib/systemd/system/driverd.service.d/no-ready-on-purpose.conf" ;;
     esac
     rmdir "$root/lib/systemd/system/driverd.service.d" 2>/dev/null || true
     dpkg-deb --root-owner-group -Zgzip -b "$root" "$work/releases/${package}_$1_${arch}.deb" >/dev/null
@@ -449,6 +454,19 @@ update_done() { case "$(ns systemctl show -p ActiveState --value driverd-update.
 check "driverd-update has finished" wait_for 120 update_done
 ns journalctl --no-pager -u driverd-update.service >"$work/journal-update-offline.txt" 2>&1 || true
 echo "   figures: release without the backend published -> ROLLED_BACK ${offline_seconds} s"
+# Two more ways a release fails after it started, each rolled back with its own reason. (Versions sort after good2.)
+for failing in "crashloop:crash loop:crash-loop-on-purpose.conf:stopping4" "noready:no READY:no-ready-on-purpose.conf:unready5"; do
+    IFS=: read -r mode reason dropin suffix <<<"$failing"
+    failing_version="$version+$suffix"
+    make_release "$failing_version" "$mode"
+    failing_started=$SECONDS
+    ctl shift end >/dev/null 2>&1 || true
+    sim publish "$work/releases/driverd_${failing_version}_${arch}.deb" driverd "$failing_version" "$arch" fleet
+    rolled_back "$failing_version" "$reason" "$good_version" "$dropin" "$failing_started"
+    check "  driverd active and answering again" wait_for 60 sh -c "nsenter -t $sdpid -m -p -- systemctl is-active --quiet driverd.service && nsenter -t $sdpid -m -p -- driverctl status >/dev/null"
+    check "  driverd-update has finished" wait_for 120 update_done
+    echo "   figures: release that fails with '$reason' published -> ROLLED_BACK ${rolled_back_seconds} s"
+done
 # The rest of the test starts from the version this tree builds, with the demo drive going again.
 start_gnss
 ns dpkg -i --force-downgrade --force-confold "$visible_deb" >"$work/downgrade.log" 2>&1 || { cat "$work/downgrade.log"; fail "back to $version"; }

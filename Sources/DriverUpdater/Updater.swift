@@ -20,7 +20,9 @@ struct Updater {
     struct Settings {
         var publicKey: String
         var healthySeconds: Double
-        var readyWithin = 90.0
+        /// Under systemd's start timeout (90 s by default): a driverd that hangs before READY is judged `no READY`
+        /// before systemd kills it (which would read as a crash at start).
+        var readyWithin = 60.0
         var socketPath: String
         /// driverd's update directory (`<state>/update`).
         var requestDirectory: String

@@ -10,7 +10,7 @@ public struct HealthGate: Sendable, Equatable {
         /// The backend was reachable before: the new version must reach it too.
         public var backendRequired: Bool
 
-        public init(healthySeconds: Double, readyWithin: Double = 90, backendRequired: Bool) {
+        public init(healthySeconds: Double, readyWithin: Double = 60, backendRequired: Bool) {
             self.healthySeconds = healthySeconds
             self.readyWithin = readyWithin
             self.backendRequired = backendRequired
