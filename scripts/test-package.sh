@@ -355,10 +355,11 @@ rolled_back() {
     check "  ROLLED_BACK reached the backend once" answered_once "$version" ROLLED_BACK
 }
 release_key=$(sim key)
-# The release key and a short health gate, as an operator sets them; no task in progress (the dispatcher cancels
+# The release key, a short health gate and a day's budget for the releases below (seven of 12 MB; the default 50 MB
+# would hold the fifth back for a day), as an operator sets them; no task in progress (the dispatcher cancels
 # task-1001); gpsd stops, so the van stands.
 sed -i -e "s|^#public_key = \"\"  # base64 of the fleet's 32-byte Ed25519 release key.*|public_key = \"$release_key\"|" \
-    -e 's|^#healthy_seconds = 120.*|healthy_seconds = 15|' /etc/driverd/driverd.toml
+    -e 's|^#healthy_seconds = 120.*|healthy_seconds = 15|' -e 's|^#max_bytes_per_day = 52428800 .*|max_bytes_per_day = 209715200|' /etc/driverd/driverd.toml
 check "driverd --check-config accepts the update keys" /usr/bin/driverd --check-config
 sim cancel task-1001
 pkill -KILL -f "gpsfake .*-P $gps_port" 2>/dev/null || true

@@ -57,6 +57,23 @@ struct TravelTests {
         #expect(Self.run(samples).odometer.metres < 1)
     }
 
+    @Test("parked, a receiver's Doppler noise (0.3 to 0.9 m/s, as the real stationary log reads) adds nothing; a pull-away's first metres, before the detector says moving, count once it does")
+    func dopplerNoiseAndPullAway() {
+        var odometer = Odometer()
+        let noise = [0.3, 0.8, 0.9, 0.4, 0.6, 0.7, 0.2, 0.9, 0.55, 0.3]
+        for t in 0..<600 {
+            odometer.observe(Fix(time: Double(t), latitude: 52.37, longitude: 4.9, speed: noise[t % noise.count], horizontalError: 8), motion: .stationary)
+        }
+        #expect(odometer.metres == 0)
+        // Pulling away at 1 m/s² from t = 600: the detector says moving from t = 605.
+        for t in 600...620 {
+            let v = Double(min(t - 600, 10))
+            odometer.observe(Fix(time: Double(t), latitude: 52.37, longitude: 4.9, speed: v, horizontalError: 8), motion: t < 605 ? .stationary : .moving)
+        }
+        // 0 to 10 m/s in 10 s is 50 m, then 10 s at 10 m/s: 150 m, all of it counted.
+        #expect(abs(odometer.metres - 150) < 0.01, "\(odometer.metres)")
+    }
+
     @Test("a gap without fixes (a tunnel, a restart) is bridged as a straight line and flagged; a jump no vehicle could make is not")
     func gapBridged() {
         var odometer = Odometer()

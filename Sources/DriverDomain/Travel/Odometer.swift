@@ -24,6 +24,11 @@ public struct Odometer: Sendable, Equatable, Codable {
     public private(set) var bridgedMetres = 0.0
     public private(set) var gaps = 0
     public private(set) var anchor: Anchor?
+    /// Metres integrated while the motion detector says the vehicle stands, in one run of fixes at speed: the first
+    /// metres of a pull-away it has not confirmed yet, or a parked receiver's Doppler noise (the real stationary log
+    /// reads 0.3 to 0.9 m/s: 28 m in 8 parked minutes, and an odometer state to sync every 30 s). Counted when it
+    /// says moving; dropped when a fix below the standing speed ends the run.
+    public private(set) var unconfirmedMetres = 0.0
 
     public init() {}
 
@@ -43,28 +48,44 @@ public struct Odometer: Sendable, Equatable, Codable {
         let next = Anchor(fix)
         defer { anchor = next }
         guard let last = anchor, next.time > last.time else { return 0 }
+        let added = way(from: last, to: next, motion: motion)
+        metres += added
+        return added
+    }
+
+    private mutating func way(from last: Anchor, to next: Anchor, motion: Motion) -> Double {
         let step = next.time - last.time
         if step <= Self.maxIntegratedStep, let v1 = last.speed, let v2 = next.speed {
-            guard max(v1, v2) >= Self.standingSpeed else { return 0 }
-            let added = (v1 + v2) / 2 * step
-            metres += added
-            return added
+            let integrated = max(v1, v2) >= Self.standingSpeed ? (v1 + v2) / 2 * step : 0
+            if motion == .stationary {
+                unconfirmedMetres = v2 >= Self.standingSpeed ? unconfirmedMetres + integrated : 0
+                return 0
+            }
+            return integrated + takeUnconfirmed()
         }
         // A parked unit's scatter is not a drive: nothing while the motion detector says it stands, nor within the
         // fixes' own error.
-        guard motion != .stationary else { return 0 }
-        let chord = Geo.distance(latitude1: last.lat, longitude1: last.lng, latitude2: next.lat, longitude2: next.lng)
-        let noise = 2 * max(last.horizontalError ?? 10, next.horizontalError ?? 10)
-        guard chord > noise || (motion == .moving && chord > noise / 2) else { return 0 }
-        guard chord <= Self.maxBridgedSpeed * step + noise else {
-            gaps += 1
+        guard motion != .stationary else {
+            unconfirmedMetres = 0
             return 0
         }
-        metres += chord
+        let confirmed = takeUnconfirmed()
+        let chord = Geo.distance(latitude1: last.lat, longitude1: last.lng, latitude2: next.lat, longitude2: next.lng)
+        let noise = 2 * max(last.horizontalError ?? 10, next.horizontalError ?? 10)
+        guard chord > noise || (motion == .moving && chord > noise / 2) else { return confirmed }
+        guard chord <= Self.maxBridgedSpeed * step + noise else {
+            gaps += 1
+            return confirmed
+        }
         if step > Self.maxIntegratedStep {
             bridgedMetres += chord
             gaps += 1
         }
-        return chord
+        return chord + confirmed
+    }
+
+    private mutating func takeUnconfirmed() -> Double {
+        defer { unconfirmedMetres = 0 }
+        return unconfirmedMetres
     }
 }
