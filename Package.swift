@@ -201,7 +201,7 @@ let package = Package(
             name: "driverd-bench",
             dependencies: [
                 "DriverAPI", "JSONRPC", "NMEASynth", "DriverDomain", "DriverStore", "BackendContract", "DispatchSimCore",
-                "SQLiteKit",
+                "SQLiteKit", "ReaderThread",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

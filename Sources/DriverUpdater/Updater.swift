@@ -20,9 +20,6 @@ struct Updater {
     struct Settings {
         var publicKey: String
         var healthySeconds: Double
-        /// Under systemd's start timeout (90 s by default): a driverd that hangs before READY is judged `no READY`
-        /// before systemd kills it (which would read as a crash at start).
-        var readyWithin = 60.0
         var socketPath: String
         /// driverd's update directory (`<state>/update`).
         var requestDirectory: String
@@ -186,7 +183,7 @@ struct Updater {
         // systemd may still be restarting the unit after dpkg's postinst; begin from what it counts now.
         let restartsBefore = probe.unitState().restarts
         var gate = HealthGate(
-            settings: .init(healthySeconds: settings.healthySeconds, readyWithin: settings.readyWithin, backendRequired: journal.backendRequired),
+            settings: .init(healthySeconds: settings.healthySeconds, backendRequired: journal.backendRequired),
             installedAt: monotonicSeconds())
         say("judging \(journal.package) \(journal.version): READY\(probe.socketPath != nil ? ", its socket" : "")\(journal.backendRequired ? ", the backend" : ""), no restart for \(Int(settings.healthySeconds)) s")
         while true {

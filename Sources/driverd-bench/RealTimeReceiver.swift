@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ArgumentParser
 import Foundation
+import ReaderThread
 import Synchronization
 
 /// A receiver log played in real time to a real gpsd, as a receiver sends it: each epoch's sentences at once, at
@@ -15,7 +16,6 @@ import Synchronization
 final class RealTimeReceiver: Sendable {
     let port = Int.random(in: 30000...39000)
     private let gpsd: Process
-    private let master: Int32
     private let stopped = Atomic<Bool>(false)
 
     init(log: String, scratch: String) throws {
@@ -25,7 +25,6 @@ final class RealTimeReceiver: Sendable {
         guard openpty(&master, &slave, nil, nil, nil) == 0, let name = ttyname(slave) else {
             throw ValidationError("no pseudo-terminal: \(String(cString: strerror(errno)))")
         }
-        self.master = master
         let device = String(cString: name)
         // A receiver's bytes that nobody reads are lost, never a feeder stuck on a full buffer.
         _ = fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK)
@@ -40,18 +39,21 @@ final class RealTimeReceiver: Sendable {
         gpsd = try spawn(
             "/usr/sbin/gpsd", ["-b", "-N", "-n", "-S", String(port), "-F", scratch + "/gpsd.sock", device],
             environment: ["GPSD_SHM_KEY": String(format: "0x4770%04X", port)], quiet: true)
+        // The feeder owns the pseudo-terminal from here: it closes it when it sees the stop.
+        let terminal = master
         Thread { [self] in
-            var start = Self.monotonic()
+            defer { close(terminal) }
+            var start = monotonicSeconds()
             let length = (epochs.last?.at ?? 0) + 1
             while true {
                 for epoch in epochs {
                     let due = start + epoch.at
-                    while Self.monotonic() < due {
+                    while monotonicSeconds() < due {
                         if stopped.load(ordering: .relaxed) { return }
-                        usleep(UInt32(max(0, min(due - Self.monotonic(), 1)) * 1_000_000))
+                        usleep(UInt32(max(0, min(due - monotonicSeconds(), 1)) * 1_000_000))
                     }
                     if stopped.load(ordering: .relaxed) { return }
-                    _ = epoch.bytes.withUnsafeBytes { write(self.master, $0.baseAddress, $0.count) }
+                    _ = epoch.bytes.withUnsafeBytes { write(terminal, $0.baseAddress, $0.count) }
                 }
                 start += length
             }
@@ -62,9 +64,6 @@ final class RealTimeReceiver: Sendable {
         stopped.store(true, ordering: .relaxed)
         kill(gpsd.processIdentifier, SIGKILL)
         gpsd.waitUntilExit()
-        // The feeder sleeps at most a second before it sees the stop: the pseudo-terminal outlives it.
-        usleep(1_100_000)
-        close(master)
     }
 
     /// One epoch of the log: its sentences, and its time in seconds after the first epoch.
@@ -104,11 +103,5 @@ final class RealTimeReceiver: Sendable {
               let ss = Double(field.dropFirst(4))
         else { return nil }
         return hh * 3600 + mm * 60 + ss
-    }
-
-    static func monotonic() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 }

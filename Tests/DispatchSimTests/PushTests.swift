@@ -89,7 +89,7 @@ struct PushTests {
             let token = try await sim.login().accessToken
             _ = try await sim.json(.POST, "/sim/messages", ["driverId": "drv-1", "text": "missed"])
             try await WebSocketSession.run(port: sim.port, token: token) { reader, outbound in
-                for _ in 0..<100 where try await sim.stats().webSockets < 1 { try await Task.sleep(for: .milliseconds(50)) }
+                try await sim.waitForWebSocket()
                 _ = try await sim.json(.POST, "/sim/messages", ["driverId": "drv-1", "text": "new"])
                 try await WebSocketSession.send(.hello(lastPushId: 0), outbound)
                 var ids: [Int] = []
@@ -109,8 +109,7 @@ struct PushTests {
             let token = try await sim.login().accessToken
             let close = try await WebSocketSession.run(port: sim.port, token: token) { reader, outbound in
                 try await WebSocketSession.send(.hello(lastPushId: 0), outbound)
-                // The upgrade is done on our side before the server has counted the socket: wait for it.
-                for _ in 0..<100 where try await sim.stats().webSockets < 1 { try await Task.sleep(for: .milliseconds(50)) }
+                try await sim.waitForWebSocket()
                 let closed = try await sim.request(.POST, "/sim/websockets/close").decode([String: Int].self)
                 #expect(closed["count"] == 1)
                 #expect(try await reader.nextOrClose() == nil)

@@ -28,7 +28,7 @@ public struct Odometer: Sendable, Equatable, Codable {
     /// metres of a pull-away it has not confirmed yet, or a parked receiver's Doppler noise (the real stationary log
     /// reads 0.3 to 0.9 m/s: 28 m in 8 parked minutes, and an odometer state to sync every 30 s). Counted when it
     /// says moving; dropped when a fix below the standing speed ends the run.
-    public private(set) var unconfirmedMetres = 0.0
+    private var unconfirmedMetres = 0.0
 
     public init() {}
 

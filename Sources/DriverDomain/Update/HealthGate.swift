@@ -5,7 +5,8 @@
 public struct HealthGate: Sendable, Equatable {
     public struct Settings: Sendable, Equatable {
         public var healthySeconds: Double
-        /// From the install to READY and an answer on the socket.
+        /// From the install to READY and an answer on the socket. Under systemd's start timeout (90 s by default),
+        /// so a driverd that hangs before READY is judged `no READY` before systemd kills it (a crash at start).
         public var readyWithin: Double
         /// The backend was reachable before: the new version must reach it too.
         public var backendRequired: Bool

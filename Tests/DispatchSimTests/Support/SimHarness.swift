@@ -88,6 +88,11 @@ struct SimHarness: Sendable {
 
     func stats() async throws -> SimStats { try await request(.GET, "/sim/stats").decode(SimStats.self) }
 
+    /// Waits up to 5 s for the server to count an open WebSocket (the upgrade is done on the client's side first).
+    func waitForWebSocket() async throws {
+        for _ in 0..<100 where try await stats().webSockets < 1 { try await Task.sleep(for: .milliseconds(50)) }
+    }
+
     /// Moves a task forward through the given statuses with fresh keys.
     func advance(_ taskId: String, through statuses: [TaskStatusName], token: String) async throws {
         for status in statuses {
