@@ -87,12 +87,13 @@ public struct KioskBridge: Sendable {
         try await outbound.write(.text(String(decoding: line, as: UTF8.self)))
     }
 
-    /// What the page needs to know of the kiosk: the map tiles and the voice.
+    /// What the page needs to know of the kiosk: the map tiles, the units and the voice.
     func describe() -> JSONValue {
         .object([
             "kioskVersion": .string(KioskVersion.current),
             "tiles": configuration.tiles.isEmpty ? .null : .string(configuration.tiles),
             "tilesAttribution": .string(configuration.tilesAttribution),
+            "units": .string(configuration.units.rawValue),
             "voice": .object([
                 "enabled": .bool(configuration.voiceEnabled), "volume": .number(String(configuration.voiceVolume)),
             ]),

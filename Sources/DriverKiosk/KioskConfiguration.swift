@@ -16,6 +16,9 @@ public struct KioskConfiguration: Sendable, Equatable {
     /// A local MBTiles file of raster tiles the kiosk serves itself (`/tiles/{z}/{x}/{y}`); empty: none.
     public var tilesFile = ""
     public var tilesAttribution = ""
+    /// The units of the roads the fleet drives: they follow the road signs, not the driver's language (a Polish
+    /// driver in Germany reads km, an English one in Ireland too, in England miles).
+    public var units = DistanceUnits.metric
     public var voiceEnabled = true
     /// 0…100 % of espeak-ng's normal amplitude.
     public var voiceVolume = 80
@@ -62,6 +65,7 @@ public struct KioskConfiguration: Sendable, Equatable {
         if let tiles = kiosk?["tiles"]?.string { configuration.tiles = tiles }
         if let file = kiosk?["tiles_file"]?.string { configuration.tilesFile = file }
         if let attribution = kiosk?["tiles_attribution"]?.string { configuration.tilesAttribution = attribution }
+        if let units = kiosk?["units"]?.string { configuration.units = try DistanceUnits(setting: units) }
         if let enabled = voice?["enabled"]?.bool { configuration.voiceEnabled = enabled }
         if let volume = voice?["volume"]?.int { configuration.voiceVolume = volume }
         if let name = voice?["voice"]?.string { configuration.voiceName = name }
@@ -71,7 +75,7 @@ public struct KioskConfiguration: Sendable, Equatable {
     }
 
     static let knownKeys: Set<String> = [
-        "kiosk.listen", "kiosk.socket", "kiosk.www", "kiosk.tiles", "kiosk.tiles_file", "kiosk.tiles_attribution",
+        "kiosk.listen", "kiosk.socket", "kiosk.www", "kiosk.tiles", "kiosk.tiles_file", "kiosk.tiles_attribution", "kiosk.units",
         "voice.enabled", "voice.volume", "voice.voice", "voice.rate",
     ]
 
@@ -88,6 +92,18 @@ public struct KioskConfiguration: Sendable, Equatable {
         guard tiles.isEmpty || tilesFile.isEmpty else { throw Problem("kiosk.tiles and kiosk.tiles_file: one source of tiles, not both") }
         guard voiceName.allSatisfy({ $0.isLetter || $0.isNumber || "-_+".contains($0) }), !voiceName.isEmpty else {
             throw Problem("voice.voice: \(voiceName) is not an espeak-ng voice name")
+        }
+    }
+
+    /// Distances and speeds on the screen: metric (m, km, km/h), miles with yards (the UK) or with feet (the US).
+    public enum DistanceUnits: String, Sendable, Equatable, CaseIterable {
+        case metric, uk, us
+
+        public init(setting: String) throws(Problem) {
+            guard let units = Self(rawValue: setting) else {
+                throw Problem("kiosk.units: \(setting), expected one of \(Self.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            self = units
         }
     }
 

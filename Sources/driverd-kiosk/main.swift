@@ -24,6 +24,7 @@ struct DriverdKiosk: AsyncParsableCommand {
     @Option(help: "Where the token, the URL and photos for driverd go.") var runtimeDir: String?
     @Option(help: "A map tile URL template with {z}, {x} and {y}.") var tiles: String?
     @Option(help: "A local MBTiles file of raster tiles, served by the kiosk itself.") var tilesFile: String?
+    @Option(help: "Distances and speeds: metric, uk (miles, yards) or us (miles, feet).") var units: String?
     @Flag(help: "Do not speak.") var noVoice = false
     @Option(help: "Test mode: render each prompt to a WAV file in this directory instead of playing it.") var voiceWavDir: String?
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"
@@ -42,6 +43,7 @@ struct DriverdKiosk: AsyncParsableCommand {
             if let runtimeDir { settings.runtimeDirectory = runtimeDir }
             if let tiles { settings.tiles = tiles }
             if let tilesFile { settings.tilesFile = tilesFile }
+            if let units { settings.units = try KioskConfiguration.DistanceUnits(setting: units) }
             if noVoice { settings.voiceEnabled = false }
             if let voiceWavDir { settings.voiceWavDirectory = voiceWavDir }
             try settings.validate()

@@ -97,32 +97,3 @@ struct KioskAccessTests {
         #expect(a != KioskAccess.randomToken())
     }
 }
-
-@Suite("The kiosk's settings")
-struct KioskConfigurationTests {
-    @Test("only loopback addresses are served")
-    func loopbackOnly() {
-        var settings = KioskConfiguration()
-        settings.host = "0.0.0.0"
-        #expect(throws: KioskConfiguration.Problem.self) { try settings.validate() }
-        settings.host = "::1"
-        #expect(throws: Never.self) { try settings.validate() }
-    }
-
-    @Test("listen addresses parse, IPv6 in brackets")
-    func listen() {
-        #expect(KioskConfiguration.parseListen("127.0.0.1:8080")! == ("127.0.0.1", 8080))
-        #expect(KioskConfiguration.parseListen("[::1]:0")! == ("::1", 0))
-        #expect(KioskConfiguration.parseListen("localhost") == nil)
-    }
-
-    @Test("a tile template needs {z}, {x} and {y}; the volume 0…100")
-    func values() {
-        var settings = KioskConfiguration()
-        settings.tiles = "https://tiles.example/{z}/{x}.png"
-        #expect(throws: KioskConfiguration.Problem.self) { try settings.validate() }
-        settings.tiles = "https://tiles.example/{z}/{x}/{y}.png"
-        settings.voiceVolume = 101
-        #expect(throws: KioskConfiguration.Problem.self) { try settings.validate() }
-    }
-}

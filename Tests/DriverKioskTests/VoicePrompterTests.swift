@@ -60,7 +60,7 @@ struct VoicePrompterTests {
         #expect(prompter.summary(PushSummary(pending: 1, held: 1, summary: "1 message")) == nil)
         #expect(prompter.summary(PushSummary(pending: 2, held: 2, summary: "2 messages")) == "2 messages are waiting. Pull over to read.")
         #expect(prompter.push(push(7, "CUSTOMER_MESSAGE", message: "Call me on +49 170 1234567, code 4812"))
-            == .say("New message from dispatch. It is on the screen."))
+            == .say("New message from the office. It is on the screen."))
     }
 
     @Test("an arrival names the stop")

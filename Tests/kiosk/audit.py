@@ -1,6 +1,6 @@
 """Checks every screen of the kiosk must pass: axe-core finds no serious or critical violation, every tappable
 element is at least 48x48 CSS px, every visible text has at least 7:1 contrast against what it sits on; and
-`check_in_view`: every action of the view inside the screen, no text cut off."""
+`check_in_view`: every action of the view inside the screen, no text cut off, no word broken."""
 from axe_playwright_python.sync_playwright import Axe
 
 # The head units' screens: 7" and 10" landscape, and a portrait tablet.
@@ -48,18 +48,34 @@ def audit(page, name):
     assert not low, f"{name}: text under 7:1: {low}"
 
 
-# Every action of the current view: inside the screen without scrolling, its text not cut off; the page never
-# wider than the screen.
+# Every action of the current view: inside the screen without scrolling, its text neither cut off nor a word of it
+# broken across lines; the page never wider than the screen.
 IN_VIEW = """() => {
   const W = innerWidth, H = innerHeight, out = [];
+  // A word on two lines (a button too narrow for "Português"): its characters' boxes on more than one line.
+  const brokenWord = (el) => {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const match of node.textContent.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        if (new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1) return match[0];
+      }
+    }
+    return null;
+  };
   const actions = document.querySelectorAll(
-    "#strip button, #tabs button, #primary-button, #more > summary, .keys button, #drive-primary, #messages li:first-child button, #photo-pod button, #reconnecting button");
+    "#strip button, #tabs button, #primary-button, #more > summary, .keys button, #drive-primary, #messages li:first-child button, #photo-pod button, "
+    + "#reconnecting button, #more .choices > button, #more .choices > a, #outside-reasons button, #language-list button");
   for (const el of actions) {
     if (!el.checkVisibility()) continue;
     const b = el.getBoundingClientRect(), name = el.id || el.textContent.trim().slice(0, 24);
     if (b.left < -0.5 || b.top < -0.5 || b.right > W + 0.5 || b.bottom > H + 0.5)
       out.push(`${name} at ${Math.round(b.left)},${Math.round(b.top)}-${Math.round(b.right)},${Math.round(b.bottom)}`);
     if (el.scrollWidth > el.clientWidth + 1) out.push(`${name}: text cut off`);
+    const word = brokenWord(el);
+    if (word) out.push(`${name}: "${word}" broken across lines`);
   }
   for (const el of document.querySelectorAll(".chip, #primary-reason, #next-heading")) {
     if (el.checkVisibility() && el.scrollWidth > el.clientWidth + 1) out.push(`${el.id}: text cut off`);

@@ -12,7 +12,7 @@ from conftest import open_page
 from languages import LANGUAGES, in_every_language
 from test_screens import SIZES, rpc_calls
 from test_voice import spoken_lines
-from stack import wait_for
+from stack import Stack, parked_route, wait_for
 
 WWW = os.path.join(os.path.dirname(__file__), "..", "..", "kiosk", "www")
 
@@ -162,3 +162,17 @@ def test_the_language_of_the_drivers_profile(browser, parked_stack):
     wait_for(lambda: lang() == "en", timeout=45, what="English for drv-1")
     log_in("rider2")
     wait_for(lambda: lang() == "de", timeout=45, what="German again for drv-2")
+
+
+def test_distances_and_speeds_in_the_fleets_units(browser):
+    """kiosk.units: the roads' units, whatever the language (a German driver in England reads miles, with a German
+    decimal comma); metric by default (the driving test sees km/h)."""
+    stack = Stack("units", parked_route(), kiosk_args=["--units", "uk"]).start()
+    try:
+        page = open_page(browser, stack)
+        formatted = "() => [I18n.distance(4), I18n.distance(50), I18n.distance(400), I18n.distance(2500), I18n.speed(13.4)]"
+        wait_for(lambda: page.evaluate(formatted) == ["4 yd", "55 yd", "0.2 mi", "1.6 mi", "30 mph"], what="miles and yards")
+        page.evaluate("async () => { await I18n.choose('de'); render(); }")
+        assert page.evaluate(formatted) == ["4 yd", "55 yd", "0,2 mi", "1,6 mi", "30 mi/h"]
+    finally:
+        stack.stop()

@@ -1,16 +1,26 @@
 """What a driver hit on the real screen, each fixed and kept fixed: the keypad cut off after a wrong code, ids and
 engineers' words on the screen, the driving view in a parked van at start, a proof's notice above the next order,
-a second screen late to the shift, the card silent about a detected arrival."""
+a second screen late to the shift, the card silent about a detected arrival; the choices (why away from the stop,
+more actions, the language) each a sheet with every choice in view."""
 import re
 import time
 
 from audit import check_in_view
 from conftest import open_page
+from languages import in_every_language
 from stack import Stack, parked_route, wait_for
 from test_screens import SIZES, rpc_calls
 
 # Words meant for engineers: ids, enum names, the daemon's name, SI speed.
 ENGINEERS = re.compile(r"task-\d|backingOff|authRequired|noFix|driverd|m/s|\bPOD\b|dispatch-sim")
+
+
+def rpc_result(stack, method, params=None):
+    client = stack.rpc()
+    try:
+        return client.call(method, params)
+    finally:
+        client.close()
 
 
 def body_text(page):
@@ -88,3 +98,57 @@ def test_the_card_says_an_arrival_was_detected(browser, parked_stack):
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
         check_in_view(page, f"{width}x{height} with the arrival")
+
+
+def test_a_delivery_away_from_the_stop_asks_why_on_a_sheet_in_view(browser, parked_stack, screens_dir):
+    # An order whose customer is 600 m from where the van stands: the driver delivers it there anyway.
+    far = {"id": "task-far", "driverId": "drv-1", "podType": "OTP", "otp": "2468",
+           "pickup": {"address": "Dachauplatz 2, Regensburg", "lat": 49.01600, "lng": 12.10050, "name": "Kiosk am Platz",
+                      "phone": "+49 941 000009"},
+           "dropoff": {"address": "Haidplatz 8, Regensburg", "lat": 49.02100, "lng": 12.09700, "name": "Eva Richter",
+                       "phone": "+49 151 0000009"}}
+    parked_stack.sim("/sim/tasks", far)
+    wait_for(lambda: any(t["id"] == "task-far" for t in rpc_result(parked_stack, "route.get")["tasks"]), what="the new order at the unit")
+    # The driver takes it first (the route's order changed here, as driverctl route does).
+    stops = [stop["id"] for stop in rpc_result(parked_stack, "route.get")["stops"]]
+    first = ["task-far-pickup", "task-far-dropoff"]
+    rpc_calls(parked_stack, [("route.resequence", {"order": first + [s for s in stops if s not in first], "confirm": True})])
+    rpc_calls(parked_stack, [("shift.start", None)] + [(m, {"taskId": "task-far"}) for m in ("task.accept", "task.arrive", "task.pickup", "task.arrive")]
+              + [("pod.otp", {"taskId": "task-far", "otp": "2468"})])
+    page = open_page(browser, parked_stack)
+    primary = page.locator("#primary-button")
+    wait_for(lambda: page.locator("#next-heading").inner_text() == "Eva Richter" and primary.inner_text() == "Delivered", what="the far order's delivery")
+    primary.tap()
+    sheet = page.locator("#outside-reasons")
+    wait_for(lambda: sheet.is_visible(), what="the question why away from the stop")
+    assert re.match(r"\d+ m from the stop\. Why here\?", page.locator("#outside-text").inner_text()), page.locator("#outside-text").inner_text()
+    # In the driver's language, the question too (it was kept in the language it was first asked in).
+    page.evaluate("async () => { await I18n.choose('fr'); render(); }")
+    question = page.locator("#outside-text").inner_text()
+    assert question.startswith("À ") and question.endswith("Pourquoi ici ?"), question
+    in_every_language(page, screens_dir, "outside", "#outside-reasons")
+    # Closed by mistake is closed: nothing sent; asked again, one reason delivers it.
+    page.locator("#outside-close").tap()
+    assert sheet.is_hidden() and primary.inner_text() == "Delivered"
+    primary.tap()
+    wait_for(lambda: sheet.is_visible(), what="the question again")
+    sheet.locator("button[data-outside='CUSTOMER_MET_ELSEWHERE']").tap()
+    wait_for(lambda: page.locator("#next-heading").inner_text() != "Eva Richter", what="the next order after the delivery")
+    assert sheet.is_hidden()
+    # Delivered at the backend with the driver's reason and its distance.
+    update = wait_for(lambda: next((u for u in parked_stack.sim("/sim/stats")["statusUpdates"]
+                                    if u["taskId"] == "task-far" and u["status"] == "DELIVERED"), None), what="the delivery at the backend")
+    assert update["outsideReason"] == "CUSTOMER_MET_ELSEWHERE" and update["stopDistance"] > 400, update
+
+
+def test_more_actions_and_the_languages_open_in_view(browser, parked_stack, screens_dir):
+    rpc_calls(parked_stack, [("shift.start", None)] + [(m, {"taskId": "task-2001"}) for m in ("task.accept", "task.arrive", "task.pickup", "task.arrive")])
+    page = open_page(browser, parked_stack)
+    wait_for(lambda: page.locator("#otp-pad").is_visible(), what="the keypad")
+    page.locator("#more summary").tap()
+    assert page.locator("#more summary").inner_text() == "Close"
+    in_every_language(page, screens_dir, "next-more", "#fail-reasons")
+    page.locator("#more summary").tap()
+    assert page.locator("#fail-reasons").is_hidden() and page.locator("#otp-pad").is_visible()
+    page.locator("#language-button").tap()
+    in_every_language(page, screens_dir, "languages", "#language-list")

@@ -44,6 +44,7 @@ def test_screens(browser, parked_stack, screens_dir, theme):
         shoot(page, screens_dir, f"pod-code-{width}x{height}-{theme}")
         page.locator("#more summary").tap()
         shoot(page, screens_dir, f"next-more-{width}x{height}-{theme}")
+        page.locator("#more summary").tap()  # the sheet covers the tabs: closed first
         page.locator(".tab[data-tab='route']").tap()
         shoot(page, screens_dir, f"route-{width}x{height}-{theme}")
         page.locator(".tab[data-tab='messages']").tap()

@@ -1,6 +1,6 @@
 // The driver's language: one message catalog per language (i18n/<code>.json, the same keys in each, checked by
-// Tests/kiosk/test_i18n.py), numbers, distances and speeds formatted for that language, right to left where it
-// is written so. Which one: the driver's own choice on this screen (two taps: the language button, then the
+// Tests/kiosk/test_i18n.py), numbers, distances and speeds formatted for that language in the fleet's units
+// (kiosk.units: they follow the road signs, not the language), right to left where it is written so. Which one: the driver's own choice on this screen (two taps: the language button, then the
 // language; kept in localStorage for that driver), else the language of their profile at the backend, else the
 // browser's. Before the daemon says who drives, the language last shown (so a reload does not flicker).
 "use strict";
@@ -13,6 +13,7 @@ const I18n = (() => {
     { code: "tr", name: "Türkçe" }, { code: "ar", name: "العربية", rtl: true },
   ];
   let code = "en";
+  let units = "metric";
   let messages = {};
   let fallback = {};
   // The logged-in driver and the language their profile names (agent.status), once known.
@@ -71,13 +72,30 @@ const I18n = (() => {
 
   const number = (value, digits) => new Intl.NumberFormat(code, { maximumFractionDigits: digits, minimumFractionDigits: digits }).format(value);
   const unit = (value, name, digits) => new Intl.NumberFormat(code, { style: "unit", unit: name, unitDisplay: "short", maximumFractionDigits: digits }).format(value);
+  const METERS_PER_MILE = 1609.344;
+
+  // Near distances by the step a driver reads (GPS ±4 m, 350 m), not by the metre the receiver guesses at.
+  const near = (value, name, small, large) => unit(Math.round(value / (value < 100 ? small : large)) * (value < 100 ? small : large), name, 0);
+
+  // 4 m, 350 m, 1,2 km: a tenth of a kilometre from 1 km on. In miles (0.3 mi) from a tenth of a mile on; nearer,
+  // yards in the UK, feet in the US, as their road signs and navigators count.
+  function distance(meters) {
+    if (units === "metric") return meters >= 1000 ? unit(meters / 1000, "kilometer", 1) : near(meters, "meter", 1, 10);
+    if (meters >= METERS_PER_MILE / 10) return unit(meters / METERS_PER_MILE, "mile", 1);
+    return units === "uk" ? near(meters / 0.9144, "yard", 1, 10) : near(meters / 0.3048, "foot", 5, 50);
+  }
+
+  function speed(metersPerSecond) {
+    return units === "metric" ? unit(Math.round(metersPerSecond * 3.6), "kilometer-per-hour", 0)
+      : unit(Math.round((metersPerSecond * 3600) / METERS_PER_MILE), "mile-per-hour", 0);
+  }
 
   return {
     LANGUAGES, load, choose, follow, t,
     get code() { return code; },
-    // 350 m, 1,2 km: tens of metres near, a tenth of a kilometre beyond.
-    distance: (meters) => (meters >= 1000 ? unit(meters / 1000, "kilometer", 1) : unit(Math.round(meters / 10) * 10, "meter", 0)),
-    speed: (metersPerSecond) => unit(Math.round(metersPerSecond * 3.6), "kilometer-per-hour", 0),
+    // The fleet's units (kiosk.describe): metric, uk or us; anything else is metric.
+    set units(name) { units = name === "uk" || name === "us" ? name : "metric"; },
+    distance, speed,
     minutes: (minutes) => unit(minutes, "minute", 0),
     percent: (value) => new Intl.NumberFormat(code, { style: "percent", maximumFractionDigits: 0 }).format(value / 100),
     number,

@@ -49,6 +49,7 @@ function connect() {
       // driverd sends every unacknowledged push again to a new subscriber: start from none.
       state.pushes.clear();
       state.kiosk = await call("kiosk.describe");
+      I18n.units = state.kiosk.units;
       await call("events.subscribe", { topics: TOPICS });
       await refreshAll();
       state.connected = true;
@@ -315,7 +316,11 @@ function renderNext() {
   const shiftOn = state.status && state.status.shiftStatus && state.status.shiftStatus.onShift;
   $("shift-button").textContent = shiftOn ? t("action.endShift") : t("action.startShift");
   const primary = $("primary-button");
+  // A sheet opened for one order closes when the card moves on to another (cancelled, delivered elsewhere).
+  const cardTask = next ? next.task.id : null;
+  if (cardTask !== state.cardTask) { state.cardTask = cardTask; state.pendingOutside = null; $("more").open = false; }
   $("outside-reasons").hidden = !state.pendingOutside;
+  if (state.pendingOutside) $("outside-text").textContent = t("outside.question", { distance: I18n.distance(state.pendingOutside.distanceMeters) });
   if (!next) {
     $("next-kind").textContent = "";
     $("next-heading").textContent = shiftOn ? t("next.noStop") : t("strip.offShift");
@@ -335,6 +340,8 @@ function renderNext() {
   $("next-kind").textContent = kindWord(stop.kind)
     + (state.next.remainingStops > 1 ? ` · ${t("next.stopsLeft", { count: I18n.number(state.next.remainingStops, 0) })}` : "");
   $("next-heading").textContent = stop.name;
+  // The sheets name the stop they are about: the card they cover named it.
+  $("more-subject").textContent = $("outside-subject").textContent = stop.name;
   $("next-address").textContent = stop.address;
   $("next-eta").textContent = etaText(eta);
   $("next-sync").textContent = syncText(task);
@@ -482,8 +489,7 @@ async function act(method, params) {
     return result;
   } catch (error) {
     if (error.code === 1007) {
-      state.pendingOutside = { method, params };
-      $("outside-text").textContent = t("outside.question", { distance: I18n.distance((error.data && error.data.distanceMeters) || 0) });
+      state.pendingOutside = { method, params, distanceMeters: (error.data && error.data.distanceMeters) || 0 };
     } else {
       refuse(refusalText(error, method));
     }
@@ -529,6 +535,7 @@ $("outside-reasons").addEventListener("click", (event) => {
   const { method, params } = state.pendingOutside;
   act(method, { ...params, outsideReason: reason });
 });
+$("outside-close").addEventListener("click", () => { state.pendingOutside = null; render(); });
 $("fail-reasons").addEventListener("click", (event) => {
   const reason = event.target.dataset && event.target.dataset.fail;
   const next = currentNext();
@@ -660,6 +667,10 @@ $("language-list").addEventListener("click", async (event) => {
   $("languages").hidden = true;
   render();
 });
+
+// The sheets start below the status strip, whose height changes with the language and the screen.
+new ResizeObserver(() => document.documentElement.style.setProperty("--strip-height", `${$("strip").getBoundingClientRect().bottom}px`))
+  .observe($("strip"));
 
 I18n.load().catch(() => {}).then(() => {
   tellVoiceLanguage();
