@@ -198,17 +198,17 @@ function say(text, taskId) {
 function learnPlaces(route) {
   for (const stop of (route && route.stops) || []) {
     const known = state.places.get(stop.taskId) || {};
-    known[stop.kind] = stop.name;
+    known[stop.kind] = { name: stop.name, address: stop.address };
     state.places.set(stop.taskId, known);
   }
 }
 
-// The place an order is about, as the driver knows it: where it is delivered, else where it is picked up.
-function placeOf(taskId, prefer) {
+// The stop an order is about, as the driver knows it: where it is delivered, else where it is picked up.
+function stopOf(taskId, prefer) {
   const known = state.places.get(taskId);
-  if (!known) return t("place.unknown");
-  return (prefer && known[prefer]) || known.dropoff || known.pickup;
+  return known ? (prefer && known[prefer]) || known.dropoff || known.pickup : null;
 }
+const placeOf = (taskId, prefer) => (stopOf(taskId, prefer) || { name: t("place.unknown") }).name;
 
 // ---- rendering -----------------------------------------------------------------------------------------
 function gateOpen() {
@@ -448,6 +448,14 @@ function renderMessages() {
     const title = document.createElement("strong");
     title.textContent = pushTitle(push);
     item.appendChild(title);
+    // The address under the name: two customers of one name, or a name the driver does not know yet.
+    const stop = push.taskId && stopOf(push.taskId, push.kind === "TASK_ASSIGNED" ? "pickup" : null);
+    if (stop && stop.address) {
+      const address = document.createElement("p");
+      address.className = "message-address";
+      address.textContent = stop.address;
+      item.appendChild(address);
+    }
     if (push.message) {
       const text = document.createElement("p");
       text.textContent = push.message;
