@@ -92,6 +92,9 @@ def test_every_language_at_every_size(browser, parked_stack, screens_dir):
             page.locator(".tab[data-tab='messages']").tap()
             title = page.locator("#messages li strong").first
             wait_for(lambda: title.inner_text() == texts["push.messageAbout"].replace("{place}", "Anna Becker"), what=f"{name}: the message's title")
+            if code == "de":  # its time the German way (24 hours), then the stop's address
+                meta = page.locator("#messages li .message-meta").first.inner_text()
+                assert re.fullmatch(r"\d{1,2}:\d{2} · Dachauplatz 4, Regensburg", meta), meta
             check_in_view(page, f"{name} messages")
             page.screenshot(path=os.path.join(screens_dir, f"lang-{name}-messages.png"))
             page.locator(".tab[data-tab='route']").tap()

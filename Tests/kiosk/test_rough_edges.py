@@ -67,7 +67,8 @@ def test_a_wrong_code_keeps_the_keypad_in_view_and_words_are_the_drivers(browser
     # The message names the place, never the order's id; the strip speaks plainly.
     page.locator(".tab[data-tab='messages']").tap()
     wait_for(lambda: page.locator("#messages li strong").first.inner_text() == "Message about Anna Becker", what="the message's title")
-    assert page.locator("#messages li .message-address").first.inner_text() == "Dachauplatz 4, Regensburg"
+    meta = page.locator("#messages li .message-meta").first.inner_text()
+    assert re.fullmatch(r"\d{1,2}:\d{2}\s?[AP]M · Dachauplatz 4, Regensburg", meta), meta
     assert not ENGINEERS.search(body_text(page)), body_text(page)
     assert page.locator("#chip-link").inner_text() in ("Connected", "Connecting…")
 

@@ -97,6 +97,8 @@ const I18n = (() => {
     set units(name) { units = name === "uk" || name === "us" ? name : "metric"; },
     distance, speed,
     minutes: (minutes) => unit(minutes, "minute", 0),
+    // A clock time (Unix seconds) as the language writes one: 14:05, 2:05 PM; "" for none.
+    time: (seconds) => (Number.isFinite(seconds) ? new Intl.DateTimeFormat(code, { hour: "numeric", minute: "2-digit" }).format(new Date(seconds * 1000)) : ""),
     percent: (value) => new Intl.NumberFormat(code, { style: "percent", maximumFractionDigits: 0 }).format(value / 100),
     number,
   };

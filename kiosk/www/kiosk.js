@@ -448,14 +448,13 @@ function renderMessages() {
     const title = document.createElement("strong");
     title.textContent = pushTitle(push);
     item.appendChild(title);
-    // The address under the name: two customers of one name, or a name the driver does not know yet.
+    // When it came, on the unit's clock in the language's way, and the address under the name (two customers of
+    // one name, or a name the driver does not know yet).
     const stop = push.taskId && stopOf(push.taskId, push.kind === "TASK_ASSIGNED" ? "pickup" : null);
-    if (stop && stop.address) {
-      const address = document.createElement("p");
-      address.className = "message-address";
-      address.textContent = stop.address;
-      item.appendChild(address);
-    }
+    const meta = document.createElement("p");
+    meta.className = "message-meta";
+    meta.textContent = [I18n.time(push.receivedAt), stop && stop.address].filter(Boolean).join(" · ");
+    item.appendChild(meta);
     if (push.message) {
       const text = document.createElement("p");
       text.textContent = push.message;
