@@ -70,7 +70,7 @@ IN_VIEW = """() => {
     + "#reconnecting button, #more .choices > button, #more .choices > a, #outside-reasons button, #language-list button");
   for (const el of actions) {
     if (!el.checkVisibility()) continue;
-    const b = el.getBoundingClientRect(), name = el.id || el.textContent.trim().slice(0, 24);
+    const b = el.getBoundingClientRect(), name = el.id || el.innerText.trim().slice(0, 24);
     if (b.left < -0.5 || b.top < -0.5 || b.right > W + 0.5 || b.bottom > H + 0.5)
       out.push(`${name} at ${Math.round(b.left)},${Math.round(b.top)}-${Math.round(b.right)},${Math.round(b.bottom)}`);
     if (el.scrollWidth > el.clientWidth + 1) out.push(`${name}: text cut off`);

@@ -57,6 +57,10 @@ def test_a_wrong_code_keeps_the_keypad_in_view_and_words_are_the_drivers(browser
     wait_for(lambda: reason.inner_text().startswith("Wrong code. Ask the customer again"), what="the refusal on the card")
     assert "tries left" in reason.inner_text()
     check_in_view(page, "800x480 after a wrong code")
+    # The driver switches to their language: the refusal says it in that language too.
+    page.evaluate("async () => { await I18n.choose('de'); render(); }")
+    assert reason.inner_text().startswith("Falscher Code."), reason.inner_text()
+    page.evaluate("async () => { await I18n.choose('en'); render(); }")
     # Every key still takes a tap without scrolling, and the right code goes through.
     for digit in "4812":
         page.locator(f".keys button[data-key='{digit}']").tap()
@@ -102,12 +106,19 @@ def test_the_card_says_an_arrival_was_detected(browser, parked_stack):
         check_in_view(page, f"{width}x{height} with the arrival")
 
 
+# The longest a stop's words get on a real route: a hospital's pharmacy, its entrance in the address.
+LONG_NAME = "Krankenhaus der Barmherzigen Brüder, Zentralapotheke"
+LONG_ADDRESS = "Prüfeninger Straße 86, Eingang Notaufnahme, Gebäude C, 93049 Regensburg"
+
+
 def test_a_delivery_away_from_the_stop_asks_why_on_a_sheet_in_view(browser, parked_stack, screens_dir):
-    # An order whose customer is 600 m from where the van stands: the driver delivers it there anyway.
+    # An order whose customer is 600 m from where the van stands, with the longest words a stop has: at the code step
+    # and on the card, every action stays on the screen in every language (the words scroll in their own pane).
+    # The driver delivers it there anyway.
     far = {"id": "task-far", "driverId": "drv-1", "podType": "OTP", "otp": "2468",
            "pickup": {"address": "Dachauplatz 2, Regensburg", "lat": 49.01600, "lng": 12.10050, "name": "Kiosk am Platz",
                       "phone": "+49 941 000009"},
-           "dropoff": {"address": "Haidplatz 8, Regensburg", "lat": 49.02100, "lng": 12.09700, "name": "Eva Richter",
+           "dropoff": {"address": LONG_ADDRESS, "lat": 49.02100, "lng": 12.09700, "name": LONG_NAME,
                        "phone": "+49 151 0000009"}}
     parked_stack.sim("/sim/tasks", far)
     wait_for(lambda: any(t["id"] == "task-far" for t in rpc_result(parked_stack, "route.get")["tasks"]), what="the new order at the unit")
@@ -115,11 +126,16 @@ def test_a_delivery_away_from_the_stop_asks_why_on_a_sheet_in_view(browser, park
     stops = [stop["id"] for stop in rpc_result(parked_stack, "route.get")["stops"]]
     first = ["task-far-pickup", "task-far-dropoff"]
     rpc_calls(parked_stack, [("route.resequence", {"order": first + [s for s in stops if s not in first], "confirm": True})])
-    rpc_calls(parked_stack, [("shift.start", None)] + [(m, {"taskId": "task-far"}) for m in ("task.accept", "task.arrive", "task.pickup", "task.arrive")]
-              + [("pod.otp", {"taskId": "task-far", "otp": "2468"})])
+    rpc_calls(parked_stack, [("shift.start", None)] + [(m, {"taskId": "task-far"}) for m in ("task.accept", "task.arrive", "task.pickup", "task.arrive")])
     page = open_page(browser, parked_stack)
+    wait_for(lambda: page.locator("#next-heading").inner_text() == LONG_NAME and page.locator("#otp-pad").is_visible(), what="the far order's code step")
+    page.evaluate("() => refuse(() => t('refusal.notConnected'))")
+    in_every_language(page, screens_dir, "long-code", "#otp-pad")
+    rpc_calls(parked_stack, [("pod.otp", {"taskId": "task-far", "otp": "2468"})])
     primary = page.locator("#primary-button")
-    wait_for(lambda: page.locator("#next-heading").inner_text() == "Eva Richter" and primary.inner_text() == "Delivered", what="the far order's delivery")
+    wait_for(lambda: primary.inner_text() == "Delivered", what="the far order's delivery")
+    page.evaluate("() => refuse(() => t('refusal.notConnected'))")
+    in_every_language(page, screens_dir, "long-card", "#primary-button")
     primary.tap()
     sheet = page.locator("#outside-reasons")
     wait_for(lambda: sheet.is_visible(), what="the question why away from the stop")
@@ -135,7 +151,7 @@ def test_a_delivery_away_from_the_stop_asks_why_on_a_sheet_in_view(browser, park
     primary.tap()
     wait_for(lambda: sheet.is_visible(), what="the question again")
     sheet.locator("button[data-outside='CUSTOMER_MET_ELSEWHERE']").tap()
-    wait_for(lambda: page.locator("#next-heading").inner_text() != "Eva Richter", what="the next order after the delivery")
+    wait_for(lambda: page.locator("#next-heading").inner_text() != LONG_NAME, what="the next order after the delivery")
     assert sheet.is_hidden()
     # Delivered at the backend with the driver's reason and its distance.
     update = wait_for(lambda: next((u for u in parked_stack.sim("/sim/stats")["statusUpdates"]

@@ -360,7 +360,7 @@ function renderNext() {
   primary.textContent = label;
   primary.dataset.method = !shiftOn ? "shift.start" : (ACTIONS[primaryAction] || {}).method || "";
   if (closed) $("primary-reason").textContent = gateReason();
-  else $("primary-reason").textContent = state.refusal ? state.refusal.text : "";
+  else $("primary-reason").textContent = refusalShown();
   $("pod-panel").hidden = !capture;
   $("tab-next").classList.toggle("capturing", capture);
   $("otp-pad").hidden = !(capture && task.podType === "OTP");
@@ -498,7 +498,7 @@ async function act(method, params) {
     if (error.code === 1007) {
       state.pendingOutside = { method, params, distanceMeters: (error.data && error.data.distanceMeters) || 0 };
     } else {
-      refuse(refusalText(error, method));
+      refuse(() => refusalText(error, method));
     }
   } finally {
     state.busy = false;
@@ -512,7 +512,13 @@ async function act(method, params) {
 function refuse(text) {
   const next = currentNext();
   state.refusal = text ? { text, taskId: next && next.task.id } : null;
-  $("primary-reason").textContent = text || "";
+  $("primary-reason").textContent = refusalShown();
+}
+
+// A refusal's words are made at each render (`text` a function): the language the driver switches to says it too.
+function refusalShown() {
+  if (!state.refusal) return "";
+  return typeof state.refusal.text === "function" ? state.refusal.text() : state.refusal.text;
 }
 
 function refusalText(error, method) {
