@@ -100,4 +100,24 @@ struct VoicePrompterTests {
         #expect(Self.english.voice(configured: "en-gb") == "en-gb")
         #expect(VoicePhrases.load("xx", from: Self.catalogs).say("voice.newOrder") == "New order.")
     }
+
+    @Test("a region picks espeak-ng's voice of that region (pt-BR, es-MX, fr-BE, fr-CH) and the language's words")
+    func regionalVoices() {
+        let voices = ["pt-BR": "pt-br", "pt-PT": "pt", "es-MX": "es-419", "es-419": "es-419", "es-ES": "es", "fr-BE": "fr-be",
+                      "fr-CH": "fr-ch", "fr-FR": "fr", "de-AT": "de", "en-US": "en-gb"]
+        for (tag, voice) in voices {
+            #expect(VoicePhrases.load(tag, from: Self.catalogs).voice(configured: "en-gb") == voice, "\(tag)")
+        }
+        #expect(VoicePhrases.load("pt-BR", from: Self.catalogs).say("voice.newOrder") == VoicePhrases.load("pt", from: Self.catalogs).say("voice.newOrder"))
+    }
+
+    @Test("the screen's language: a catalog's code with a region of two letters or three digits, nothing else")
+    func screenLanguage() {
+        let language = KioskLanguage(www: URL(fileURLWithPath: Self.catalogs).deletingLastPathComponent().path)
+        #expect(language.set("pt-br") && language.tag == "pt-BR" && language.code == "pt")
+        #expect(language.set("es-419") && language.tag == "es-419" && language.code == "es")
+        #expect(language.set("DE") && language.tag == "de")
+        for refused in ["xx-BR", "pt-Brazil", "pt-BR-x", "pt-", "", "de-1a"] { #expect(!language.set(refused), "\(refused)") }
+        #expect(language.tag == "de")
+    }
 }

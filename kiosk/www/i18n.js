@@ -57,6 +57,13 @@ const I18n = (() => {
     return load(language);
   }
 
+  // The language shown with the region the driver's profile (else the browser) names for it: `pt-BR` while Portuguese
+  // is shown to a driver whose profile says so; the voice takes that region's accent.
+  function tag() {
+    const regional = [profile, navigator.language].find((candidate) => supported(candidate) === code && /^[a-z]{2}-([a-z]{2}|\d{3})$/i.test(candidate));
+    return regional || code;
+  }
+
   // The driver logged in and their profile's language; true when that changes the language to show.
   function follow(driverId, profileLanguage) {
     driver = driverId || null;
@@ -93,6 +100,7 @@ const I18n = (() => {
   return {
     LANGUAGES, load, choose, follow, t,
     get code() { return code; },
+    get tag() { return tag(); },
     // The fleet's units (kiosk.describe): metric, uk or us; anything else is metric.
     set units(name) { units = name === "uk" || name === "us" ? name : "metric"; },
     distance, speed,

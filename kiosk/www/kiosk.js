@@ -669,7 +669,7 @@ async function followDriver(status) {
 
 // The voice (driverd-kiosk itself) speaks the screen's language: told at each load and each change.
 function tellVoiceLanguage() {
-  fetch(`language?code=${encodeURIComponent(I18n.code)}&token=${encodeURIComponent(token)}`, { method: "PUT" }).catch(() => {});
+  fetch(`language?code=${encodeURIComponent(I18n.tag)}&token=${encodeURIComponent(token)}`, { method: "PUT" }).catch(() => {});
 }
 
 $("language-list").addEventListener("click", async (event) => {

@@ -30,7 +30,7 @@ public struct VoiceService: Service {
             return
         }
         await cancelWhenGracefulShutdown {
-            let phrases = VoicePhrases.load(language.code, from: language.catalogs)
+            let phrases = VoicePhrases.load(language.tag, from: language.catalogs)
             if phrases.isEmpty { logger.error("the voice has nothing to say: no catalog in \(language.catalogs)") }
             var prompter = VoicePrompter(phrases: phrases)
             var backoff = 1.0
@@ -60,7 +60,7 @@ public struct VoiceService: Service {
             for try await frame in inbound {
                 guard case .line(let line) = frame, let message = try? JSONParser.parse(line.readableBytesView) else { continue }
                 // The screen may have changed the driver's language since the last line.
-                if prompter.phrases.language != language.code { prompter.phrases = VoicePhrases.load(language.code, from: language.catalogs) }
+                if prompter.phrases.tag != language.tag { prompter.phrases = VoicePhrases.load(language.tag, from: language.catalogs) }
                 for action in Self.actions(for: message, &prompter) {
                     switch action {
                     case .say(let text): await speaker.say(text, voice: prompter.phrases.voice(configured: configuration.voiceName))
