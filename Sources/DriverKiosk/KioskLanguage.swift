@@ -8,7 +8,7 @@ public final class KioskLanguage: Sendable {
     /// The languages there is a catalog for, by code.
     public let available: Set<String>
     public let catalogs: String
-    private let current = Mutex("en")
+    private let current = Mutex(LanguageTag("en")!)
 
     public init(www: String) {
         catalogs = www + "/i18n"
@@ -16,25 +16,14 @@ public final class KioskLanguage: Sendable {
         available = Set(files.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) })
     }
 
-    /// The BCP 47 tag: `de`, `pt-BR`.
-    public var tag: String { current.withLock { $0 } }
-    /// The catalog's code: `pt` of `pt-BR`.
-    public var code: String { Self.code(of: tag) }
+    /// `de`, `pt-BR`.
+    public var tag: LanguageTag { current.withLock { $0 } }
 
-    public static func code(of tag: String) -> String { String(tag.prefix { $0 != "-" }).lowercased() }
-
-    /// Takes `tag` (a catalog's code, with a region of two letters or three digits) when there is a catalog for its
-    /// language; false otherwise.
-    public func set(_ tag: String) -> Bool {
-        let parts = tag.split(separator: "-", omittingEmptySubsequences: false)
-        guard available.contains(Self.code(of: tag)), parts.count <= 2 else { return false }
-        if parts.count == 2 {
-            let region = parts[1]
-            guard (region.count == 2 && region.allSatisfy { $0.isASCII && $0.isLetter })
-                || (region.count == 3 && region.allSatisfy { $0.isASCII && $0.isNumber })
-            else { return false }
-        }
-        current.withLock { $0 = parts.count == 2 ? "\(Self.code(of: tag))-\(parts[1].uppercased())" : Self.code(of: tag) }
+    /// Takes `text` when it is a language tag (a region of two letters or three digits at most) of a language
+    /// there is a catalog for; false otherwise.
+    public func set(_ text: String) -> Bool {
+        guard let tag = LanguageTag(text), available.contains(tag.language) else { return false }
+        current.withLock { $0 = tag }
         return true
     }
 }

@@ -1,8 +1,8 @@
 // The driver's language: one message catalog per language (i18n/<code>.json, the same keys in each, checked by
 // Tests/kiosk/test_i18n.py), numbers, distances and speeds formatted for that language in the fleet's units
-// (kiosk.units: they follow the road signs, not the language), right to left where it is written so. Which one: the driver's own choice on this screen (two taps: the language button, then the
-// language; kept in localStorage for that driver), else the language of their profile at the backend, else the
-// browser's. Before the daemon says who drives, the language last shown (so a reload does not flicker).
+// (kiosk.units: they follow the road signs, not the language), right to left where it is written so. Which one:
+// the driver's own choice on this screen (two taps: the language button, then the language; kept in localStorage
+// for that driver), else the language of their profile at the backend, else the browser's. Before the daemon says who drives, the language last shown (so a reload does not flicker).
 "use strict";
 
 const I18n = (() => {
@@ -82,7 +82,10 @@ const I18n = (() => {
   const METERS_PER_MILE = 1609.344;
 
   // Near distances by the step a driver reads (GPS ±4 m, 350 m), not by the metre the receiver guesses at.
-  const near = (value, name, small, large) => unit(Math.round(value / (value < 100 ? small : large)) * (value < 100 ? small : large), name, 0);
+  function near(value, name, small, large) {
+    const step = value < 100 ? small : large;
+    return unit(Math.round(value / step) * step, name, 0);
+  }
 
   // 4 m, 350 m, 1,2 km: a tenth of a kilometre from 1 km on. In miles (0.3 mi) from a tenth of a mile on; nearer,
   // yards in the UK, feet in the US, as their road signs and navigators count.

@@ -208,7 +208,10 @@ function stopOf(taskId, prefer) {
   const known = state.places.get(taskId);
   return known ? (prefer && known[prefer]) || known.dropoff || known.pickup : null;
 }
-const placeOf = (taskId, prefer) => (stopOf(taskId, prefer) || { name: t("place.unknown") }).name;
+function placeOf(taskId, prefer) {
+  const stop = stopOf(taskId, prefer);
+  return stop ? stop.name : t("place.unknown");
+}
 
 // ---- rendering -----------------------------------------------------------------------------------------
 function gateOpen() {
@@ -508,18 +511,15 @@ async function act(method, params) {
 }
 
 // A refusal shows on the card, where the driver's eyes are, in place of nothing: never a banner above it that
-// pushes the keypad below the screen's edge.
-function refuse(text) {
+// pushes the keypad below the screen's edge. `words` makes its text at each render, so a change of language
+// says it in the new one.
+function refuse(words) {
   const next = currentNext();
-  state.refusal = text ? { text, taskId: next && next.task.id } : null;
+  state.refusal = words ? { words, taskId: next && next.task.id } : null;
   $("primary-reason").textContent = refusalShown();
 }
 
-// A refusal's words are made at each render (`text` a function): the language the driver switches to says it too.
-function refusalShown() {
-  if (!state.refusal) return "";
-  return typeof state.refusal.text === "function" ? state.refusal.text() : state.refusal.text;
-}
+const refusalShown = () => (state.refusal ? state.refusal.words() : "");
 
 function refusalText(error, method) {
   switch (error.code) {

@@ -4,20 +4,18 @@ import FoundationEssentials
 /// (`www/i18n/<code>.json`, one file per language for the screen and the voice), English where a text is missing,
 /// and the espeak-ng voice of the language.
 public struct VoicePhrases: Sendable, Equatable {
-    /// The screen's language as the kiosk knows it: `pt-BR`; `language` is its catalog's code, `pt`.
-    public let tag: String
-    public var language: String { KioskLanguage.code(of: tag) }
+    /// The screen's language as the kiosk knows it: `pt-BR`.
+    public let tag: LanguageTag
     private let texts: [String: String]
 
-    public init(tag: String, texts: [String: String]) {
+    public init(tag: LanguageTag, texts: [String: String]) {
         self.tag = tag
         self.texts = texts
     }
 
-    /// The catalogs in `directory` for `language`, over English's. Empty when none can be read (the voice then
+    /// The catalogs in `directory` for `tag`'s language, over English's. Empty when none can be read (the voice then
     /// says nothing: a package without its catalogs is broken, and the journal says so).
-    public static func load(_ tag: String, from directory: String) -> VoicePhrases {
-        let language = KioskLanguage.code(of: tag)
+    public static func load(_ tag: LanguageTag, from directory: String) -> VoicePhrases {
         func read(_ code: String) -> [String: String] {
             guard let data = FileManager.default.contents(atPath: "\(directory)/\(code).json"),
                   let catalog = try? JSONDecoder().decode([String: String].self, from: data)
@@ -25,7 +23,7 @@ public struct VoicePhrases: Sendable, Equatable {
             return catalog.filter { $0.key.hasPrefix("voice.") }
         }
         let english = read("en")
-        return VoicePhrases(tag: tag, texts: language == "en" ? english : english.merging(read(language)) { $1 })
+        return VoicePhrases(tag: tag, texts: tag.language == "en" ? english : english.merging(read(tag.language)) { $1 })
     }
 
     public var isEmpty: Bool { texts.isEmpty }
@@ -40,14 +38,13 @@ public struct VoicePhrases: Sendable, Equatable {
     /// The espeak-ng voice: the configured one for English (a regional accent, say); the region's own where espeak-ng
     /// has one (Brazilian Portuguese, Latin American Spanish, Belgian and Swiss French); the language's otherwise.
     public func voice(configured: String) -> String {
-        let region = tag.split(separator: "-").dropFirst().first.map(String.init)
-        switch (language, region) {
+        switch (tag.language, tag.region) {
         case ("en", _): return configured
         case ("pt", "BR"): return "pt-br"
         case ("es", let region?) where region != "ES" && region != "GQ": return "es-419"
         case ("fr", "BE"): return "fr-be"
         case ("fr", "CH"): return "fr-ch"
-        default: return language
+        default: return tag.language
         }
     }
 }

@@ -60,7 +60,8 @@ public struct VoiceService: Service {
             for try await frame in inbound {
                 guard case .line(let line) = frame, let message = try? JSONParser.parse(line.readableBytesView) else { continue }
                 // The screen may have changed the driver's language since the last line.
-                if prompter.phrases.tag != language.tag { prompter.phrases = VoicePhrases.load(language.tag, from: language.catalogs) }
+                let tag = language.tag
+                if prompter.phrases.tag != tag { prompter.phrases = VoicePhrases.load(tag, from: language.catalogs) }
                 for action in Self.actions(for: message, &prompter) {
                     switch action {
                     case .say(let text): await speaker.say(text, voice: prompter.phrases.voice(configured: configuration.voiceName))
