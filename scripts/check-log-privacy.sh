@@ -12,7 +12,8 @@ if ((${#files[@]} < 20)); then
 fi
 patterns=(
     'A\. Customer' 'B\. Customer' '\+49 151' '0000001' '0000002'   # customer names and phones
-    '\b4812\b' '"otp"' '"value":"[0-9]{4}"'                     # OTP codes
+    # OTP codes; 4812 also turns up as a group of a random UUID (sos=a8f78560-f99d-4812-...), which is no code
+    '(^|[^-0-9a-fA-F])4812([^-0-9a-fA-F]|$)' '"otp"' '"value":"[0-9]{4}"'
     'gate code' 'rang twice' 'leave it at the door' 'new entrance' 'door code' 'Ring twice'  # texts from customers and drivers
 )
 status=0
