@@ -49,4 +49,4 @@ echo "== The driver's screen: a tap and a push to the screen beside raw socket c
 echo "(BENCH_KIOSK_SOAK_MINUTES=60 adds the page's memory after an hour of the journey loop)"
 "$(dirname "$0")/../.build/tools/venv/bin/python" "$(dirname "$0")/kiosk-bench.py" "$bin" \
     --pushes "${BENCH_KIOSK_PUSHES:-50}" --soak-minutes "${BENCH_KIOSK_SOAK_MINUTES:-0}" \
-    --languages "${BENCH_KIOSK_LANGUAGES:-de,fr,es,pt,pl,tr,ar}"
+    --languages "${BENCH_KIOSK_LANGUAGES:-de,fr,es,pt,pt-BR,pl,tr,ar}"

@@ -101,15 +101,19 @@ struct VoicePrompterTests {
         #expect(VoicePhrases.load(LanguageTag("xx")!, from: Self.catalogs).say("voice.newOrder") == "New order.")
     }
 
-    @Test("a region picks espeak-ng's voice of that region (pt-BR, es-MX, fr-BE, fr-CH) and the language's words")
+    @Test("a region picks espeak-ng's voice of that region (pt-BR, es-MX, fr-BE, fr-CH); its words are the region's catalog's over the language's")
     func regionalVoices() {
         let voices = ["pt-BR": "pt-br", "pt-PT": "pt", "es-MX": "es-419", "es-419": "es-419", "es-ES": "es", "fr-BE": "fr-be",
                       "fr-CH": "fr-ch", "fr-FR": "fr", "de-AT": "de", "en-US": "en-gb"]
         for (tag, voice) in voices {
             #expect(VoicePhrases.load(LanguageTag(tag)!, from: Self.catalogs).voice(configured: "en-gb") == voice, "\(tag)")
         }
-        #expect(VoicePhrases.load(LanguageTag("pt-BR")!, from: Self.catalogs).say("voice.newOrder")
-            == VoicePhrases.load(LanguageTag("pt")!, from: Self.catalogs).say("voice.newOrder"))
+        let brazil = VoicePhrases.load(LanguageTag("pt-BR")!, from: Self.catalogs)
+        let portugal = VoicePhrases.load(LanguageTag("pt-PT")!, from: Self.catalogs)
+        #expect(brazil.say("voice.newOrder") == "Novo pedido." && portugal.say("voice.newOrder") == "Nova encomenda.")
+        #expect(brazil.say("voice.arrived", ["place": "Loja"]) == portugal.say("voice.arrived", ["place": "Loja"]))  // not said differently
+        #expect(VoicePhrases.load(LanguageTag("es-MX")!, from: Self.catalogs).say("voice.newOrder")
+            == VoicePhrases.load(LanguageTag("es")!, from: Self.catalogs).say("voice.newOrder"))
     }
 
     @Test("the screen's language: a catalog's code with a region of two letters or three digits, nothing else")

@@ -6,7 +6,7 @@ import os
 
 from audit import SIZES, audit, check_in_view
 
-LANGUAGES = ["en", "de", "fr", "es", "pt", "pl", "tr", "ar"]
+LANGUAGES = ["en", "de", "fr", "es", "pt", "pt-BR", "pl", "tr", "ar"]
 
 
 def in_every_language(page, screens_dir, view, visible, sizes=SIZES):

@@ -17,9 +17,15 @@ from stack import Stack, parked_route, wait_for
 WWW = os.path.join(os.path.dirname(__file__), "..", "..", "kiosk", "www")
 
 
-def catalog(code):
+def own_catalog(code):
     with open(os.path.join(WWW, "i18n", f"{code}.json"), encoding="utf-8") as f:
         return json.load(f)
+
+
+def catalog(code):
+    """The texts the screen shows in `code`: a region's own (pt-BR) over its language's."""
+    base = code.split("-")[0]
+    return own_catalog(base) | own_catalog(code) if base != code else own_catalog(code)
 
 
 VOICE = os.path.join(os.path.dirname(__file__), "..", "..", "Sources", "DriverKiosk", "Voice")
@@ -48,6 +54,10 @@ def test_catalogs_match_the_page_and_each_other():
     for code in LANGUAGES:
         texts = catalog(code)
         assert set(texts) == set(english), f"{code}: missing {sorted(set(english) - set(texts))}, extra {sorted(set(texts) - set(english))}"
+        if "-" in code:  # a region's catalog holds only what the region says differently from its language's
+            base = own_catalog(code.split("-")[0])
+            assert set(own_catalog(code)) < set(base), f"{code}: keys its language lacks: {sorted(set(own_catalog(code)) - set(base))}"
+            assert not [k for k, text in own_catalog(code).items() if text == base[k]], f"{code}: says it as its language does"
         for key, text in texts.items():
             assert text.strip(), f"{code}: {key} is empty"
             assert placeholders(text) == placeholders(english[key]), f"{code}: {key} has {placeholders(text)}, English {placeholders(english[key])}"
@@ -143,13 +153,13 @@ def test_the_language_of_the_drivers_profile(browser, parked_stack):
 
     status = log_in("rider2")
     assert (status["driverId"], status.get("driverLanguage")) == ("drv-2", "pt-BR"), status
-    wait_for(lambda: lang() == "pt", timeout=45, what="Portuguese from drv-2's profile, no tap")
-    wait_for(lambda: primary.inner_text() == catalog("pt")["action.startShift"], what="the action in Portuguese")
-    # The voice with it: on shift, a message from the office is said in Portuguese, by espeak-ng's Portuguese voice.
+    wait_for(lambda: lang() == "pt-BR", timeout=45, what="Brazilian Portuguese from drv-2's profile, no tap")
+    wait_for(lambda: primary.inner_text() == catalog("pt-BR")["action.startShift"] == "Iniciar turno", what="the action in Brazil's words")
+    # The voice with it: on shift, a message from the office is said in Brazil's words, by espeak-ng's Brazilian voice.
     rpc_calls(parked_stack, [("shift.start", None)])
     parked_stack.sim("/sim/messages", {"driverId": "drv-2", "text": "Olá"})
-    said = wait_for(lambda: next((line for line in spoken_lines(parked_stack) if line[2] == catalog("pt")["voice.message"]), None),
-                    what="the message said in Portuguese")
+    said = wait_for(lambda: next((line for line in spoken_lines(parked_stack) if line[2] == catalog("pt-BR")["voice.message"]), None),
+                    what="the message said in Brazilian Portuguese")
     assert said[1] == "pt-br", said  # the Brazilian voice of the profile's pt-BR
     rpc_calls(parked_stack, [("shift.end", None)])
     # drv-2 prefers German on this screen: two taps, kept over the profile after a reload.

@@ -9,8 +9,8 @@ const I18n = (() => {
   // Each language by its own name: a driver who cannot read the current one still finds theirs.
   const LANGUAGES = [
     { code: "en", name: "English" }, { code: "de", name: "Deutsch" }, { code: "fr", name: "Français" },
-    { code: "es", name: "Español" }, { code: "pt", name: "Português" }, { code: "pl", name: "Polski" },
-    { code: "tr", name: "Türkçe" }, { code: "ar", name: "العربية", rtl: true },
+    { code: "es", name: "Español" }, { code: "pt", name: "Português" }, { code: "pt-BR", name: "Português (Brasil)" },
+    { code: "pl", name: "Polski" }, { code: "tr", name: "Türkçe" }, { code: "ar", name: "العربية", rtl: true },
   ];
   let code = "en";
   let units = "metric";
@@ -20,10 +20,13 @@ const I18n = (() => {
   let driver = null;
   let profile = null;
 
-  // A catalog's code for a BCP 47 tag ("pt-BR" is Portuguese), or null.
+  // A catalog's code for a BCP 47 tag, or null: the region's own where there is one ("pt-BR"), else the language's
+  // ("pt-PT" and "es-MX" are Portuguese and Spanish).
   function supported(tag) {
-    const base = typeof tag === "string" ? tag.toLowerCase().split("-")[0] : "";
-    return LANGUAGES.some((language) => language.code === base) ? base : null;
+    if (typeof tag !== "string") return null;
+    const regional = LANGUAGES.find((language) => language.code.toLowerCase() === tag.toLowerCase());
+    const base = tag.toLowerCase().split("-")[0];
+    return regional ? regional.code : LANGUAGES.some((language) => language.code === base) ? base : null;
   }
 
   function chosen() {
@@ -38,12 +41,15 @@ const I18n = (() => {
     return response.json();
   }
 
-  // Loads the chosen language (English fills any gap, so a missing key never shows a key) and applies it to the
-  // page's fixed text: elements with data-i18n (their text) and data-i18n-label (their aria-label).
+  // Loads the chosen language (English fills any gap, so a missing key never shows a key; a region's catalog holds
+  // only the words it says differently, over its language's) and applies it to the page's fixed text: elements with
+  // data-i18n (their text) and data-i18n-label (their aria-label).
   async function load(language) {
     code = language || chosen();
+    const base = code.split("-")[0];
     fallback = Object.keys(fallback).length ? fallback : await fetchCatalog("en");
-    messages = code === "en" ? fallback : await fetchCatalog(code).catch(() => fallback);
+    messages = base === "en" ? fallback : await fetchCatalog(base).catch(() => fallback);
+    if (base !== code) messages = { ...messages, ...(await fetchCatalog(code).catch(() => ({}))) };
     const entry = LANGUAGES.find((language) => language.code === code);
     localStorage.setItem("kiosk-language", code);
     document.documentElement.lang = code;
@@ -57,8 +63,9 @@ const I18n = (() => {
     return load(language);
   }
 
-  // The language shown with the region the driver's profile (else the browser) names for it: `pt-BR` while Portuguese
-  // is shown to a driver whose profile says so; the voice takes that region's accent.
+  // The language shown with the region the driver's profile (else the browser) names for it: `es-MX` while Spanish
+  // is shown to a driver whose profile says so, `pt-BR` while Brazilian Portuguese is; the voice takes that region's
+  // accent.
   function tag() {
     const regional = [profile, navigator.language].find((candidate) => supported(candidate) === code && /^[a-z]{2}-([a-z]{2}|\d{3})$/i.test(candidate));
     return regional || code;

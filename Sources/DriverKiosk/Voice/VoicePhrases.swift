@@ -13,8 +13,9 @@ public struct VoicePhrases: Sendable, Equatable {
         self.texts = texts
     }
 
-    /// The catalogs in `directory` for `tag`'s language, over English's. Empty when none can be read (the voice then
-    /// says nothing: a package without its catalogs is broken, and the journal says so).
+    /// The catalogs in `directory` for `tag`: its region's where there is one (`pt-BR.json`, the words Brazil says
+    /// differently) over its language's, over English's. Empty when none can be read (the voice then says nothing: a
+    /// package without its catalogs is broken, and the journal says so).
     public static func load(_ tag: LanguageTag, from directory: String) -> VoicePhrases {
         func read(_ code: String) -> [String: String] {
             guard let data = FileManager.default.contents(atPath: "\(directory)/\(code).json"),
@@ -22,8 +23,10 @@ public struct VoicePhrases: Sendable, Equatable {
             else { return [:] }
             return catalog.filter { $0.key.hasPrefix("voice.") }
         }
-        let english = read("en")
-        return VoicePhrases(tag: tag, texts: tag.language == "en" ? english : english.merging(read(tag.language)) { $1 })
+        var texts = read("en")
+        if tag.language != "en" { texts.merge(read(tag.language)) { $1 } }
+        if tag.region != nil { texts.merge(read(tag.description)) { $1 } }
+        return VoicePhrases(tag: tag, texts: texts)
     }
 
     public var isEmpty: Bool { texts.isEmpty }
