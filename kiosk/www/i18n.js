@@ -84,8 +84,16 @@ const I18n = (() => {
     return params ? text.replace(/\{(\w+)\}/g, (whole, name) => (params[name] !== undefined ? String(params[name]) : whole)) : text;
   }
 
-  const number = (value, digits) => new Intl.NumberFormat(code, { maximumFractionDigits: digits, minimumFractionDigits: digits }).format(value);
-  const unit = (value, name, digits) => new Intl.NumberFormat(code, { style: "unit", unit: name, unitDisplay: "short", maximumFractionDigits: digits }).format(value);
+  // Intl's formatters are slow to make (each reads its locale's data) and quick to use: one per language and options,
+  // kept, so a list of fifty messages, each with its time, renders without making fifty.
+  const formatters = new Map();
+  function format(Kind, options, value) {
+    const key = `${code} ${Kind.name} ${JSON.stringify(options)}`;
+    if (!formatters.has(key)) formatters.set(key, new Kind(code, options));
+    return formatters.get(key).format(value);
+  }
+  const number = (value, digits) => format(Intl.NumberFormat, { maximumFractionDigits: digits, minimumFractionDigits: digits }, value);
+  const unit = (value, name, digits) => format(Intl.NumberFormat, { style: "unit", unit: name, unitDisplay: "short", maximumFractionDigits: digits }, value);
   const METERS_PER_MILE = 1609.344;
 
   // Near distances by the step a driver reads (GPS ±4 m, 350 m), not by the metre the receiver guesses at.
@@ -116,8 +124,8 @@ const I18n = (() => {
     distance, speed,
     minutes: (minutes) => unit(minutes, "minute", 0),
     // A clock time (Unix seconds) as the language writes one: 14:05, 2:05 PM; "" for none.
-    time: (seconds) => (Number.isFinite(seconds) ? new Intl.DateTimeFormat(code, { hour: "numeric", minute: "2-digit" }).format(new Date(seconds * 1000)) : ""),
-    percent: (value) => new Intl.NumberFormat(code, { style: "percent", maximumFractionDigits: 0 }).format(value / 100),
+    time: (seconds) => (Number.isFinite(seconds) ? format(Intl.DateTimeFormat, { hour: "numeric", minute: "2-digit" }, new Date(seconds * 1000)) : ""),
+    percent: (value) => format(Intl.NumberFormat, { style: "percent", maximumFractionDigits: 0 }, value / 100),
     number,
   };
 })();
