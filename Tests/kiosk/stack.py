@@ -1,8 +1,10 @@
 """The real stack for the kiosk's tests: dispatch-sim, gpsd fed by gpsfake, driverd and driverd-kiosk, each a
 real process on loopback and Unix sockets, started from the binaries `swift build` made. Every process is
-killed at the end; nothing outlives the test."""
+killed at the end and its directory removed (its logs copied to DRIVERD_TEST_LOG_DIR first; DRIVERD_KEEP_TEST_DIRS=1
+keeps the directories); nothing outlives the test."""
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -174,6 +176,9 @@ class Stack:
                 if os.path.exists(path):
                     with open(path, "rb") as src, open(os.path.join(LOG_DIR, f"kiosk-{self.name}-{name}.log"), "ab") as dst:
                         dst.write(src.read())
+        # The voice's WAV files alone are tens of MB a run: a developer's /tmp must not fill up run by run.
+        if not os.environ.get("DRIVERD_KEEP_TEST_DIRS"):
+            shutil.rmtree(self.dir, ignore_errors=True)
 
     # -- the backend's test API ----------------------------------------------------------------------------
     def sim(self, path, body=None):
