@@ -5,6 +5,7 @@ them, and a tile that fails is dropped, never shown broken."""
 import http.server
 import math
 import os
+import shutil
 import sqlite3
 import tempfile
 import threading
@@ -132,3 +133,4 @@ def test_tiles_from_a_local_mbtiles_file(browser):
         assert requests and all(urlparse(url).netloc == origin for url in requests), [u for u in requests if urlparse(u).netloc != origin]
     finally:
         stack.stop()
+        shutil.rmtree(directory, ignore_errors=True)
