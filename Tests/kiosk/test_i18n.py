@@ -218,6 +218,8 @@ def test_a_render_makes_no_new_formatter(browser, parked_stack):
             page.evaluate("async (code) => { await I18n.choose(code); render(); }", code)
             made = page.evaluate("() => { const before = window.formattersMade; render(); render(); return window.formattersMade - before; }")
             assert made == 0, f"{code}: two renders made {made} formatters"
-            assert re.fullmatch(r"\d{1,2}:\d{2}( [AP]M)?", page.locator("#messages li .message-meta").first.inner_text().replace("\u202f", " ")) or code == "ar"
+            if code != "ar":  # Arabic writes a time in its own digits
+                meta = page.locator("#messages li .message-meta").first.inner_text().replace("\u202f", " ")
+                assert re.fullmatch(r"\d{1,2}:\d{2}( [AP]M)?", meta), meta
     finally:
         context.close()
