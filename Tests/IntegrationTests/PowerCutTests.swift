@@ -16,7 +16,7 @@ struct PowerCutTests {
         #expect(report.acknowledgedTransitions > report.cuts / 5, "the driver got on with the work: \(report)")
         #expect(report.lostAcknowledged.isEmpty, "\(report.lostAcknowledged.prefix(20))")
         #expect(report.duplicates.isEmpty, "\(report.duplicates.prefix(20))")
-        #expect(report.deadLetters == 0, "dead letters: \(report.deadLetters)")
+        #expect(report.deadLetters == 0, "dead letters: \(report.deadLetters): \(report.deadLetterAnswers.prefix(20))")
         #expect(report.integrityFailures == 0)
         #expect(report.tornFiles.isEmpty, "\(report.tornFiles.prefix(20))")
         #expect(report.pingsLostOutsideWindow.isEmpty, "\(report.pingsLostOutsideWindow.count): \(report.pingsLostOutsideWindow.prefix(20))")

@@ -39,6 +39,8 @@ final class PowerCutJourney {
         var lostAcknowledged: [String] = []
         var duplicates: [String] = []
         var deadLetters = 0
+        /// Each dead letter as the store keeps it (kind, task, body, the backend's answer): why, when there are any.
+        var deadLetterAnswers: [String] = []
         var integrityFailures = 0
         var tornFiles: [String] = []
         var pingsRecorded = 0
@@ -398,6 +400,14 @@ final class PowerCutJourney {
         if try !integrityOK() { report.integrityFailures += 1 }
     }
 
+    private func deadLetterAnswers() throws -> [String] {
+        let db = try Database(path: fs.mountpoint + "/driverd.sqlite", readOnly: true)
+        return try db.values(String.self, sql: """
+            SELECT kind || ' ' || task_id || ' key ' || idempotency_key || ' (' || attempts || ' attempts, ' || CAST(payload AS TEXT)
+                || '): ' || COALESCE(backend_answer, '?') FROM outbox_item WHERE state = 'dead' ORDER BY id
+            """)
+    }
+
     private func integrityOK() throws -> Bool {
         let db = try Database(path: fs.mountpoint + "/driverd.sqlite", readOnly: true)
         return try db.value(String.self, sql: "PRAGMA integrity_check") == "ok"
@@ -428,6 +438,7 @@ final class PowerCutJourney {
         loginIfAsked()
         let status = try Harness.drain(try #require(self.daemon), timeout: .seconds(180))
         report.deadLetters = status.deadLetters
+        if status.deadLetters > 0 { report.deadLetterAnswers = try deadLetterAnswers() }
         if try !integrityOK() { report.integrityFailures += 1 }
         let live = try #require(self.daemon)
         try live.stop()
