@@ -43,7 +43,7 @@ bench: deps
 
 # The power-cut soak: the journey of `make test`'s power-cut test with SOAK_CUTS cuts per seed (default 1,000;
 # two seeds at once, about 25 minutes); prints each seed's figures (cuts, acknowledged items lost or duplicated,
-# dead letters, integrity failures, torn files, pings lost per cut).
+# dead letters, integrity failures, torn files, pings lost per cut). DRIVERD_POWERCUT_SEEDS=11 runs one seed alone.
 soak: deps
 	$(SWIFT_BUILD) --build-tests
 	DRIVERD_POWERCUT_CUTS=$${SOAK_CUTS:-1000} DRIVERD_BIN_DIR="$(BIN_DIR)" $(SWIFT) test --skip-build --filter PowerCutTests/journey \
