@@ -42,7 +42,7 @@ bench: deps
 	scripts/bench.sh "$$(scripts/release-build.sh --show-bin-path)"
 
 # The power-cut soak: the journey of `make test`'s power-cut test with SOAK_CUTS cuts per seed (default 1,000;
-# two seeds at once, about 25 minutes); prints each seed's figures (cuts, acknowledged items lost or duplicated,
+# two seeds at once, 25 to 45 minutes); prints each seed's figures (cuts, acknowledged items lost or duplicated,
 # dead letters, integrity failures, torn files, pings lost per cut). DRIVERD_POWERCUT_SEEDS=11 runs one seed alone.
 soak: deps
 	$(SWIFT_BUILD) --build-tests
