@@ -55,7 +55,36 @@ struct ReleaseRoutes {
             guard !bytes.isEmpty else { throw SimHTTPError(.badRequest, "the body is the package's bytes") }
             let manifest = ReleaseShelf.manifest(
                 of: bytes, package: package, version: version, architecture: architecture, chunkSize: chunkSize, now: SimState.now())
-            shelf.put(bytes, manifest: manifest)
+            // A fleet tool's mistake, on purpose: the manifest names another whole-file SHA-256 (its chunks stay true,
+            // and are served under the declared one), so no download can ever match it.
+            var declared = manifest
+            if let sha256 = query.get("declaredSha256") {
+                guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+                    throw SimHTTPError(.badRequest, "declaredSha256: 64 lower-case hex digits")
+                }
+                declared.sha256 = sha256
+            }
+            shelf.put(bytes, manifest: manifest, as: declared.sha256)
+            let signed = try ConfigSigner.sign(declared, with: signing)
+            try await state.change { world, now in try world.stageRelease(signed, driverIds: drivers, now: now) }
+            return try SimJSON.response(signed)
+        }
+        // A manifest exactly as a (buggy, or hostile) fleet tool wrote it, signed as asked and staged: what a unit must
+        // refuse without a trap. Its chunks are served only when its SHA-256 names a package published before.
+        sim.put("releases/manifest") { request, _ -> Response in
+            let query = request.uri.queryParameters
+            let signing = try query.get("signing").map {
+                guard let signing = ConfigSigner.Signing(rawValue: $0) else { throw SimHTTPError(.badRequest, "signing: fleet, other or none") }
+                return signing
+            } ?? .fleet
+            let drivers = (query.get("drivers") ?? "drv-1").split(separator: ",").map(String.init)
+            let body = try await SimJSON.body(of: request, limit: 1 << 20)
+            let manifest: ReleaseManifest
+            do {
+                manifest = try JSONDecoder().decode(ReleaseManifest.self, from: Data(body.readableBytesView))
+            } catch {
+                throw SimHTTPError(.badRequest, "the body is a release manifest's JSON: \(error)")
+            }
             let signed = try ConfigSigner.sign(manifest, with: signing)
             try await state.change { world, now in try world.stageRelease(signed, driverIds: drivers, now: now) }
             return try SimJSON.response(signed)

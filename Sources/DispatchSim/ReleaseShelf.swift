@@ -28,8 +28,9 @@ final class ReleaseShelf: Sendable {
             sha256: SHA256.hash(data: bytes).hexString, chunkSize: chunkSize, chunks: chunks, issuedAt: now)
     }
 
-    func put(_ bytes: [UInt8], manifest: ReleaseManifest) {
-        packages.withLock { $0[manifest.sha256] = Package(manifest: manifest, bytes: bytes) }
+    /// Keeps `bytes` (described truly by `manifest`), served under `key` (the SHA-256 the staged manifest names).
+    func put(_ bytes: [UInt8], manifest: ReleaseManifest, as key: String) {
+        packages.withLock { $0[key] = Package(manifest: manifest, bytes: bytes) }
     }
 
     /// Chunk `index` of the package `sha256` (nil: no such package or chunk), counted as served.

@@ -4,11 +4,11 @@ import Spawn
 /// dpkg as driverd-update uses it: what is installed, install a file, finish an interrupted run. Every failure is
 /// an `UpdaterError` with dpkg's own words.
 enum Dpkg {
-    /// The package's version and architecture when dpkg says `install ok installed`; nil otherwise.
+    /// The package's version and architecture when dpkg counts it installed (`DpkgStatus`); nil otherwise.
     static func installed(_ package: String) throws(UpdaterError) -> (version: String, architecture: String)? {
         let result = try run("/usr/bin/dpkg-query", ["-W", "-f=${Status}|${Version}|${Architecture}", package], allowFailure: true)
         let fields = result.output.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
-        guard result.status == 0, fields.count == 3, fields[0] == "install ok installed" else { return nil }
+        guard result.status == 0, fields.count == 3, DpkgStatus.isInstalled(fields[0]) else { return nil }
         return (fields[1], fields[2])
     }
 

@@ -88,7 +88,9 @@ struct Updater {
             try install(job)
         } catch {
             say("release \(manifest.package) \(manifest.version) refused: \(error)")
-            writeOutcome(manifest.package, manifest.version, .refused, reason: error.description, running: (try? Dpkg.installed(manifest.package))??.version ?? "")
+            writeOutcome(
+                manifest.package, manifest.version, .refused, reason: error.description, running: (try? Dpkg.installed(manifest.package))??.version ?? "",
+                sha256: manifest.sha256)
             try? DurableFile.remove(requestPath)
         }
     }
@@ -96,14 +98,10 @@ struct Updater {
     /// Checks the release against this system and makes the two packages ready: the new one copied and verified,
     /// the running one kept.
     private func prepare(_ manifest: ReleaseManifest) throws(UpdaterError) -> Journal {
-        guard let installed = try Dpkg.installed(manifest.package) else { throw UpdaterError("package \(manifest.package) is not installed") }
-        let architecture = try Dpkg.architecture()
-        guard manifest.architecture == architecture || manifest.architecture == "all" else {
-            throw UpdaterError("architecture \(manifest.architecture): this unit is \(architecture)")
-        }
-        guard let offered = DebianVersion(manifest.version), let running = DebianVersion(installed.version), offered > running else {
-            throw UpdaterError("version \(manifest.version) is not newer than the installed \(installed.version)")
-        }
+        // The rules driverd applied, again: driverd's word is not trusted here.
+        let installed = try Dpkg.installed(manifest.package)
+        if let reason = ReleaseRules.refusal(of: manifest, installed: installed) { throw UpdaterError(reason) }
+        guard let installed else { throw UpdaterError("package \(manifest.package) is not installed") }
         do {
             try DurableFile.makeDirectory(packagesDirectory)
         } catch {
@@ -200,7 +198,7 @@ struct Updater {
 
     private func commit(_ journal: Journal) {
         say("\(journal.package) \(journal.version) is healthy: committed")
-        writeOutcome(journal.package, journal.version, .applied, reason: nil, running: journal.version)
+        writeOutcome(journal.package, journal.version, .applied, reason: nil, running: journal.version, sha256: journal.sha256)
         // The new package is the one to roll back to next time; older ones go.
         if let names = try? Self.list(packagesDirectory) {
             for name in names where name.hasPrefix(journal.package + "_") && packagesDirectory + "/" + name != journal.new {
@@ -213,7 +211,7 @@ struct Updater {
     private func rollBack(_ journal: Journal, reason: String) {
         say("\(journal.package) \(journal.version) failed (\(reason)): installing \(journal.previousVersion) again")
         // The verdict first: the driverd the rollback starts reports it and does not take the release again.
-        writeOutcome(journal.package, journal.version, .rolledBack, reason: reason, running: journal.previousVersion)
+        writeOutcome(journal.package, journal.version, .rolledBack, reason: reason, running: journal.previousVersion, sha256: journal.sha256)
         do {
             try Dpkg.install(journal.kept, downgrade: true)
         } catch {
@@ -226,8 +224,9 @@ struct Updater {
     // MARK: Files
 
     /// driverd's `outcome.json`, owned by driverd (the owner of its directory) so that it can read and remove it.
-    private func writeOutcome(_ package: String, _ version: String, _ status: UpdateAckStatus, reason: String?, running: String) {
-        let ack = UpdateAck(package: package, version: version, status: status, reason: reason, runningVersion: running, at: Self.wallClock())
+    /// It names the package it judged by its SHA-256: driverd credits the verdict to that release alone.
+    private func writeOutcome(_ package: String, _ version: String, _ status: UpdateAckStatus, reason: String?, running: String, sha256: String) {
+        let ack = UpdateAck(package: package, version: version, status: status, reason: reason, runningVersion: running, at: Self.wallClock(), sha256: sha256)
         do {
             try DurableFile.write(try JSONEncoder().encode(ack), to: outcomePath)
             var directory = stat()

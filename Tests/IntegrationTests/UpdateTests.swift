@@ -254,4 +254,98 @@ struct UpdateTests {
         #expect(try inWindow.client().call(Methods.shiftStatus, NoParams()).onShift)
         _ = try inWindow.stop()
     }
+
+    @Test("releases that would hurt the unit: absurd sizes refused without a trap, a version too long answered within the contract, a manifest no download can satisfy refused once and never fetched again, a release replaced mid-download stops at once, and a newer release offered during an install waits for the verdict and is installed next")
+    func badReleases() async throws {
+        let sim = try SimProcess()
+        let http = SimHTTP(base: sim.base)
+        let key = try await Self.overview(http).publicKey
+        let directory = TemporaryDirectory()
+        let config = try Self.config(sim, key: key, directory: directory)
+        var daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: config, directory: directory)
+        try waitUntil("online", detail: daemon.log) { try Harness.outbox(daemon).link == .online }
+        let digest = String(repeating: "ab", count: 32)
+
+        // Fleet-signed manifests whose numbers overflow any arithmetic on them: refused with the reason, no trap.
+        let absurd: [(String, ReleaseManifest)] = [
+            ("size", ReleaseManifest(package: "driverd", version: "0.5.0", architecture: "amd64", size: Int.max, sha256: digest, chunkSize: 1, chunks: [digest], issuedAt: 0)),
+            ("size", ReleaseManifest(package: "driverd", version: "0.5.1", architecture: "amd64", size: (1 << 62) + 1, sha256: digest, chunkSize: 1 << 62, chunks: [digest, digest], issuedAt: 0)),
+            ("chunk size", ReleaseManifest(package: "driverd", version: "0.5.2", architecture: "amd64", size: 1000, sha256: digest, chunkSize: -1, chunks: [digest], issuedAt: 0)),
+            ("do not add up", ReleaseManifest(package: "driverd", version: "0.5.3", architecture: "amd64", size: 1000, sha256: digest, chunkSize: 100, chunks: [digest], issuedAt: 0)),
+        ]
+        for (reason, manifest) in absurd {
+            let staged = try await http.request(.PUT, "/sim/releases/manifest", body: try JSONEncoder().encode(manifest))
+            #expect(staged.status == 200, "\(String(decoding: staged.body, as: UTF8.self))")
+            let refused = try await Self.ack(http, version: manifest.version, .refused, detail: daemon.log)
+            #expect(refused.reason?.contains(reason) == true, "\(refused)")
+        }
+        // A version of 100 characters (a valid Debian one): refused, and the answer reaches the backend (its key and
+        // body within the contract), naming the version by its start.
+        let long = "0.6.0+" + String(repeating: "x", count: 94)
+        let staged = try await http.request(.PUT, "/sim/releases/manifest", body: try JSONEncoder().encode(ReleaseManifest(
+            package: "driverd", version: long, architecture: "amd64", size: 10, sha256: digest, chunkSize: 10, chunks: [digest], issuedAt: 0)))
+        #expect(staged.status == 200)
+        try await waitUntil("the long version's refusal received", timeout: .seconds(60), detail: daemon.log) {
+            try await Self.overview(http).acks.contains { $0.ack.status == .refused && long.hasPrefix($0.ack.version.dropLast()) && $0.ack.reason?.contains("at most 64") == true }
+        }
+        #expect(daemon.process.isRunning)
+        #expect(try Harness.outbox(daemon).deadLetters == 0)
+
+        // Every chunk true, the whole-file SHA-256 another: downloaded once, refused once, not fetched again after a
+        // restart (when the backend offers it again).
+        let honest = Data((0..<(200 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 29) })
+        let query = "package=driverd&version=0.7.0&architecture=amd64&chunkSize=65536&declaredSha256=\(digest)"
+        #expect(try await http.request(.PUT, "/sim/releases?\(query)", body: honest).status == 200)
+        let unsatisfiable = try await Self.ack(http, version: "0.7.0", .refused, detail: daemon.log)
+        #expect(unsatisfiable.reason?.contains("no download can satisfy") == true, "\(unsatisfiable)")
+        _ = try daemon.stop()
+        daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: config, directory: directory)
+        try waitUntil("online again", detail: daemon.log) { try Harness.outbox(daemon).link == .online }
+        _ = try runProgram(Binaries.path("driverctl"), ["--socket", daemon.socketPath, "update", "--check"])
+        let once = try #require(try await Self.overview(http).releases.first { $0.manifest.version == "0.7.0" })
+        #expect(once.chunksServed == 4 && once.bytesServed == honest.count, "\(once.chunksServed) chunks, \(once.bytesServed) bytes")
+        #expect(try await Self.overview(http).acks.filter { $0.ack.version == "0.7.0" }.count == 1)
+
+        // A release replaced while it downloads (300 ms a chunk, 16 chunks): the old one's download stops at once,
+        // the new one is downloaded whole and asked for (off shift).
+        _ = try daemon.client().call(Methods.shiftEnd, NoParams())
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(latencyMs: 300, pathPrefix: "/api/v1/rider/release/"))
+        let first = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 11) })
+        try await Self.publish(http, first, version: "0.8.0")
+        try await waitUntil("a few chunks of 0.8.0", timeout: .seconds(60), detail: daemon.log) {
+            try await Self.overview(http).releases.first { $0.manifest.version == "0.8.0" }!.chunksServed >= 3
+        }
+        let second = Data((0..<(256 << 10)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 9) })
+        try await Self.publish(http, second, version: "0.8.1")
+        let atReplacement = try await Self.overview(http).releases.first { $0.manifest.version == "0.8.0" }!.chunksServed
+        _ = try await Self.ack(http, version: "0.8.1", .downloaded, detail: daemon.log)
+        let old = try await Self.overview(http).releases.first { $0.manifest.version == "0.8.0" }!.chunksServed
+        #expect(old <= atReplacement + 1, "0.8.0: \(atReplacement) chunks at the replacement, \(old) in the end")
+        try waitUntil("0.8.1's install asked", timeout: .seconds(60), detail: "\((try? Self.status(daemon)).map { "\($0)" } ?? "")\n\(daemon.log)") {
+            try Self.status(daemon).release?.state == .installing
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: directory.file("state/update/package.deb"))) == second)
+        _ = try await http.request(.DELETE, "/sim/faults")
+
+        // Offered during that install: it waits (0.8.1's package untouched); 0.8.1 is rolled back; 0.8.2 is taken next.
+        let third = Data((0..<(128 << 10)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 7) })
+        try await Self.publish(http, third, version: "0.8.2")
+        try await Task.sleep(for: .seconds(3))
+        #expect(try Self.status(daemon).release?.version == "0.8.1")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: directory.file("state/update/package.deb"))) == second)
+        #expect(try await Self.overview(http).releases.first { $0.manifest.version == "0.8.2" }!.chunksServed == 0)
+        let secondSHA = try await Self.overview(http).releases.first { $0.manifest.version == "0.8.1" }!.manifest.sha256
+        let verdict = UpdateAck(
+            package: "driverd", version: "0.8.1", status: .rolledBack, reason: "no READY", runningVersion: "0.1.0", at: Date().timeIntervalSince1970,
+            sha256: secondSHA)
+        try JSONEncoder().encode(verdict).write(to: URL(fileURLWithPath: directory.file("state/update/outcome.json")))
+        _ = try await Self.ack(http, version: "0.8.1", .rolledBack, detail: daemon.log)
+        _ = try await Self.ack(http, version: "0.8.2", .downloaded, detail: daemon.log)
+        try waitUntil("0.8.2's install asked", timeout: .seconds(60), detail: daemon.log) {
+            try Self.status(daemon).release.map { $0.version == "0.8.2" && $0.state == .installing } == true
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: directory.file("state/update/package.deb"))) == third)
+        #expect(daemon.process.isRunning)
+        _ = try daemon.stop()
+    }
 }

@@ -1,3 +1,4 @@
+import DriverDomain
 import DriverStore
 import FoundationEssentials
 import Synchronization
@@ -25,7 +26,7 @@ struct InstalledPackages: Sendable {
                 guard let colon = line.firstIndex(of: ":") else { continue }
                 fields[line[..<colon]] = line[line.index(after: colon)...].drop { $0 == " " }
             }
-            guard let name = fields["Package"], fields["Status"]?.hasPrefix("install ok ") == true, let version = fields["Version"] else { continue }
+            guard let name = fields["Package"], fields["Status"].map({ DpkgStatus.isInstalled(String($0)) }) == true, let version = fields["Version"] else { continue }
             packages[String(name)] = Package(version: String(version), architecture: String(fields["Architecture"] ?? "all"))
         }
         self.packages = packages

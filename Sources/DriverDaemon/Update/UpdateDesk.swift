@@ -34,16 +34,21 @@ final class UpdateDesk: Sendable {
     typealias SituationReader = @Sendable () async -> MaintenanceWindow.Situation
 
     private struct State {
+        /// The decisions (which release, how far, what waits, what was given up).
+        var machine = UpdateStateMachine()
+        /// The current release's manifest and its offer's digest (what its answers are keyed by).
         var manifest: ReleaseManifest?
-        var chunksHave = 0
-        var phase = ReleaseProgress.State.downloading
+        var offer = ""
+        /// A release taken whose files the worker has not stored yet (the worker alone touches the files, so a
+        /// download of the release it replaces never writes into the new one's).
+        var toStore: (signed: SignedRelease, manifest: ReleaseManifest, offer: String)?
+        /// An offer that waits for the verdict on the release being installed.
+        var waiting: (signed: SignedRelease, manifest: ReleaseManifest, offer: String)?
         var waitingFor: String?
         var lastOutcome: UpdateOutcome?
         /// Offers refused (by the digest of the manifest and its signature), so a backend that keeps offering one
         /// hears once.
         var refused: Set<String> = []
-        /// Packages driverd-update rolled back (by SHA-256), kept on disk (`given-up.json`): never taken again.
-        var givenUp: Set<String> = []
     }
 
     let settings: Settings
@@ -74,7 +79,13 @@ final class UpdateDesk: Sendable {
         dpkgStatus = InstalledPackagesFile(path: settings.dpkgStatus)
         self.logger = logger
         budget = Mutex(DailyBudget.read(UpdateFiles(directory: settings.directory).budget))
-        state.withLock { $0.givenUp = Set(UpdateFiles(directory: settings.directory).givenUp()) }
+        var givenUp: Set<String> = []
+        do {
+            givenUp = Set(try UpdateFiles(directory: settings.directory).givenUp())
+        } catch {
+            logger.error("the list of releases given up cannot be read (\(error)): a release rolled back before may be downloaded again")
+        }
+        state.withLock { $0.machine = UpdateStateMachine(givenUp: givenUp) }
         (requests, continuation) = AsyncStream.makeStream(of: CheckedContinuation<Void, any Error>?.self)
         (accepted, acceptedContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -110,59 +121,67 @@ final class UpdateDesk: Sendable {
             throw APIError(.unavailable, "the backend was not reached: \(error)")
         }
         guard let signed = reply.release else { return }
-        guard let payload = Data(base64Encoded: signed.payload), let manifest = try? JSONDecoder().decode(ReleaseManifest.self, from: payload) else {
-            logger.error("the backend's release is not base64 of a manifest's JSON: ignored")
+        let manifest: ReleaseManifest
+        do {
+            guard let payload = Data(base64Encoded: signed.payload) else { throw APIError(.invalidParams, "the payload is not base64") }
+            manifest = try JSONDecoder().decode(ReleaseManifest.self, from: payload)
+        } catch {
+            logger.error("the backend's release is not base64 of a manifest's JSON: ignored (\(error))")
             return
         }
-        let offer = FleetSignature.sha256Hex(payload + Data((signed.signature ?? "").utf8))
-        let known = state.withLock {
-            $0.manifest?.sha256 == manifest.sha256 || $0.refused.contains(offer) || $0.givenUp.contains(manifest.sha256)
-        }
-        if known { return }
-        if let reason = refusal(manifest, payload: payload, signature: signed.signature) {
+        let offer = Self.offerDigest(signed)
+        if state.withLock({ $0.refused.contains(offer) }) { return }
+        if let reason = refusal(manifest, signed: signed) {
             refuse(manifest, offer: offer, reason: reason)
             return
         }
-        do {
-            try DurableFile.remove(files.part)
-            try DurableFile.remove(files.package)
-            try DurableFile.write(Data(try Codec.encode(signed)), to: files.release)
-        } catch {
-            logger.error("cannot store release \(manifest.version): \(Store.describeWriteFailure(error))")
+        let release = UpdateStateMachine.Release(sha256: manifest.sha256, chunks: manifest.chunks.count)
+        let action = state.withLock { state -> UpdateStateMachine.OfferAction in
+            let action = state.machine.offered(release)
+            switch action {
+            case .ignore: break
+            case .wait: state.waiting = (signed, manifest, offer)
+            case .take:
+                state.manifest = manifest
+                state.offer = offer
+                state.toStore = (signed, manifest, offer)
+                state.waitingFor = nil
+            }
+            return action
+        }
+        switch action {
+        case .ignore:
             return
+        case .wait:
+            logger.notice("release \(manifest.package) \(manifest.version) accepted: taken once the release being installed has its verdict")
+        case .take(let replaced):
+            logger.notice("release \(manifest.package) \(manifest.version) accepted (\(manifest.size) bytes)\(replaced != nil ? ", replacing the one before" : ""): downloading at low priority")
+            acceptedContinuation.yield()
         }
-        state.withLock {
-            $0.manifest = manifest
-            $0.chunksHave = 0
-            $0.phase = .downloading
-            $0.waitingFor = nil
-        }
-        logger.notice("release \(manifest.package) \(manifest.version) accepted (\(manifest.size) bytes): downloading at low priority")
-        acceptedContinuation.yield()
     }
 
-    /// Why `manifest` may not be installed here, or nil.
-    private func refusal(_ manifest: ReleaseManifest, payload: Data, signature: String?) -> String? {
+    /// What identifies an offer: its manifest and signature as sent.
+    static func offerDigest(_ signed: SignedRelease) -> String {
+        FleetSignature.sha256Hex(Data(signed.payload.utf8) + Data((signed.signature ?? "").utf8))
+    }
+
+    /// Why `manifest` may not be installed here, or nil: the signature, then the rules driverd-update applies again
+    /// (`ReleaseRules`), then the disk space.
+    private func refusal(_ manifest: ReleaseManifest, signed: SignedRelease) -> String? {
         if settings.mode == .external {
             return "this unit's image is updated externally (update.mode = external): it runs \(DaemonVersion.current)"
         }
         guard !settings.publicKey.isEmpty else { return "this unit has no update.public_key: it takes no release" }
-        guard let signature, !signature.isEmpty else { return "unsigned: a release must carry the fleet's Ed25519 signature" }
+        guard let signature = signed.signature, !signature.isEmpty, let payload = Data(base64Encoded: signed.payload) else {
+            return "unsigned: a release must carry the fleet's Ed25519 signature"
+        }
         guard FleetSignature.isValid(signature, of: payload, publicKey: settings.publicKey) else {
             return "bad signature: not made by the release key this unit trusts (update.public_key)"
         }
-        guard manifest.isConsistent else { return "the manifest's chunks do not add up to its size" }
-        guard let installed = installed.packages[manifest.package] else {
-            return "package \(manifest.package) is not installed on this unit"
-        }
-        guard manifest.architecture == installed.architecture || manifest.architecture == "all" else {
-            return "architecture \(manifest.architecture): this unit's \(manifest.package) is \(installed.architecture)"
-        }
-        guard let offered = DebianVersion(manifest.version) else { return "version \(manifest.version) is not a Debian version" }
-        if let running = DebianVersion(installed.version), offered <= running {
-            return "version \(manifest.version) is not newer than the installed \(installed.version)"
-        }
-        // Room for the download and for driverd-update's copy of it, with a margin for the database.
+        let installed = installed.packages[manifest.package].map { (version: $0.version, architecture: $0.architecture) }
+        if let reason = ReleaseRules.refusal(of: manifest, installed: installed) { return reason }
+        // Room for the download and for driverd-update's copy of it, with a margin for the database (the rules bound
+        // the size: no overflow).
         let needed = 2 * manifest.size + Self.spareBytes
         if let free = UpdateFiles.freeBytes(at: DurableFile.directory(of: files.directory)), free < needed {
             return "not enough disk space: needs \(needed >> 20) MiB, \(free >> 20) MiB free"
@@ -174,22 +193,31 @@ final class UpdateDesk: Sendable {
     static let spareBytes = 32 << 20
 
     private func refuse(_ manifest: ReleaseManifest, offer: String, reason: String) {
-        logger.warning("release \(manifest.package) \(manifest.version) refused: \(reason)")
+        logger.warning("release \(ReleaseRules.quoted(manifest.package)) \(ReleaseRules.quoted(manifest.version)) refused: \(reason)")
+        let at = clock.now().time
         answer(UpdateAck(
             package: manifest.package, version: manifest.version, status: .refused, reason: reason, runningVersion: DaemonVersion.current,
-            at: clock.now().time), key: offer)
+            at: at, sha256: manifest.sha256), key: offer)
         state.withLock {
             $0.refused.insert(offer)
-            $0.lastOutcome = UpdateOutcome(package: manifest.package, version: manifest.version, status: .refused, reason: reason, at: clock.now().time)
+            $0.lastOutcome = UpdateOutcome(
+                package: ReleaseRules.quoted(manifest.package), version: ReleaseRules.quoted(manifest.version), status: .refused, reason: reason, at: at)
         }
     }
 
-    /// Queues an answer to the backend (durably; its key names the release and the answer, so a repeat is one).
+    /// Queues an answer to the backend (durably). Its key names the release and the answer by a digest, so a
+    /// repeat is one, and it stays within the contract's 128 characters whatever the version.
     private func answer(_ ack: UpdateAck, key: String) {
+        var ack = ack
+        // The backend's own words come back to it, bounded (a refused manifest may carry anything).
+        ack.package = ReleaseRules.quoted(ack.package)
+        ack.version = ReleaseRules.quoted(ack.version)
+        if ack.sha256.map({ $0.utf8.count != 64 }) == true { ack.sha256 = nil }
+        let digest = FleetSignature.sha256Hex(Data("\(ack.package)\n\(ack.version)\n\(key)".utf8)).prefix(32)
         do {
             _ = try outbox.enqueue(OutboxItemRecord(
                 kind: .updateAck, taskId: TaskRecord.updateLane,
-                idempotencyKey: "update-\(ack.package)-\(ack.version)-\(ack.status.rawValue.lowercased())-\(key.prefix(12))",
+                idempotencyKey: "update-\(ack.status.rawValue.lowercased())-\(digest)",
                 payload: Data(try Codec.encode(ack)), createdAt: ack.at))
             uplink?.itemQueued()
         } catch {
@@ -201,52 +229,81 @@ final class UpdateDesk: Sendable {
 
     /// What a previous run left: driverd-update's verdict to report, a release to go on with.
     func resume() {
-        reportOutcome()
-        guard let manifest = storedManifest() else { return }
-        // What runs now may be newer than that release: nothing left to do. When it is that release, driverd-update
-        // is judging it (its verdict follows).
-        var requested = access(files.request, F_OK) == 0
-        if let installed = installed.packages[manifest.package], let running = DebianVersion(installed.version),
-           let offered = DebianVersion(manifest.version), offered <= running {
-            guard offered == running else {
-                clear()
-                return
+        if let (signed, manifest) = storedRelease() {
+            let release = UpdateStateMachine.Release(sha256: manifest.sha256, chunks: manifest.chunks.count)
+            // What runs now may be newer than that release: nothing left to do. When it is that release, driverd-update
+            // is judging it (its verdict follows).
+            var requested = access(files.request, F_OK) == 0
+            var superseded = false
+            if let installed = installed.packages[manifest.package], let running = DebianVersion(installed.version),
+               let offered = DebianVersion(manifest.version), offered <= running {
+                if offered == running { requested = true } else { superseded = true }
             }
-            requested = true
+            if superseded {
+                removeFiles(keepingOutcome: true)
+            } else {
+                let complete = access(files.package, F_OK) == 0
+                var have = 0
+                if !complete {
+                    do {
+                        have = try files.verifiedChunks(of: manifest)
+                    } catch {
+                        logger.warning("release \(manifest.version): the partial download cannot be read (\(error)): fetched again from the start")
+                    }
+                }
+                state.withLock {
+                    $0.machine.resumed(release, chunksHave: have, complete: complete, installAsked: requested)
+                    $0.manifest = manifest
+                    $0.offer = Self.offerDigest(signed)
+                }
+                logger.info("release \(manifest.package) \(manifest.version): \(complete ? manifest.chunks.count : have) of \(manifest.chunks.count) chunks here\(requested ? ", install asked" : "")")
+            }
         }
-        let complete = access(files.package, F_OK) == 0
-        let have = complete ? manifest.chunks.count : ((try? files.verifiedChunks(of: manifest)) ?? 0)
-        state.withLock {
-            $0.manifest = manifest
-            $0.chunksHave = have
-            $0.phase = requested ? .installing : complete ? .downloaded : .downloading
-        }
-        logger.info("release \(manifest.package) \(manifest.version): \(have) of \(manifest.chunks.count) chunks here\(requested ? ", install asked" : "")")
+        reportOutcome()
     }
 
-    /// The release accepted before, as stored.
-    private func storedManifest() -> ReleaseManifest? {
-        guard let data = try? DurableFile.contents(files.release), let signed = try? JSONDecoder().decode(SignedRelease.self, from: data),
-              let payload = Data(base64Encoded: signed.payload)
-        else { return nil }
-        return try? JSONDecoder().decode(ReleaseManifest.self, from: payload)
+    /// The release accepted before, as stored; nil when there is none (a file that does not decode is said and
+    /// removed: the backend offers the release again).
+    private func storedRelease() -> (SignedRelease, ReleaseManifest)? {
+        do {
+            guard let data = try DurableFile.contents(files.release) else { return nil }
+            let signed = try JSONDecoder().decode(SignedRelease.self, from: data)
+            guard let payload = Data(base64Encoded: signed.payload) else { throw APIError(.invalidParams, "its payload is not base64") }
+            let manifest = try JSONDecoder().decode(ReleaseManifest.self, from: payload)
+            // Written by this daemon after the rules passed; checked again all the same before any arithmetic.
+            if let problem = ReleaseRules.problem(of: manifest) { throw APIError(.invalidParams, problem) }
+            return (signed, manifest)
+        } catch {
+            logger.error("the stored release cannot be read (\(error)): removed, the backend's offer is taken again")
+            removeFiles(keepingOutcome: true)
+            return nil
+        }
     }
 
-    /// driverd-update's verdict, when it left one: reported once, then the release's files go.
+    /// driverd-update's verdict, when it left one: reported once, credited to the release it names (its SHA-256), then
+    /// that release's files go and an offer that waited for it is taken.
     func reportOutcome() {
-        guard let data = try? DurableFile.contents(files.outcome) else { return }
-        guard let ack = try? JSONDecoder().decode(UpdateAck.self, from: data) else {
-            logger.error("driverd-update's outcome file cannot be read: removed")
-            try? DurableFile.remove(files.outcome)
+        let data: Data
+        do {
+            guard let contents = try DurableFile.contents(files.outcome) else { return }
+            data = contents
+        } catch {
+            logger.error("driverd-update's outcome file cannot be read: \(error)")
             return
         }
-        // The package it judged: the one accepted (a rolled-back release is never taken again).
-        let sha = state.withLock { $0.manifest?.sha256 } ?? storedManifest()?.sha256 ?? "installer"
-        answer(ack, key: sha)
-        if ack.status != .applied, sha != "installer" {
-            files.giveUp(sha)
-            state.withLock { _ = $0.givenUp.insert(sha) }
+        let ack: UpdateAck
+        do {
+            ack = try JSONDecoder().decode(UpdateAck.self, from: data)
+        } catch {
+            logger.error("driverd-update's outcome file is not an answer (\(error)): removed")
+            removeOutcome()
+            return
         }
+        let (action, current) = state.withLock { state in
+            (state.machine.verdict(sha256: ack.sha256, applied: ack.status == .applied), state.manifest)
+        }
+        answer(ack, key: action.release ?? "installer")
+        if let sha = action.giveUp { giveUp(sha) }
         let status = UpdateOutcome.Status(rawValue: ack.status.rawValue) ?? .refused
         state.withLock { $0.lastOutcome = UpdateOutcome(package: ack.package, version: ack.version, status: status, reason: ack.reason, at: ack.at) }
         if ack.status == .applied {
@@ -254,15 +311,51 @@ final class UpdateDesk: Sendable {
         } else {
             logger.warning("release \(ack.package) \(ack.version) \(ack.status.rawValue): \(ack.reason ?? "")")
         }
-        clear()
+        removeOutcome()
+        if action.clearFiles {
+            removeFiles(keepingOutcome: true)
+            state.withLock {
+                if $0.manifest?.sha256 == current?.sha256 { $0.manifest = nil }
+            }
+        }
+        if let next = action.take {
+            state.withLock { state in
+                guard let waiting = state.waiting, waiting.manifest.sha256 == next.sha256 else { return }
+                state.manifest = waiting.manifest
+                state.offer = waiting.offer
+                state.toStore = waiting
+                state.waiting = nil
+            }
+            logger.notice("release \(next.sha256.prefix(12)), offered during the install, taken now")
+            acceptedContinuation.yield()
+        }
     }
 
-    private func clear() {
-        for path in [files.outcome, files.request, files.package, files.part, files.release] { try? DurableFile.remove(path) }
-        state.withLock {
-            $0.manifest = nil
-            $0.chunksHave = 0
-            $0.waitingFor = nil
+    /// Never to be taken again, across restarts.
+    private func giveUp(_ sha256: String) {
+        do {
+            try files.giveUp(sha256)
+        } catch {
+            logger.error("cannot record release \(sha256.prefix(12)) as given up (it is refused again if offered after a restart): \(Store.describeWriteFailure(error))")
+        }
+    }
+
+    private func removeOutcome() {
+        do {
+            try DurableFile.remove(files.outcome)
+        } catch {
+            logger.error("cannot remove driverd-update's outcome (it would be reported again): \(Store.describeWriteFailure(error))")
+        }
+    }
+
+    /// Drops the release's files (not the day's budget nor the given-up list).
+    private func removeFiles(keepingOutcome: Bool) {
+        for path in [files.request, files.package, files.part, files.release] + (keepingOutcome ? [] : [files.outcome]) {
+            do {
+                try DurableFile.remove(path)
+            } catch {
+                logger.error("cannot remove \(path): \(Store.describeWriteFailure(error))")
+            }
         }
     }
 
@@ -273,19 +366,33 @@ final class UpdateDesk: Sendable {
         case idle
         /// Try again after a while (paused, or waiting for the window or driverd-update).
         case later
+        /// A release was taken while this round ran (it replaced the one downloading): the next round starts now.
+        case again
     }
 
-    /// One round of work on the accepted release.
+    /// One round of work on the accepted release. The only code that touches the release's files (besides
+    /// `resume` and `reportOutcome`, which run on the same task).
     func work() async -> Step {
         // driverd-update's verdict, whatever this process thought: it may have started in the middle of the install.
         if access(files.outcome, F_OK) == 0 { reportOutcome() }
+        if let toStore = state.withLock({ $0.toStore }) {
+            do {
+                try DurableFile.remove(files.part)
+                try DurableFile.remove(files.package)
+                try DurableFile.write(Data(try Codec.encode(toStore.signed)), to: files.release)
+            } catch {
+                pause("cannot store release \(toStore.manifest.version): \(Store.describeWriteFailure(error))")
+                return .later
+            }
+            state.withLock { if $0.toStore?.offer == toStore.offer { $0.toStore = nil } }
+        }
         guard let manifest = state.withLock({ $0.manifest }) else { return .idle }
-        switch state.withLock({ $0.phase }) {
+        switch state.withLock({ $0.machine.phase }) {
         case .downloading, .paused:
             await download(manifest)
             // Straight on to the window when the last chunk came.
-            if state.withLock({ $0.phase }) == .downloaded { await considerInstalling(manifest) }
-            return .later
+            if state.withLock({ $0.machine.phase }) == .downloaded { await considerInstalling(manifest) }
+            return state.withLock { $0.toStore != nil ? .again : $0.manifest == nil ? .idle : .later }
         case .downloaded:
             await considerInstalling(manifest)
             return .later
@@ -297,22 +404,32 @@ final class UpdateDesk: Sendable {
     private func pause(_ reason: String) {
         state.withLock {
             if $0.waitingFor != reason { logger.info("release download paused: \(reason)") }
-            $0.phase = .paused
+            if let manifest = $0.manifest { $0.machine.paused(.init(sha256: manifest.sha256, chunks: manifest.chunks.count)) }
             $0.waitingFor = reason
         }
     }
 
     private func download(_ manifest: ReleaseManifest) async {
         guard let uplink else { return }
+        let release = UpdateStateMachine.Release(sha256: manifest.sha256, chunks: manifest.chunks.count)
         // The day's count is written at most every `budgetSaveBytes` and when the download stops, not per chunk
         // (flash): a crash forgets less than that much of the day's bytes.
         var unsaved = 0
         defer { if unsaved > 0 { saveBudget() } }
         while true {
-            let have = state.withLock { $0.chunksHave }
-            if have == manifest.chunks.count { return finishDownload(manifest) }
+            let have: Int
+            switch state.withLock({ $0.machine.nextDownloadStep(release) }) {
+            case .stop: return
+            case .checkWhole: return finishDownload(manifest)
+            case .fetch(let index): have = index
+            }
             // Lowest priority: an SOS, a status or a proof waiting for the link goes first.
-            let depth = (try? outbox.depth()) ?? Outbox.Depth()
+            let depth: Outbox.Depth
+            do {
+                depth = try outbox.depth()
+            } catch {
+                return pause("the outbox cannot be read: \(error)")
+            }
             if depth.sos + depth.transitions + depth.proofs > 0 { return pause("an SOS, a status or a proof waits to be sent") }
             guard uplink.isOnline else { return pause("the backend is not reachable") }
             let length = manifest.length(ofChunk: have)
@@ -332,17 +449,18 @@ final class UpdateDesk: Sendable {
                 saveBudget()
                 unsaved = 0
             }
+            // Replaced while this chunk was on its way: not written into the next release's file.
+            guard state.withLock({ $0.machine.isCurrent(release) }) else { return }
             guard bytes.count == length, FleetSignature.sha256Hex(bytes) == manifest.chunks[have] else {
                 return pause("chunk \(have) did not match its SHA-256: fetched again later")
             }
             do {
-                try DurableFile.write(bytes, to: files.part, at: have * manifest.chunkSize)
+                try DurableFile.write(bytes, to: files.part, at: manifest.offset(ofChunk: have))
             } catch {
                 return pause("cannot store chunk \(have): \(Store.describeWriteFailure(error))")
             }
             state.withLock {
-                $0.chunksHave = have + 1
-                $0.phase = .downloading
+                $0.machine.chunkStored(release, index: have)
                 $0.waitingFor = nil
             }
         }
@@ -353,29 +471,46 @@ final class UpdateDesk: Sendable {
 
     private func saveBudget() {
         let spent = budget.withLock { $0 }
-        try? DurableFile.write(Data(Codec.encode(spent)), to: files.budget)
+        do {
+            try DurableFile.write(Data(Codec.encode(spent)), to: files.budget)
+        } catch {
+            logger.error("cannot record today's downloaded bytes: \(Store.describeWriteFailure(error))")
+        }
     }
 
     private func finishDownload(_ manifest: ReleaseManifest) {
+        let release = UpdateStateMachine.Release(sha256: manifest.sha256, chunks: manifest.chunks.count)
+        let matches: Bool
         do {
-            guard try UpdateFiles.sha256(ofFile: files.part) == manifest.sha256 else {
-                logger.error("release \(manifest.version): the whole package does not match its SHA-256: downloading it again")
-                try DurableFile.remove(files.part)
-                state.withLock { $0.chunksHave = 0 }
-                return
-            }
-            try DurableFile.rename(files.part, to: files.package)
+            matches = try UpdateFiles.sha256(ofFile: files.part) == manifest.sha256
         } catch {
-            return pause("cannot keep the package: \(Store.describeWriteFailure(error))")
+            return pause("cannot read the package: \(Store.describeWriteFailure(error))")
         }
-        state.withLock {
-            $0.phase = .downloaded
-            $0.waitingFor = nil
+        let (action, offer) = state.withLock { ($0.machine.wholeChecked(release, matches: matches), $0.offer) }
+        switch action {
+        case .stop:
+            return
+        case .refuse:
+            // Every chunk matched its own SHA-256: the same bytes come every time, so no download can satisfy it.
+            giveUp(manifest.sha256)
+            removeFiles(keepingOutcome: true)
+            state.withLock {
+                $0.manifest = nil
+                $0.waitingFor = nil
+            }
+            refuse(manifest, offer: offer, reason: "every chunk matched its SHA-256 and the whole package did not match the manifest's: no download can satisfy this manifest")
+        case .keep:
+            do {
+                try DurableFile.rename(files.part, to: files.package)
+            } catch {
+                return pause("cannot keep the package: \(Store.describeWriteFailure(error))")
+            }
+            state.withLock { $0.waitingFor = nil }
+            logger.notice("release \(manifest.package) \(manifest.version) downloaded (\(manifest.size) bytes, SHA-256 matches)")
+            answer(UpdateAck(
+                package: manifest.package, version: manifest.version, status: .downloaded, reason: nil, runningVersion: DaemonVersion.current,
+                at: clock.now().time, sha256: manifest.sha256), key: manifest.sha256)
         }
-        logger.notice("release \(manifest.package) \(manifest.version) downloaded (\(manifest.size) bytes, SHA-256 matches)")
-        answer(UpdateAck(
-            package: manifest.package, version: manifest.version, status: .downloaded, reason: nil, runningVersion: DaemonVersion.current,
-            at: clock.now().time), key: manifest.sha256)
     }
 
     // MARK: Installing
@@ -384,7 +519,7 @@ final class UpdateDesk: Sendable {
         // Installed already (this process started from that install's postinst): the verdict follows.
         if let installed = installed.packages[manifest.package], let running = DebianVersion(installed.version),
            let offered = DebianVersion(manifest.version), offered <= running {
-            state.withLock { $0.phase = .installing }
+            state.withLock { $0.machine.foundInstalled() }
             return
         }
         let decision = settings.window.decide(await situation())
@@ -392,15 +527,15 @@ final class UpdateDesk: Sendable {
             if case .wait(let reason) = decision { state.withLock { $0.waitingFor = reason } }
             return
         }
-        guard let signed = try? DurableFile.contents(files.release) else { return }
         do {
+            guard let signed = try DurableFile.contents(files.release) else { throw APIError(.internalError, "release.json is gone") }
             try DurableFile.write(signed, to: files.request)
         } catch {
             logger.error("cannot ask for the install: \(Store.describeWriteFailure(error))")
             return
         }
         state.withLock {
-            $0.phase = .installing
+            $0.machine.installAsked()
             $0.waitingFor = nil
         }
         logger.notice("maintenance window: asking driverd-update to install \(manifest.package) \(manifest.version)")
@@ -417,10 +552,20 @@ final class UpdateDesk: Sendable {
                 release: state.manifest.map { manifest in
                     ReleaseProgress(
                         package: manifest.package, version: manifest.version, size: manifest.size,
-                        downloadedBytes: min(manifest.size, state.chunksHave * manifest.chunkSize), state: state.phase, waitingFor: state.waitingFor)
+                        downloadedBytes: min(manifest.size, state.machine.chunksHave * manifest.chunkSize), state: Self.progressState(state.machine.phase),
+                        waitingFor: state.waitingFor)
                 },
                 window: settings.window.description, bytesToday: budget.withLock { $0.spent(day: today) }, maxBytesPerDay: settings.maxBytesPerDay,
                 lastOutcome: state.lastOutcome)
+        }
+    }
+
+    private static func progressState(_ phase: UpdateStateMachine.Phase) -> ReleaseProgress.State {
+        switch phase {
+        case .downloading: .downloading
+        case .paused: .paused
+        case .downloaded: .downloaded
+        case .installing: .installing
         }
     }
 
@@ -450,12 +595,15 @@ final class UpdateDesk: Sendable {
             group.addTask { [self] in
                 var wakes = accepted.makeAsyncIterator()
                 while !Task.isCancelled {
-                    if await work() == .idle {
+                    switch await work() {
+                    case .idle:
                         // Nothing accepted: no timer while there is nothing to do.
                         guard await wakes.next() != nil else { return }
+                    case .again:
                         continue
+                    case .later:
+                        do { try await clock.sleep(for: Self.roundSeconds) } catch { return }
                     }
-                    do { try await clock.sleep(for: Self.roundSeconds) } catch { return }
                 }
             }
             await group.next()

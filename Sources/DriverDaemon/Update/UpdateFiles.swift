@@ -25,19 +25,23 @@ struct UpdateFiles: Sendable {
     var givenUpList: String { directory + "/given-up.json" }
 
     /// Releases (SHA-256) driverd-update rolled back or refused: never taken again.
-    func givenUp() -> [String] {
-        ((try? DurableFile.contents(givenUpList)) ?? nil).flatMap { try? JSONDecoder().decode([String].self, from: $0) } ?? []
+    func givenUp() throws -> [String] {
+        guard let data = try DurableFile.contents(givenUpList) else { return [] }
+        return try JSONDecoder().decode([String].self, from: data)
     }
 
-    func giveUp(_ sha256: String) {
-        // The newest 20 are enough: a fleet does not keep offering older bad releases.
-        let list = Array((givenUp().filter { $0 != sha256 } + [sha256]).suffix(20))
-        try? DurableFile.write(try JSONEncoder().encode(list), to: givenUpList)
+    func giveUp(_ sha256: String) throws {
+        // The newest 20 are enough: a fleet does not keep offering older bad releases. A list that does not decode is
+        // replaced (the caller was told when it was read).
+        let before = (try? givenUp()) ?? []
+        let list = Array((before.filter { $0 != sha256 } + [sha256]).suffix(20))
+        try DurableFile.write(try JSONEncoder().encode(list), to: givenUpList)
     }
 
     /// Chunks of `manifest` already in `package.part`, each checked against its SHA-256; the file is cut after the
     /// last good one (a power cut may leave a torn tail).
     func verifiedChunks(of manifest: ReleaseManifest) throws -> Int {
+        // No partial download yet: none of it here.
         guard let size = try? DurableFile.regularFileSize(part) else { return 0 }
         var good = 0
         while good < manifest.chunks.count, good * manifest.chunkSize + manifest.length(ofChunk: good) <= size {
