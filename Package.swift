@@ -9,6 +9,8 @@ let package = Package(
         .executable(name: "driverctl", targets: ["driverctl"]),
         .executable(name: "dispatch-sim", targets: ["dispatch-sim"]),
         .executable(name: "driverd-kiosk", targets: ["driverd-kiosk"]),
+        // For the fuzzing package (Fuzz/), which builds it with -sanitize=fuzzer,address.
+        .library(name: "FuzzTargets", targets: ["FuzzTargets"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -209,6 +211,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Every parser of outside input as a function of bytes: libFuzzer's targets (Fuzz/, `make fuzz`), and the
+        // corpus `make test` replays (Tests/FuzzCorpus).
+        .target(
+            name: "FuzzTargets",
+            dependencies: [
+                "BackendContract", "DriverAPI", "DriverDaemon", "DriverDomain", "DriverKiosk", "GPSKit", "JSONRPC", "OBDKit",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
         .testTarget(name: "DriverAPITests", dependencies: ["DriverAPI", "JSONRPC"], resources: [.copy("Golden")]),
         .testTarget(
             name: "JSONRPCTests",

@@ -66,12 +66,33 @@ public struct StorageStatus: Codable, Sendable, Equatable {
     /// Space left for the daemon's user (`f_bavail`), bytes; nil when the file system could not be read.
     public var freeBytes: Int64?
     public var totalBytes: Int64?
+    /// Stored rows the daemon could not read and set aside (kept in `set_aside_row`, never written over); nil when
+    /// none. `setAside` names the newest: the table, when (Unix seconds), and why.
+    public var setAsideRows: Int?
+    public var setAside: [SetAsideSummary]?
 
-    public init(stateDirectory: String, databaseBytes: Int64, freeBytes: Int64?, totalBytes: Int64?) {
+    public init(
+        stateDirectory: String, databaseBytes: Int64, freeBytes: Int64?, totalBytes: Int64?, setAsideRows: Int? = nil, setAside: [SetAsideSummary]? = nil
+    ) {
         self.stateDirectory = stateDirectory
         self.databaseBytes = databaseBytes
         self.freeBytes = freeBytes
         self.totalBytes = totalBytes
+        self.setAsideRows = setAsideRows
+        self.setAside = setAside
+    }
+}
+
+/// One stored row set aside because the daemon could not read it.
+public struct SetAsideSummary: Codable, Sendable, Equatable {
+    public var table: String
+    public var at: Double
+    public var reason: String
+
+    public init(table: String, at: Double, reason: String) {
+        self.table = table
+        self.at = at
+        self.reason = reason
     }
 }
 

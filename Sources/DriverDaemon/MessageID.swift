@@ -24,4 +24,5 @@ public enum MessageID: String, Sendable, CaseIterable {
     case vehicleLink = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f84"
     case vehicleFault = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f85"
     case vehicleBatteryLow = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f86"
+    case stateSetAside = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f87"
 }

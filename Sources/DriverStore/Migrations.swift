@@ -265,6 +265,19 @@ enum Migrations {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v15_set_aside_row") { db in
+            // A stored row the daemon could not read is copied here (each column as an SQL literal) before the daemon
+            // goes on without it: never overwritten by a fresh default, kept for a person to look at.
+            try db.execute(sql: """
+                CREATE TABLE set_aside_row (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    table_name TEXT NOT NULL,
+                    row_text TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    set_aside_at REAL NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 }

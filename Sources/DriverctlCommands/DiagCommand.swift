@@ -49,6 +49,11 @@ enum DiagFormatter {
                 "vehicle", VehicleFormatter.line(vehicle) + ", odometer disagreements \(vehicle.odometerDisagreements) (trips over 5 % apart)"))
         }
         lines.append(StatusFormatter.row("disk", disk(report.storage)))
+        if let setAside = report.storage.setAside, !setAside.isEmpty {
+            lines.append(StatusFormatter.row(
+                "set aside", "\(report.storage.setAsideRows ?? setAside.count) stored row(s) could not be read and were kept aside (table set_aside_row):"))
+            for row in setAside { lines.append("  \(TextFormat.UTC(row.at).iso8601) \(row.table): \(row.reason)") }
+        }
         let configWarnings = report.config.warnings
         lines.append(StatusFormatter.row(
             "config", report.config.path + (configWarnings.isEmpty ? ": no warnings" : ": " + configWarnings.joined(separator: "; "))))

@@ -56,6 +56,20 @@ final class GPSDConnection {
     func read() throws(GPSDError) -> Report {
         let result = gps_read(&data, nil, 0)
         guard result >= 0 else { throw GPSDError(operation: "gps_read", code: result, detail: "gpsd closed the connection") }
+        return Self.report(of: data, satellitesUsed: &satellitesUsed)
+    }
+
+    /// One line of gpsd's JSON, as libgps reads it and this reader takes it: what the fuzzer feeds (gpsd's output is
+    /// outside input, and a gpsd fed by a faulty receiver, or another program on port 2947, may send anything).
+    static func decode(json line: [UInt8]) -> Report {
+        var data = gps_data_t()
+        var satellitesUsed: Int?
+        var text = line.filter { $0 != 0 }.map { CChar(bitPattern: $0) } + [0]
+        _ = gps_unpack(&text, &data)
+        return report(of: data, satellitesUsed: &satellitesUsed)
+    }
+
+    private static func report(of data: gps_data_t, satellitesUsed: inout Int?) -> Report {
         if data.set & UInt64(SATELLITE_SET) != 0, data.satellites_used >= 0 {
             satellitesUsed = Int(data.satellites_used)
         }
@@ -83,5 +97,14 @@ final class GPSDConnection {
 
     deinit { close() }
 
-    private func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
+    private static func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
+}
+
+/// gpsd's JSON as this reader takes it, one line at a time: the fuzzer's way in (and its corpus replay's).
+public enum GPSDJSON {
+    /// The fix a line gives, or nil (another report, no fix, no time or position).
+    public static func fix(_ line: [UInt8]) -> Fix? {
+        if case .fix(let fix) = GPSDConnection.decode(json: line) { return fix }
+        return nil
+    }
 }

@@ -31,13 +31,23 @@ enum DiagHandlers {
         } catch {
             sqlite = "unreadable: \(Store.describeWriteFailure(error))"
         }
+        var storage = SystemInfo.storage(stateDirectory: runtime.config.stateDirectory, databasePath: runtime.store.path)
+        do {
+            let (count, newest) = try runtime.store.setAsideRows(limit: 5)
+            if count > 0 {
+                storage.setAsideRows = count
+                storage.setAside = newest.map { SetAsideSummary(table: $0.tableName, at: $0.setAsideAt, reason: $0.reason) }
+            }
+        } catch {
+            storage.setAside = [SetAsideSummary(table: "set_aside_row", at: 0, reason: "unreadable: \(Store.describeWriteFailure(error))")]
+        }
         return DiagReport(
             generatedAt: runtime.agent.tracking.tracker.clock.now().time,
             versions: DiagVersions(
                 daemon: DaemonVersion.current, api: "\(APIVersion.major).\(APIVersion.minor)", sqlite: sqlite,
                 libgps: LibGPSVersion.api, kernel: SystemInfo.kernel(), os: SystemInfo.operatingSystem()),
             status: AgentHandlers.status(runtime.agent),
-            storage: SystemInfo.storage(stateDirectory: runtime.config.stateDirectory, databasePath: runtime.store.path),
+            storage: storage,
             config: DiagConfig(
                 path: runtime.configPath, effective: runtime.config.effectiveValues,
                 warnings: runtime.configWarnings.map(\.description),

@@ -43,26 +43,62 @@ final class TravelMonitor: Sendable {
         hub: EventHub? = nil, logger: Logger
     ) {
         self.book = book
-        taskReadings = Mutex((try? book.taskReadings()) ?? [:])
         self.hub = hub
         self.recorder = recorder
         self.logger = logger
-        var record = (try? book.read()) ?? TravelRecord()
+        var readings: [String: TaskReading] = [:]
+        do {
+            readings = try book.taskReadings()
+        } catch {
+            // Read again at each task's end: the distances of tasks in progress are shown as unknown meanwhile.
+            logger.error("the tasks' distance readings cannot be read: \(error)")
+        }
+        taskReadings = Mutex(readings)
+        var (record, trips, vehicleStart) = Self.restore(book, logger: logger)
         let anchor = record.anchorTime.flatMap { time in
             record.anchorLat.flatMap { lat in
                 record.anchorLng.map { Odometer.Anchor(time: time, lat: lat, lng: $0, speed: record.anchorSpeed, horizontalError: record.anchorError) }
             }
         }
         let odometer = Odometer(metres: record.metres, bridgedMetres: record.bridgedMetres, gaps: record.gaps, anchor: anchor)
-        var trips = record.tripRules.flatMap { try? JSONDecoder().decode(TripDetector.self, from: $0) } ?? TripDetector()
         trips.settings = TripDetector.Settings(idleSeconds: idleSeconds)
         // A shift this row has not seen yet starts its counts at the odometer's reading.
         if let shiftStartedAt, record.shiftStartedAt != shiftStartedAt {
             Self.startShift(&record, at: shiftStartedAt, odometer: odometer)
-            try? book.save(record)
+            do {
+                try book.save(record)
+            } catch {
+                logger.error("the shift's start cannot be stored in the travel state (stored with the next fixes): \(Store.describeWriteFailure(error))")
+            }
         }
-        let vehicleStart = record.tripVehicleStart.flatMap { try? JSONDecoder().decode(VehicleReading.self, from: $0) }
         state = Mutex(State(odometer: odometer, trips: trips, record: record, harsh: HarshDrivingDetector(settings: harsh), vehicleStart: vehicleStart))
+    }
+
+    /// The stored state, decoded whole, or set aside: a row (or a blob in it) this release cannot read is never
+    /// replaced by a fresh default in place. It is copied into `set_aside_row` first and said once (MESSAGE_ID
+    /// `stateSetAside`, `driverctl diag`); the odometer then starts from zero.
+    private static func restore(_ book: TravelBook, logger: Logger) -> (TravelRecord, TripDetector, VehicleReading?) {
+        do {
+            let record = try book.read()
+            let trips = try record.tripRules.map { try JSONDecoder().decode(TripDetector.self, from: $0) } ?? TripDetector()
+            let vehicleStart = try record.tripVehicleStart.map { try JSONDecoder().decode(VehicleReading.self, from: $0) }
+            return (record, trips, vehicleStart)
+        } catch {
+            let reason = "unreadable: \(error)"
+            do {
+                let count = try book.store.setAside(.travelState, reason: reason, now: WallClock.now())
+                logger.error(
+                    "the travel state cannot be read (\(error)): \(count) row(s) set aside in set_aside_row; the odometer starts from zero",
+                    metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.stateSetAside.rawValue)"])
+            } catch let failure {
+                // The database refuses writes too (a full or failing disk): the next save of the travel state, if one
+                // succeeds, replaces the row; said at the highest level so the unit is looked at.
+                logger.critical(
+                    "the travel state cannot be read (\(error)) nor set aside (\(Store.describeWriteFailure(failure))): the next save replaces it",
+                    metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.stateSetAside.rawValue)"])
+            }
+            return (TravelRecord(), TripDetector(), nil)
+        }
     }
 
     func whenQueued(_ action: @escaping @Sendable () -> Void) { onQueued.withLock { $0 = action } }
