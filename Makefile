@@ -5,7 +5,7 @@ SWIFT ?= swift
 SWIFT_BUILD = $(SWIFT) build -Xswiftc -use-ld=lld
 BIN_DIR = $(shell $(SWIFT_BUILD) --show-bin-path)
 
-.PHONY: all deps build test test-kiosk demo bench soak deb test-package clean
+.PHONY: all deps build test test-kiosk demo bench soak fuzz deb test-package clean
 
 all: build
 
@@ -48,6 +48,12 @@ soak: deps
 	$(SWIFT_BUILD) --build-tests
 	DRIVERD_POWERCUT_CUTS=$${SOAK_CUTS:-1000} DRIVERD_BIN_DIR="$(BIN_DIR)" $(SWIFT) test --skip-build --filter PowerCutTests/journey \
 		>.build/soak.log 2>&1; status=$$?; grep -E "power-cut soak|recorded an issue|passed after|failed after" .build/soak.log; exit $$status
+
+# libFuzzer over every parser of outside input (Sources/FuzzTargets), FUZZ_SECONDS each (default 60): prints
+# executions, rate, coverage and the slowest input per target; a crash, leak or slow input is left in
+# .build-fuzz/crashes. `make test` replays the corpus in Tests/FuzzCorpus without fuzzing.
+fuzz: deps
+	scripts/fuzz.sh
 
 # The Debian package: a release build with the Swift runtime linked in, man pages and completions from
 # swift-argument-parser, checked by lintian (errors fail). Output: out/driverd_<version>_<arch>.deb

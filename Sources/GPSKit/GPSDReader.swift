@@ -30,6 +30,9 @@ public final class GPSDReader: Sendable {
     /// quiet spell.
     private let batchInterval: Double
     private let control = Mutex(Control())
+    /// Work handed to this thread by other threads (the vehicle's reader), run in the order it came, between the
+    /// batches of fixes: every decision of the tracking pipeline is taken on this one thread.
+    private let inbox = Mutex<[@Sendable () -> Void]>([])
     /// The thread, its stop, and the pipe that wakes it when `control` changes.
     private let runner = ReaderRunner()
     private var wakePipe: WakePipe { runner.wakePipe }
@@ -78,7 +81,24 @@ public final class GPSDReader: Sendable {
         if wasPaused { wake() }
     }
 
+    /// Runs `work` on the reader's thread, after what is in hand and before the next wait, in the order handed in.
+    public func perform(_ work: @escaping @Sendable () -> Void) {
+        inbox.withLock { $0.append(work) }
+        wake()
+    }
+
     private func wake() { wakePipe.wake() }
+
+    private func runInbox() {
+        while true {
+            let work = inbox.withLock { inbox -> [@Sendable () -> Void] in
+                defer { inbox.removeAll() }
+                return inbox
+            }
+            if work.isEmpty { return }
+            for item in work { item() }
+        }
+    }
 
     private var isStopping: Bool { runner.isStopping }
 
@@ -223,9 +243,11 @@ public final class GPSDReader: Sendable {
     }
 
     /// Sleeps up to `seconds` (nil: no limit) or until `readable` has data (true) or the wake pipe fires. Every
-    /// wait of the reader comes here: the handler's housekeeping runs first and shortens the wait to its deadline.
+    /// wait of the reader comes here: the work handed in runs first (`perform`), then the handler's housekeeping,
+    /// which shortens the wait to its deadline.
     @discardableResult
     private func wait(readable descriptor: Int32? = nil, seconds: Double?) -> Bool {
+        runInbox()
         let seconds = [seconds, handler?.housekeeping()].compactMap { $0 }.min()
         return wakePipe.wait(readable: descriptor, seconds: seconds)
     }

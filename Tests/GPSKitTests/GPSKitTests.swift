@@ -35,6 +35,46 @@ struct GPSKitTests {
         #expect(states == [.connecting, .lost, .connecting, .lost, .connecting, .lost])
     }
 
+    /// Records what the reader's thread decides, and on which thread.
+    final class Recorder: GPSEventHandler, @unchecked Sendable {
+        // Touched only on the reader's thread (the test reads it after the reader stopped).
+        var entries: [(what: String, thread: pthread_t)] = []
+        func handle(_ event: GPSEvent) -> GPSPace {
+            if case .link(let state) = event { entries.append(("link \(state.rawValue)", pthread_self())) }
+            return .continue
+        }
+        func idle() -> Double? { nil }
+    }
+
+    @Test("one thread of decisions: work handed in from other threads runs on the reader's thread, in the order it came, between the reader's own events")
+    func performOnTheReadersThread() async throws {
+        let recorder = Recorder()
+        let reader = GPSDReader(endpoint: GPSDEndpoint(host: "127.0.0.1", port: "1"), handler: recorder, backoff: .init(base: 0.02, cap: 0.05))
+        reader.start()
+        // Two other threads (as the vehicle's reader would), each handing in its events in its own order.
+        let threads = (0..<2).map { lane in
+            Thread {
+                for index in 0..<50 {
+                    reader.perform { recorder.entries.append(("vehicle \(lane) \(index)", pthread_self())) }
+                    usleep(useconds_t(200 + lane * 150))
+                }
+            }
+        }
+        threads.forEach { $0.start() }
+        try await Task.sleep(for: .seconds(1))
+        reader.stop()
+        try await Task.sleep(for: .milliseconds(200))
+        let entries = recorder.entries
+        #expect(entries.filter { $0.what.hasPrefix("vehicle") }.count == 100)
+        #expect(entries.contains { $0.what.hasPrefix("link") })
+        // All on one thread: the reader's (where its link events were handled).
+        let readerThread = try #require(entries.first { $0.what.hasPrefix("link") }).thread
+        #expect(entries.allSatisfy { pthread_equal($0.thread, readerThread) != 0 })
+        for lane in 0..<2 {
+            #expect(entries.filter { $0.what.hasPrefix("vehicle \(lane) ") }.map(\.what) == (0..<50).map { "vehicle \(lane) \($0)" })
+        }
+    }
+
     @Test("a real gpsd (gpsfake) gives fixes with time, position, speed and track; pausing stops them")
     func realGPSD() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/gpsfake"), "gpsfake is missing")

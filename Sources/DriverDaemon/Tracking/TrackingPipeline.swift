@@ -65,32 +65,53 @@ final class TrackingPipeline: GPSEventHandler {
 
     func whenMotionChanged(_ action: @escaping @Sendable (Motion) -> Void) { motionListener.withLock { $0 = action } }
 
-    /// The motion changed outside the fixes (the vehicle's speed in a tunnel): logged like the fixes' changes.
-    func motionChanged(to motion: Motion) {
-        announce(motion)
-        planChanged()
+    /// What the vehicle's adapter says, for the decisions the fixes also feed (motion, ignition and power, the
+    /// safety gate, the receiver).
+    enum VehicleEvent: Sendable, Equatable {
+        /// The vehicle's speed (nil: unknown), and how soon the next one comes.
+        case speed(Double?, nextWithin: Double)
+        /// The engine as the adapter tells (nil: unknown).
+        case engine(running: Bool?)
+        /// The vehicle's battery is protected: the receiver is released (gpsd may power it down), or taken back.
+        case batteryProtection(Bool)
+    }
+
+    /// One thread of decisions: a vehicle event is decided on the GPS reader's thread, in the order the events came,
+    /// between the batches of fixes (the vehicle's reader never calls into the decisions itself). Without a reader
+    /// (an in-process test hands fixes in itself) it is decided at once, on the caller's thread.
+    func vehicle(_ event: VehicleEvent) {
+        if let reader = reader.withLock({ $0 }) {
+            reader.perform { [self] in decide(event) }
+        } else {
+            decide(event)
+        }
+    }
+
+    private func decide(_ event: VehicleEvent) {
+        switch event {
+        case .speed(let speed, let nextWithin):
+            safety?.observeVehicle(speed: speed, nextWithin: nextWithin)
+            // The motion changed outside the fixes (the vehicle's speed in a tunnel): logged like the fixes' changes.
+            if let changed = tracker.vehicleSpeed(speed) {
+                announce(changed)
+                planChanged()
+            }
+        case .engine(let running):
+            let changed = vehicleIgnition.withLock { value in
+                defer { value = running }
+                return value != running
+            }
+            if changed, ignitionSource == .obd { refreshPower() }
+        case .batteryProtection(let released):
+            receiverReleased.withLock { $0 = released }
+            if released { reader.withLock { $0 }?.pause(for: Self.releasedPause, release: true) } else { reader.withLock { $0 }?.resume() }
+        }
     }
 
     /// A changed motion, logged and told to the listener, whichever evidence changed it.
     private func announce(_ motion: Motion) {
         logger.info("motion: \(motion.rawValue)", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.motionChanged.rawValue)", "motion": "\(motion.rawValue)"])
         motionListener.withLock { $0 }?(motion)
-    }
-
-    /// The engine as the vehicle's adapter tells (nil: unknown); applied at once when it is the ignition's source.
-    func setVehicleIgnition(_ running: Bool?) {
-        let changed = vehicleIgnition.withLock { value in
-            defer { value = running }
-            return value != running
-        }
-        if changed, ignitionSource == .obd { refreshPower() }
-    }
-
-    /// Releases the receiver for as long as the vehicle's battery is protected (gpsd may power it down), or takes
-    /// it back.
-    func setReceiverReleased(_ released: Bool) {
-        receiverReleased.withLock { $0 = released }
-        if released { reader.withLock { $0 }?.pause(for: Self.releasedPause, release: true) } else { reader.withLock { $0 }?.resume() }
     }
 
     private static let releasedPause = 3600.0

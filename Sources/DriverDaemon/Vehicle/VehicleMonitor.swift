@@ -11,7 +11,8 @@ import SystemdKit
 
 /// The vehicle as its OBD-II adapter reports it, on the reader's thread: a lock-guarded class that never calls
 /// out while holding its lock. It owns what follows from the readings: the engine as the ignition
-/// (`ignition.source = obd`), the vehicle's speed as evidence for the safety gate and the motion detector, the
+/// (`ignition.source = obd`) and the vehicle's speed (handed to the tracking pipeline, which decides the safety gate and
+/// the motion with them on the GPS reader's thread), the
 /// reader's polling mode, fault codes reported to the backend once, and the protection of the vehicle's battery.
 final class VehicleMonitor: OBDEventHandler, Sendable {
     struct Settings: Sendable {
@@ -49,7 +50,6 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
     private let state: Mutex<State>
     private let reader = Mutex<OBDReader?>(nil)
     private let pipeline: TrackingPipeline
-    private let safety: Safety
     private let shift: Shift
     private let outbox: Outbox
     private let book: VehicleFaultBook
@@ -60,13 +60,12 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
     private let onQueued = Mutex<(@Sendable () -> Void)?>(nil)
 
     init(
-        settings: Settings, pipeline: TrackingPipeline, safety: Safety, shift: Shift, outbox: Outbox, book: VehicleFaultBook, hub: EventHub,
+        settings: Settings, pipeline: TrackingPipeline, shift: Shift, outbox: Outbox, book: VehicleFaultBook, hub: EventHub,
         travel: TravelMonitor, clock: DaemonClock, logger: Logger
     ) {
         self.travel = travel
         self.settings = settings
         self.pipeline = pipeline
-        self.safety = safety
         self.shift = shift
         self.outbox = outbox
         self.book = book
@@ -120,7 +119,6 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
             return state.link
         }
         if link != .ok {
-            safety.observeVehicle(speed: nil, nextWithin: 0)
             vehicleSpeed(nil)
             updateEngine()
         }
@@ -134,8 +132,7 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
         switch reading {
         case .speed(let speed):
             state.withLock { $0.speed = (speed, now) }
-            let interval = vehicleSpeed(speed)
-            safety.observeVehicle(speed: speed, nextWithin: interval)
+            vehicleSpeed(speed)
         case .rpm(let rpm):
             state.withLock { $0.rpm = (rpm, now) }
             updateEngine()
@@ -170,19 +167,17 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
             case .moduleVoltage: break
             }
         }
-        if pid == .speed {
-            safety.observeVehicle(speed: nil, nextWithin: 0)
-            vehicleSpeed(nil)
-        }
+        if pid == .speed { vehicleSpeed(nil) }
         if pid == .rpm { updateEngine() }
     }
 
-    /// Feeds the motion detector; returns how soon the next speed comes (the reader's interval in its mode).
-    @discardableResult
-    private func vehicleSpeed(_ speed: Double?) -> Double {
-        if let changed = pipeline.tracker.vehicleSpeed(speed) { pipeline.motionChanged(to: changed) }
-        if case .moving(let interval) = reader.withLock({ $0 })?.mode { return interval }
-        return settings.parkedInterval
+    /// Hands the speed to the pipeline, which decides motion and the safety gate with it (unknown: no next one due).
+    private func vehicleSpeed(_ speed: Double?) {
+        var nextWithin = 0.0
+        if speed != nil {
+            if case .moving(let interval) = reader.withLock({ $0 })?.mode { nextWithin = interval } else { nextWithin = settings.parkedInterval }
+        }
+        pipeline.vehicle(.speed(speed, nextWithin: nextWithin))
     }
 
     private func updateEngine() {
@@ -194,7 +189,7 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
         }
         guard before != after else { return }
         if let after { logger.info("vehicle: engine \(after ? "running" : "off")") }
-        pipeline.setVehicleIgnition(after)
+        pipeline.vehicle(.engine(running: after))
     }
 
     /// The reader's polling mode from the battery, the vehicle's movement and the engine. A speed read while parked
@@ -230,14 +225,14 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
             logger.warning(
                 "vehicle battery low: \(TextFormat.fixed(volts, decimals: 1)) V with the engine off for \(Int(settings.lowVoltageSeconds)) s; stopped reading the vehicle and released the GPS receiver",
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.vehicleBatteryLow.rawValue)", "voltage": "\(volts)"])
-            pipeline.setReceiverReleased(true)
+            pipeline.vehicle(.batteryProtection(true))
             updateMode()
             sendBatteryReport()
             if settings.shutdownOnLowVoltage { powerOff() }
         case .release:
             state.withLock { $0.protectingSince = nil }
             logger.notice("vehicle battery: \(TextFormat.fixed(volts, decimals: 1)) V, engine \(state.withLock { $0.engineRunning == true } ? "running" : "off"); reading the vehicle again")
-            pipeline.setReceiverReleased(false)
+            pipeline.vehicle(.batteryProtection(false))
         case nil:
             break
         }
