@@ -190,7 +190,12 @@ final class FleetRequestDesk: Sendable {
             let chunk = DiagChunkItem(
                 requestId: request.requestId, index: index, count: count, offset: offset, length: min(settings.chunkBytes, data.count - offset),
                 sha256: sha256, file: file)
-            guard let payload = try? Data(Codec.encode(chunk)) else { continue }
+            let payload: Data
+            do {
+                payload = Data(try Codec.encode(chunk))
+            } catch {
+                return .failure(Refused("chunk \(index) of the bundle could not be encoded: \(error)"))
+            }
             items.append(OutboxItemRecord(
                 kind: .diagChunk, taskId: TaskRecord.diagnosticsLane, idempotencyKey: "diag-\(request.requestId)-\(index)", payload: payload,
                 createdAt: tracker.clock.now().time))

@@ -61,9 +61,9 @@ final class PushInbox: Sendable {
     /// `push`, `driver`'s, was handed on (and stored by whoever keeps it): a reconnect's catch-up starts after it.
     /// Written after the push itself, so a power cut never keeps this id and loses the push; an ETA only refreshes
     /// the card and costs no flash write (seen again after a restart, it harms nothing).
-    func handled(_ push: Push, driver: String?) {
+    func handled(_ push: Push, driver: String?) throws {
         guard push.kind != .eta, let driver else { return }
-        try? cursors.advance(driver: driver, to: push.id)
+        try cursors.advance(driver: driver, to: push.id)
     }
 
     /// Pushes before one that came could not be fetched: the next poll fetches them.

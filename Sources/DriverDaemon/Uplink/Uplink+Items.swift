@@ -66,13 +66,23 @@ extension Uplink {
         case .retryRefused:
             guard let failure else { return }
             // Someone may be in danger: tried again like a lost request.
-            try? outbox.recordFailure(itemId: id, error: failure.reason)
+            recordFailure(itemId: id, failure.reason)
             logger.error("the backend refused an SOS; trying again", metadata: ["status": "\(failure.status ?? 0)"])
             throw BackendClientError.unexpected("the backend refused the SOS (\(failure.status ?? 0)): \(failure.reason)")
         case .retry:
             guard let failure else { return }
-            try? outbox.recordFailure(itemId: id, error: failure.reason)
+            recordFailure(itemId: id, failure.reason)
             throw failure
+        }
+    }
+
+    /// The attempt count and last error shown by `outbox.status`: informative, so a failure to store them is logged
+    /// and the retry goes on.
+    private func recordFailure(itemId: Int64, _ reason: String) {
+        do {
+            try outbox.recordFailure(itemId: itemId, error: reason)
+        } catch {
+            logger.error("cannot record a failed send of item \(itemId): \(Store.describeWriteFailure(error))")
         }
     }
 }

@@ -1,3 +1,4 @@
+import DriverStore
 import BackendClient
 import BackendContract
 import Logging
@@ -58,7 +59,12 @@ extension Uplink {
         for handler in state.withLock({ $0.pushHandlers }) { await handler(push) }
         // Stopping in the middle of it (a fleet request's bundle cut short): the push comes again next time.
         guard !Task.isCancelled else { return }
-        pushes.handled(push, driver: driver)
+        do {
+            try pushes.handled(push, driver: driver)
+        } catch {
+            // The push is handled again after a restart (its owners take a repeat as one).
+            logger.error("cannot store the push cursor at \(push.id): \(Store.describeWriteFailure(error))")
+        }
     }
 
     /// Without the WebSocket, or behind it, pushes are polled (at most every 30 s).

@@ -206,8 +206,17 @@ final class Uplink: Sendable {
         if itemsQueued.load(ordering: .acquiring), state.withLock({ $0.machine.link == .online }), !itemsHeld {
             return UplinkStateMachine.Backlog(pings: 0, items: 1)
         }
-        let depth = (try? outbox.depth()) ?? Outbox.Depth()
-        let heads = itemsHeld ? [] : (try? outbox.headItems()) ?? []
+        let depth: Outbox.Depth
+        let heads: [OutboxItemRecord]
+        do {
+            depth = try outbox.depth()
+            heads = itemsHeld ? [] : try outbox.headItems()
+        } catch {
+            // Not an empty queue: an attempt is made, and its own read of the queue fails as an attempt does (logged,
+            // backed off, tried again), so the error is said and nothing waits unseen.
+            logger.error("the outbox cannot be read: \(Store.describeWriteFailure(error))")
+            return UplinkStateMachine.Backlog(pings: 0, items: 1)
+        }
         let pings = onShift() || state.withLock({ $0.shiftEndFlush }) ? depth.pings + (recorder?.pendingCount ?? 0) : 0
         let gps = onShift() ? heartbeat().flatMap { GPSLinkState(rawValue: $0.gps) } : nil
         return UplinkStateMachine.Backlog(
