@@ -25,6 +25,7 @@ final class GPSDConnection {
     private var data = gps_data_t()
     private var isOpen = false
     private var satellitesUsed: Int?
+    private var lines = LineBuffer()
 
     func open(_ endpoint: GPSDEndpoint) throws(GPSDError) {
         let result = gps_open(endpoint.host, endpoint.port, &data)
@@ -49,22 +50,35 @@ final class GPSDConnection {
         guard result == 0 else { throw GPSDError(operation: "gps_send", code: result, detail: "gpsd went away") }
     }
 
-    /// Whether a report is buffered or arrives within `microseconds` (0: do not wait).
-    func waiting(microseconds: Int32) -> Bool { gps_waiting(&data, microseconds) }
-
-    /// Reads and parses one report.
-    func read() throws(GPSDError) -> Report {
-        let result = gps_read(&data, nil, 0)
-        guard result >= 0 else { throw GPSDError(operation: "gps_read", code: result, detail: "gpsd closed the connection") }
-        return Self.report(of: data, satellitesUsed: &satellitesUsed)
+    /// Whether a whole report is buffered or arrives within `microseconds` (0: do not wait), or gpsd went away (the
+    /// next `read` says so).
+    func waiting(microseconds: Int32) -> Bool {
+        if lines.hasLine || lines.closed { return true }
+        var descriptor = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, (microseconds + 999) / 1000) > 0 else { return false }
+        lines.fill(from: self.descriptor)
+        return lines.hasLine || lines.closed
     }
 
-    /// One line of gpsd's JSON, as libgps reads it and this reader takes it: what the fuzzer feeds (gpsd's output is
-    /// outside input, and a gpsd fed by a faulty receiver, or another program on port 2947, may send anything).
-    static func decode(json line: [UInt8]) -> Report {
+    /// Reads and parses one report (one line: the reader's own, not libgps's `gps_read`, so that a line which is not
+    /// JSON never reaches libgps's parser: libgps 3.22 loops forever on `{"class":"TPV","lon":"class":"TPV"}`, found
+    /// by the fuzzer).
+    func read() throws(GPSDError) -> Report {
+        if !lines.hasLine, !lines.closed { lines.fill(from: descriptor) }
+        guard let line = lines.next() else {
+            if lines.closed { throw GPSDError(operation: "read", code: -1, detail: "gpsd closed the connection") }
+            return .other
+        }
+        return Self.decode(json: line, satellitesUsed: &satellitesUsed)
+    }
+
+    /// One line of gpsd's JSON as this reader takes it: checked as JSON by the strict parser, then unpacked by libgps
+    /// (`gps_unpack`, as `gps_read` would). What the fuzzer feeds: gpsd's output is outside input (a gpsd fed by a
+    /// faulty receiver, or another program on port 2947, may send anything).
+    static func decode(json line: [UInt8], satellitesUsed: inout Int?) -> Report {
+        guard line.count <= LineBuffer.maxLine, (try? JSONParser.parse(line)) != nil else { return .other }  // not JSON: dropped, never unpacked
         var data = gps_data_t()
-        var satellitesUsed: Int?
-        var text = line.filter { $0 != 0 }.map { CChar(bitPattern: $0) } + [0]
+        var text = line.map { CChar(bitPattern: $0) } + [0]
         _ = gps_unpack(&text, &data)
         return report(of: data, satellitesUsed: &satellitesUsed)
     }
@@ -93,6 +107,7 @@ final class GPSDConnection {
         gps_close(&data)
         isOpen = false
         satellitesUsed = nil
+        lines = LineBuffer()
     }
 
     deinit { close() }
@@ -102,9 +117,58 @@ final class GPSDConnection {
 
 /// gpsd's JSON as this reader takes it, one line at a time: the fuzzer's way in (and its corpus replay's).
 public enum GPSDJSON {
-    /// The fix a line gives, or nil (another report, no fix, no time or position).
+    /// The fix a line gives, or nil (another report, no fix, no time or position, not JSON).
     public static func fix(_ line: [UInt8]) -> Fix? {
-        if case .fix(let fix) = GPSDConnection.decode(json: line) { return fix }
+        var satellitesUsed: Int?
+        if case .fix(let fix) = GPSDConnection.decode(json: line, satellitesUsed: &satellitesUsed) { return fix }
+        return nil
+    }
+}
+
+/// The bytes gpsd sent, cut into lines (gpsd ends each JSON report with CR LF).
+struct LineBuffer {
+    /// Longer than any report gpsd writes (its JSON buffer is 10 KB): such a line is dropped whole.
+    static let maxLine = 64 << 10
+    private var bytes: [UInt8] = []
+    private var start = 0
+    /// Dropping a line over `maxLine` until its end.
+    private var skipping = false
+    private(set) var closed = false
+
+    var hasLine: Bool { bytes[start...].contains(UInt8(ascii: "\n")) }
+
+    /// What the socket holds now (never waits): at most 64 KiB a call; 0 bytes read is gpsd gone.
+    mutating func fill(from descriptor: Int32) {
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if count == 0 { closed = true }
+        if count < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR { closed = true }
+        guard count > 0 else { return }
+        if start > 0, start >= bytes.count / 2 {
+            bytes.removeFirst(start)
+            start = 0
+        }
+        bytes += chunk[0..<count]
+        // A line that never ends within the limit is not kept growing.
+        if bytes.count - start > Self.maxLine, !hasLine {
+            bytes.removeAll(keepingCapacity: true)
+            start = 0
+            skipping = true
+        }
+    }
+
+    /// The next whole line, without its end.
+    mutating func next() -> [UInt8]? {
+        while let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            var line = Array(bytes[start..<end])
+            start = end + 1
+            if skipping {
+                skipping = false
+                continue
+            }
+            if line.last == UInt8(ascii: "\r") { line.removeLast() }
+            return line
+        }
         return nil
     }
 }
