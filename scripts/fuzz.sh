@@ -20,7 +20,7 @@ for target in $targets; do
     scratch="$build/corpus/$target"
     mkdir -p "$scratch"
     log="$build/logs/$target.log"
-    DRIVERD_FUZZ_TARGET=$target ASAN_OPTIONS=detect_leaks=1 "$binary" "$scratch" "Tests/FuzzCorpus/$target" \
+    DRIVERD_FUZZ_TARGET=$target ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=Fuzz/lsan.supp "$binary" "$scratch" "Tests/FuzzCorpus/$target" \
         -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -report_slow_units=1 -print_final_stats=1 \
         -artifact_prefix="$build/crashes/$target-" >"$log" 2>&1
     status=$?

@@ -76,11 +76,41 @@ final class GPSDConnection {
     /// (`gps_unpack`, as `gps_read` would). What the fuzzer feeds: gpsd's output is outside input (a gpsd fed by a
     /// faulty receiver, or another program on port 2947, may send anything).
     static func decode(json line: [UInt8], satellitesUsed: inout Int?) -> Report {
-        guard line.count <= LineBuffer.maxLine, (try? JSONParser.parse(line)) != nil else { return .other }  // not JSON: dropped, never unpacked
+        // Not JSON, or not a report of the shape this reader uses: dropped, never unpacked.
+        guard line.count <= LineBuffer.maxLine, let value = try? JSONParser.parse(line), isAdmissible(value) else { return .other }
         var data = gps_data_t()
         var text = line.map { CChar(bitPattern: $0) } + [0]
         _ = gps_unpack(&text, &data)
         return report(of: data, satellitesUsed: &satellitesUsed)
+    }
+
+    /// The reports this reader uses, in the shape gpsd writes them: a TPV of scalars, a SKY of scalars and its list
+    /// of satellites (objects of scalars). libgps 3.22 also loops forever on a nested object holding a "class" key
+    /// where it expects none (`{"class":"TPV","x":[{"class":"TPV"}]}`, found by the fuzzer), so nothing nested
+    /// reaches it but SKY's satellites.
+    static func isAdmissible(_ value: JSONValue) -> Bool {
+        guard case .object(let members) = value, case .string(let kind)? = members["class"] else { return false }
+        func isScalar(_ value: JSONValue) -> Bool {
+            switch value {
+            case .array, .object: false
+            default: true
+            }
+        }
+        switch kind {
+        case "TPV":
+            return members.values.allSatisfy(isScalar)
+        case "SKY":
+            return members.allSatisfy { key, value in
+                guard key == "satellites" else { return isScalar(value) }
+                guard case .array(let satellites) = value else { return false }
+                return satellites.allSatisfy { satellite in
+                    guard case .object(let fields) = satellite else { return false }
+                    return fields["class"] == nil && fields.values.allSatisfy(isScalar)
+                }
+            }
+        default:
+            return false
+        }
     }
 
     private static func report(of data: gps_data_t, satellitesUsed: inout Int?) -> Report {
