@@ -5,7 +5,7 @@ SWIFT ?= swift
 SWIFT_BUILD = $(SWIFT) build -Xswiftc -use-ld=lld
 BIN_DIR = $(shell $(SWIFT_BUILD) --show-bin-path)
 
-.PHONY: all deps build test test-kiosk demo bench soak fuzz deb test-package clean
+.PHONY: all deps build test test-kiosk demo bench soak fuzz test-tsan test-asan deb test-package clean
 
 all: build
 
@@ -54,6 +54,17 @@ soak: deps
 # .build-fuzz/crashes. `make test` replays the corpus in Tests/FuzzCorpus without fuzzing.
 fuzz: deps
 	scripts/fuzz.sh
+
+# The unit and in-process suites under ThreadSanitizer and AddressSanitizer, each in a build folder of its own
+# (a full build each: about 10 minutes on 2 cores). Suppressions, each with its reason: scripts/tsan.supp.
+test-tsan: deps
+	$(SWIFT) build --build-tests --build-path .build-tsan --sanitize=thread
+	TSAN_OPTIONS="suppressions=$(CURDIR)/scripts/tsan.supp halt_on_error=0 second_deadlock_stack=1" \
+		$(SWIFT) test --skip-build --build-path .build-tsan --sanitize=thread --skip IntegrationTests
+
+test-asan: deps
+	$(SWIFT) build --build-tests --build-path .build-asan --sanitize=address
+	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --build-path .build-asan --sanitize=address --skip IntegrationTests
 
 # The Debian package: a release build with the Swift runtime linked in, man pages and completions from
 # swift-argument-parser, checked by lintian (errors fail). Output: out/driverd_<version>_<arch>.deb

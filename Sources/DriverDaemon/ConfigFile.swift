@@ -20,7 +20,7 @@ public enum ConfigFile {
     }
 
     public static func parse(_ text: String, path: String = "<config>") throws(Error) -> [String: ConfigValue] {
-        if let (line, column) = nonASCIITableName(in: text) {
+        if let (line, column) = unusableTableName(in: text) {
             throw Error(description: "\(path):\(line):\(column): a table name is letters A-Z a-z, digits, _ and - (or quoted)")
         }
         let table: TOMLTable
@@ -36,10 +36,10 @@ public enum ConfigFile {
         return values
     }
 
-    /// Where a table header (`[name]`, `[[name]]`) has a character outside ASCII that is not quoted, or nil. TOML
-    /// allows none there, and the TOML library (toml++ in TOMLKit) aborts on one (`[ü]`) instead of answering with
-    /// an error: found by the config-toml fuzz target, so it is refused here first.
-    static func nonASCIITableName(in text: String) -> (line: Int, column: Int)? {
+    /// Where a table header (`[name]`, `[[name]]`) has a character that is neither quoted nor one of a bare name's
+    /// (A-Z a-z 0-9 _ -, dots between parts), or nil. The TOML library (toml++ in TOMLKit) aborts on one (`[ü]`,
+    /// `[%backend]`) instead of answering with an error: found by the config-toml fuzz target, so it is refused first.
+    static func unusableTableName(in text: String) -> (line: Int, column: Int)? {
         let delimiters = [String(repeating: "\"", count: 3), String(repeating: "'", count: 3)]
         var multiline: String?  // the delimiter of the multi-line string the line is inside of
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -57,7 +57,7 @@ public enum ConfigFile {
                         quote = character
                     } else if character == "]" || character == "#" {
                         break
-                    } else if !character.isASCII {
+                    } else if !(character.isASCII && (character.isLetter || character.isNumber || "[._- \t".contains(character))) {
                         return (number + 1, line.count - trimmed.count + offset + 1)
                     }
                 }

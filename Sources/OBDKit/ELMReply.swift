@@ -69,7 +69,8 @@ public enum ELMReply: Sendable, Equatable {
         var multiLength: Int? = nil
         for line in lines {
             let compact = line.replacingSpaces()
-            if compact.count == 3, let length = Int(compact, radix: 16), multi == nil {
+            // Three hex digits (Int(_:radix:) would also take "-10" or "+1F": a negative length trapped, found by fuzzing).
+            if compact.utf8.count == 3, compact.utf8.allSatisfy({ nibble($0) != nil }), let length = Int(compact, radix: 16), multi == nil {
                 multiLength = length
                 multi = []
                 continue

@@ -40,6 +40,9 @@ import Testing
         #expect(ELMReply.parse("41 0D 0\r", command: "010D") == .garbage("41 0D 0"))
         #expect(ELMReply.parse("\u{1}\u{2}zz\r41 0D\r", command: "010D") == .garbage("\u{1}\u{2}zz 41 0D"))
         #expect(ELMReply.parse("0: 43 01\r", command: "03") == .garbage("0: 43 01"))
+        // A length line that is not three hex digits (line noise: "-10" parsed as -16 trapped, found by fuzzing).
+        #expect(ELMReply.parse("-10\r0: 410D000C0C C00C80\r1:C0\r", command: "011F") == .garbage("-10 0: 410D000C0C C00C80 1:C0"))
+        #expect(ELMReply.parse("+1F\r0: 41 0D\r", command: "010D") == .garbage("+1F 0: 41 0D"))
     }
 }
 
