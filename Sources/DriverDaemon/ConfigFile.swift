@@ -44,7 +44,7 @@ public enum ConfigFile {
         var multiline: String?  // the delimiter of the multi-line string the line is inside of
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             if let delimiter = multiline {
-                if line.contains(delimiter) { multiline = nil }
+                if line.firstRange(of: delimiter) != nil { multiline = nil }
                 continue
             }
             let trimmed = line.drop { $0 == " " || $0 == "\t" }
