@@ -109,7 +109,8 @@ public enum ReleaseRules {
 
     private static func isLowerAlphanumeric(_ byte: UInt8) -> Bool { (48...57).contains(byte) || (97...122).contains(byte) }
 
-    private static func isSHA256(_ text: String) -> Bool {
+    /// 64 lower-case hex digits.
+    public static func isSHA256(_ text: String) -> Bool {
         text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 }

@@ -59,7 +59,7 @@ struct ReleaseRoutes {
             // and are served under the declared one), so no download can ever match it.
             var declared = manifest
             if let sha256 = query.get("declaredSha256") {
-                guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+                guard ReleaseRules.isSHA256(sha256) else {
                     throw SimHTTPError(.badRequest, "declaredSha256: 64 lower-case hex digits")
                 }
                 declared.sha256 = sha256

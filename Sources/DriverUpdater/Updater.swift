@@ -88,9 +88,13 @@ struct Updater {
             try install(job)
         } catch {
             say("release \(manifest.package) \(manifest.version) refused: \(error)")
-            writeOutcome(
-                manifest.package, manifest.version, .refused, reason: error.description, running: (try? Dpkg.installed(manifest.package))??.version ?? "",
-                sha256: manifest.sha256)
+            var running = ""
+            do {
+                running = try Dpkg.installed(manifest.package)?.version ?? ""
+            } catch {
+                say("the running version of \(manifest.package) is not known (the answer names none): \(error)")
+            }
+            writeOutcome(manifest.package, manifest.version, .refused, reason: error.description, running: running, sha256: manifest.sha256)
             try? DurableFile.remove(requestPath)
         }
     }

@@ -299,11 +299,9 @@ final class UpdateDesk: Sendable {
             removeOutcome()
             return
         }
-        let (action, current) = state.withLock { state in
-            (state.machine.verdict(sha256: ack.sha256, applied: ack.status == .applied), state.manifest)
-        }
+        let action = state.withLock { $0.machine.verdict(sha256: ack.sha256, applied: ack.status == .applied) }
         answer(ack, key: action.release ?? "installer")
-        if let sha = action.giveUp { giveUp(sha) }
+        if action.giveUp != nil { saveGivenUp() }
         let status = UpdateOutcome.Status(rawValue: ack.status.rawValue) ?? .refused
         state.withLock { $0.lastOutcome = UpdateOutcome(package: ack.package, version: ack.version, status: status, reason: ack.reason, at: ack.at) }
         if ack.status == .applied {
@@ -312,11 +310,10 @@ final class UpdateDesk: Sendable {
             logger.warning("release \(ack.package) \(ack.version) \(ack.status.rawValue): \(ack.reason ?? "")")
         }
         removeOutcome()
+        // Only when the verdict is the current release's (the machine says so).
         if action.clearFiles {
             removeFiles(keepingOutcome: true)
-            state.withLock {
-                if $0.manifest?.sha256 == current?.sha256 { $0.manifest = nil }
-            }
+            state.withLock { $0.manifest = nil }
         }
         if let next = action.take {
             state.withLock { state in
@@ -331,12 +328,13 @@ final class UpdateDesk: Sendable {
         }
     }
 
-    /// Never to be taken again, across restarts.
-    private func giveUp(_ sha256: String) {
+    /// The machine's list of releases never to take again, kept across restarts.
+    private func saveGivenUp() {
+        let list = state.withLock { $0.machine.givenUp.sorted() }
         do {
-            try files.giveUp(sha256)
+            try files.saveGivenUp(list)
         } catch {
-            logger.error("cannot record release \(sha256.prefix(12)) as given up (it is refused again if offered after a restart): \(Store.describeWriteFailure(error))")
+            logger.error("cannot record the releases given up (one may be downloaded again after a restart): \(Store.describeWriteFailure(error))")
         }
     }
 
@@ -492,7 +490,7 @@ final class UpdateDesk: Sendable {
             return
         case .refuse:
             // Every chunk matched its own SHA-256: the same bytes come every time, so no download can satisfy it.
-            giveUp(manifest.sha256)
+            saveGivenUp()
             removeFiles(keepingOutcome: true)
             state.withLock {
                 $0.manifest = nil

@@ -30,11 +30,8 @@ struct UpdateFiles: Sendable {
         return try JSONDecoder().decode([String].self, from: data)
     }
 
-    func giveUp(_ sha256: String) throws {
-        // The newest 20 are enough: a fleet does not keep offering older bad releases. A list that does not decode is
-        // replaced (the caller was told when it was read).
-        let before = (try? givenUp()) ?? []
-        let list = Array((before.filter { $0 != sha256 } + [sha256]).suffix(20))
+    /// Writes the whole list (the desk keeps it in memory: nothing read back).
+    func saveGivenUp(_ list: [String]) throws {
         try DurableFile.write(try JSONEncoder().encode(list), to: givenUpList)
     }
 

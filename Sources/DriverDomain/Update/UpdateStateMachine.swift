@@ -25,7 +25,7 @@ public struct UpdateStateMachine: Sendable, Equatable {
     public private(set) var phase = Phase.downloading
     /// An offer accepted while `current` was being installed: taken once `current`'s verdict is in.
     public private(set) var waiting: Release?
-    /// Releases driverd-update rolled back: never taken again.
+    /// Releases driverd-update rolled back, and manifests no download can satisfy: never taken again.
     public private(set) var givenUp: Set<String>
 
     public init(givenUp: Set<String> = []) { self.givenUp = givenUp }
@@ -96,7 +96,7 @@ public struct UpdateStateMachine: Sendable, Equatable {
         /// Keep the package and tell the backend it is DOWNLOADED.
         case keep
         /// Every chunk matched its SHA-256 and the whole did not: no download can ever satisfy this manifest. Refuse
-        /// it once (REFUSED, with the reason), drop its files, never fetch it again.
+        /// it once (REFUSED, with the reason), drop its files, never fetch it again (it joins `givenUp`).
         case refuse
         case stop
     }
@@ -108,6 +108,7 @@ public struct UpdateStateMachine: Sendable, Equatable {
             phase = .downloaded
             return .keep
         }
+        givenUp.insert(release.sha256)
         clear()
         return .refuse
     }
