@@ -131,8 +131,13 @@ struct RemoteConfigTests {
             ]))
             usleep(UInt32.random(in: 0...600_000))
             unit.kill9()
-            try waitUntil("listening after kill -9", detail: unit.log) { (try? Self.show(unit)) != nil }
-            let shown = try Self.show(unit)
+            // One answer, read whole: the new start may fetch the document and restart into it right after.
+            var answer: ConfigShowResult?
+            try waitUntil("listening after kill -9", detail: unit.log) {
+                answer = try? Self.show(unit)
+                return answer != nil
+            }
+            let shown = try #require(answer)
             let entries = Dictionary(uniqueKeysWithValues: shown.entries.map { ($0.key, $0) })
             let running = shown.remote.running
             #expect(running == previous || running == version, "v\(version) pushed, running \(String(describing: running)), before \(String(describing: previous))")
