@@ -20,6 +20,7 @@ public enum JSONValue: Sendable, Hashable {
 extension JSONValue: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
+        // Each try? is the expected "not this type": the next is tried.
         if container.decodeNil() {
             self = .null
         } else if let value = try? container.decode(Bool.self) {

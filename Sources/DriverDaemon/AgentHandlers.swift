@@ -1,4 +1,5 @@
 import DriverAPI
+import DriverStore
 import JSONRPC
 import Logging
 
@@ -10,7 +11,7 @@ struct AgentRuntime: Sendable {
     let counters: RPCCounters
     let logLevel: LogLevelControl
     let tracking: TrackingRuntime
-    let uplinkStatus: @Sendable () -> OutboxStatus
+    let uplinkStatus: @Sendable () throws -> OutboxStatus
     let shiftStatus: @Sendable () -> ShiftStatus
     let safetyStatus: @Sendable () -> SafetyStatus
 }
@@ -38,6 +39,16 @@ enum AgentHandlers {
 
     static func status(_ runtime: AgentRuntime) -> AgentStatus {
         let uptime = ContinuousClock.now - runtime.started
+        // A store that cannot be read leaves the rest of the status standing: the outbox section says why it is empty.
+        let uplink: OutboxStatus?
+        let outbox: SectionAvailability
+        do {
+            uplink = try runtime.uplinkStatus()
+            outbox = SectionAvailability(available: true)
+        } catch {
+            uplink = nil
+            outbox = SectionAvailability(available: false, reason: "the outbox cannot be read: \(Store.describeWriteFailure(error))")
+        }
         let (seconds, attoseconds) = uptime.components
         return AgentStatus(
             daemonVersion: DaemonVersion.current,
@@ -49,10 +60,10 @@ enum AgentHandlers {
                 openConnections: runtime.counters.openConnections, requestsServed: runtime.counters.requestsServed),
             gps: runtime.tracking.gpsStatus(),
             sampling: runtime.tracking.tracker.samplingStatus(),
-            outbox: SectionAvailability(available: true),
+            outbox: outbox,
             link: SectionAvailability(available: true),
             shift: SectionAvailability(available: true),
-            uplink: runtime.uplinkStatus(), shiftStatus: runtime.shiftStatus(), safety: runtime.safetyStatus(),
+            uplink: uplink, shiftStatus: runtime.shiftStatus(), safety: runtime.safetyStatus(),
             clock: runtime.tracking.tracker.clock.status())
     }
 }

@@ -81,7 +81,7 @@ struct DaemonAssembly: Sendable {
             onRetention: Self.logRetention) : nil
         let hub = EventHub()
         let outbox = Outbox(store: store)
-        let shift = Shift(unitState: UnitState(store: store), autoStart: config.shiftAutoStart, clock: clock)
+        let shift = Shift(unitState: UnitState(store: store), autoStart: config.shiftAutoStart, clock: clock, logger: Logger(label: "shift"))
         shift.whenChanged { [weak shift] _ in if let shift { hub.publish(Events.shiftChanged, shift.status) } }
         let safety = Safety(limit: config.safetySpeedLimit, staleAfter: config.safetyStaleFixSeconds, clock: clock)
         let geofences = GeofenceMonitor(mode: config.arrivalMode, defaultRadius: config.arrivalRadius, dwellSeconds: config.arrivalDwellSeconds)
@@ -156,7 +156,7 @@ struct DaemonAssembly: Sendable {
         let runtime = AgentRuntime(
             started: .now, socketPath: config.socketPath, socketActivated: inputs.socketActivated, counters: counters,
             logLevel: inputs.levelControl, tracking: tracking,
-            uplinkStatus: { UplinkHandlers.status(uplink, outbox, clock: clock, maxAge: .seconds(1)) },
+            uplinkStatus: { try UplinkHandlers.status(uplink, outbox, clock: clock, maxAge: .seconds(1)) },
             shiftStatus: { shift.status }, safetyStatus: { safety.status(heldPushes: pushes.heldCount.withLock { $0 }) })
 
         var router = RPCRouter()
@@ -186,7 +186,7 @@ struct DaemonAssembly: Sendable {
             outbox: outbox, uplink: uplink, clock: clock,
             situation: { [ignition = PowerHistory()] in
                 // Queued answers to releases do not hold an install back (the DOWNLOADED just queued among them).
-                let depth = (try? outbox.depth()) ?? Outbox.Depth()
+                let depth = try outbox.depth()
                 return MaintenanceWindow.Situation(
                     onShift: shift.status.onShift, moving: [.moving, .stopping].contains(safety.status(heldPushes: 0).state),
                     ignitionOffSeconds: ignition.offSeconds(ignition: tracker.ignition, monotonic: clock.monotonic),
@@ -231,10 +231,11 @@ struct DaemonAssembly: Sendable {
     /// A status line for systemd's `STATUS=`.
     func statusLine() -> String {
         let (link, motion, hz) = tracker.summary
-        let depth = (try? outbox.depth(maxAge: .seconds(1))) ?? Outbox.Depth()
+        // A store that cannot be read shows as "queue unreadable" in the line itself.
+        let depth = try? outbox.depth(maxAge: .seconds(1))
         return StatusLine(
             clients: counters.openConnections, link: link, motion: motion, samplingHz: hz, pings: recorder?.kept ?? 0,
-            backend: uplink?.linkSummary ?? .disabled, queued: depth.items + depth.pings
+            backend: uplink?.linkSummary ?? .disabled, queued: depth.map { $0.items + $0.pings }
         ).text
     }
 

@@ -18,11 +18,11 @@ struct NotifierService: Service {
 
     func run() async throws {
         guard notifier.isSupervised else {
-            try? await gracefulShutdown()
+            try? await gracefulShutdown()  // throws only when cancelled: a stop either way
             return
         }
         await withGracefulShutdownHandler {
-            try? await cancelWhenGracefulShutdown { try await supervise() }
+            try? await cancelWhenGracefulShutdown { try await supervise() }  // throws only the cancellation that ends it
         } onGracefulShutdown: {
             send(.stopping)
         }
@@ -32,7 +32,8 @@ struct NotifierService: Service {
         await readiness.waitUntilListening()
         var lastStatus = currentStatus()
         send(.ready, .status(lastStatus))
-        let watchdog = (try? notifier.watchdogInterval()) ?? nil
+        // Unreadable (a malformed WATCHDOG_USEC): no pings, and the journal says why systemd will stop the unit.
+        let watchdog = logger.valueOrLog("reading systemd's watchdog interval") { try notifier.watchdogInterval() } ?? nil
         let tick = watchdog.map { $0 / 2 } ?? statusRefresh
         while true {
             try await EventLoopSleep.sleep(for: tick)

@@ -9,10 +9,11 @@ public struct StatusLine: Sendable, Equatable {
     public var pings: Int
     /// The backend link and what waits for it.
     public var backend: UplinkLink
-    public var queued: Int
+    /// Nil: the store cannot be read (the line says so).
+    public var queued: Int?
 
     public init(
-        clients: Int, link: GPSLinkState, motion: Motion, samplingHz: Double, pings: Int, backend: UplinkLink = .disabled, queued: Int = 0
+        clients: Int, link: GPSLinkState, motion: Motion, samplingHz: Double, pings: Int, backend: UplinkLink = .disabled, queued: Int? = 0
     ) {
         self.clients = clients
         self.link = link
@@ -26,6 +27,6 @@ public struct StatusLine: Sendable, Equatable {
     /// Short enough to read in one glance: gps link, mode and rate, pings, backend link and queue, clients.
     public var text: String {
         "gps \(link.rawValue), \(motion.rawValue) at \(TextFormat.rate(samplingHz)); \(pings) ping\(pings == 1 ? "" : "s") recorded; "
-            + "backend \(backend.rawValue), \(queued) queued; \(clients) client\(clients == 1 ? "" : "s")"
+            + "backend \(backend.rawValue), \(queued.map { "\($0) queued" } ?? "queue unreadable"); \(clients) client\(clients == 1 ? "" : "s")"
     }
 }

@@ -117,9 +117,9 @@ public enum DurableFile {
         try syncDirectory(directory(of: path))
     }
 
-    /// The whole file at `path`; nil when there is none.
+    /// The whole file at `path`; nil when there is none (or something else than a regular file is there).
     public static func contents(_ path: String) throws -> Data? {
-        guard let size = try? regularFileSize(path) else { return nil }
+        guard let size = try sizeIfPresent(path) else { return nil }
         return try read(path, offset: 0, count: size)
     }
 
@@ -141,6 +141,16 @@ public enum DurableFile {
             return total
         }
         return bytes.prefix(total)
+    }
+
+    /// The size of the regular file at `path`; nil when there is none or it is something else (a directory, a
+    /// FIFO). Throws for any other failure (a failing disk, no permission): never read as "no file".
+    public static func sizeIfPresent(_ path: String) throws -> Int? {
+        do {
+            return try regularFileSize(path)
+        } catch let failure as Failure where failure.errno == ENOENT {
+            return nil
+        }
     }
 
     /// The size of the regular file at `path`; nil when it is something else (a directory, a device, a FIFO).

@@ -114,6 +114,7 @@ public struct OutboxItemRecord: Sendable, Equatable, TableRecord {
     /// here once, not wherever an answer comes back.
     public var transitionStatus: TaskStatus? {
         guard kind.category == .transition else { return nil }
+        // Expected only for a body of another release's shape: the answer then just does not name a status.
         return (try? JSONDecoder().decode(TransitionBody.self, from: payload))?.status
     }
 

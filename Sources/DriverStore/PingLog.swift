@@ -39,8 +39,10 @@ struct PingLog {
             let length = Int(Self.uint32(bytes, offset)), crc = Self.uint32(bytes, offset + 4)
             guard length > 0, offset + 8 + length <= bytes.count else { break }
             let body = bytes[(offset + 8)..<(offset + 8 + length)]
-            guard CRC32.checksum(body) == crc, let entry = Self.decode(body) else { break }
-            entries.append(entry)
+            // A bad checksum is the torn tail of a power cut: nothing after it was acknowledged.
+            guard CRC32.checksum(body) == crc else { break }
+            // Whole but not understood (a kind of a later release): passed over, the records after it still count.
+            if let entry = Self.decode(body) { entries.append(entry) }
             offset += 8 + length
         }
         return entries
@@ -55,7 +57,7 @@ struct PingLog {
         }
         var out: [UInt8] = []
         for entry in entries {
-            let body = Self.encode(entry)
+            let body = try Self.encode(entry)
             Self.append(UInt32(body.count), to: &out)
             Self.append(CRC32.checksum(body[...]), to: &out)
             out += body
@@ -77,7 +79,7 @@ struct PingLog {
     /// Empties the file (its records are in the database now), durably.
     mutating func clear() throws {
         if fd < 0 {
-            guard (try? DurableFile.regularFileSize(path)) != nil else { return }
+            guard try DurableFile.sizeIfPresent(path) != nil else { return }
             fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
             guard fd >= 0 else { throw DurableFile.Failure(call: "open", path: path, errno: errno) }
         }
@@ -89,7 +91,7 @@ struct PingLog {
 
     // MARK: Records
 
-    private static func encode(_ entry: Entry) -> [UInt8] {
+    private static func encode(_ entry: Entry) throws -> [UInt8] {
         var body: [UInt8] = []
         switch entry {
         case .ping(let ping):
@@ -104,7 +106,7 @@ struct PingLog {
             for text in [ping.motion, ping.reason, ping.timeSource ?? "", ping.batchId ?? ""] { append(text, to: &body) }
         case .travel(let travel):
             body.append(2)
-            body += (try? JSONEncoder().encode(travel)).map { [UInt8]($0) } ?? []
+            body += [UInt8](try JSONEncoder().encode(travel))
         }
         return body
     }
@@ -137,6 +139,7 @@ struct PingLog {
             ping.batchId = batch.isEmpty ? nil : batch
             return .ping(ping)
         case 2:
+            // Expected to fail only for a record of another release's shape: passed over (see read()).
             return (try? JSONDecoder().decode(TravelRecord.self, from: Data(reader.rest))).map(Entry.travel)
         default:
             return nil

@@ -163,7 +163,14 @@ public final class PingRecorder: Sendable {
         }
         // Written meanwhile (an answer slower than the window): the rows go now. A write still under way holds
         // the writer, so this delete comes after it.
-        if written { _ = try? Outbox(store: store).ackPingBatch(batchId) }
+        // Not deleted (a write failure): the rows go again as the same batch, which the backend stores once.
+        if written {
+            do {
+                try Outbox(store: store).ackPingBatch(batchId)
+            } catch {
+                state.withLock { $0.lastError = Store.describeWriteFailure(error) }
+            }
+        }
     }
 
     /// A batch claimed here was not acknowledged: its pings stay, to go again as the same batch (from memory, or from
@@ -248,8 +255,12 @@ public final class PingRecorder: Sendable {
             state.withLock { $0.lastError = Store.describeWriteFailure(error) }
             return
         }
-        if checkRetention, let retention, let result = try? Outbox(store: store).applyRetention(retention), !result.isEmpty {
-            onRetention?(result)
+        guard checkRetention, let retention else { return }
+        do {
+            let result = try Outbox(store: store).applyRetention(retention)
+            if !result.isEmpty { onRetention?(result) }
+        } catch {
+            state.withLock { $0.lastError = Store.describeWriteFailure(error) }
         }
     }
 }

@@ -42,10 +42,11 @@ public struct RemoteConfigRecord: Sendable, Equatable, TableRecord {
         starts = "[]"
     }
 
-    /// The trial's starts in `boot` (none when they were counted in another boot).
-    public func starts(inBoot boot: String) -> [Double] {
+    /// The trial's starts in `boot` (none when they were counted in another boot). Throws when the count cannot
+    /// be read: a count read as none would never end a crash loop.
+    public func starts(inBoot boot: String) throws -> [Double] {
         guard bootId == boot else { return [] }
-        return (try? JSONDecoder().decode([Double].self, from: Data(starts.utf8))) ?? []
+        return try JSONDecoder().decode([Double].self, from: Data(starts.utf8))
     }
 }
 
@@ -91,7 +92,7 @@ public final class RemoteConfigBook: Sendable {
     public func recordStart(version: Int, boot: String, at now: Double) throws -> [Double] {
         try store.writeDurably { db in
             guard var record = try RemoteConfigRecord.fetchOne(db, key: version), record.state == .trial else { return [] }
-            let earlier = record.starts(inBoot: boot)
+            let earlier = try record.starts(inBoot: boot)
             record.bootId = boot
             record.starts = String(decoding: try JSONEncoder().encode(earlier + [now]), as: UTF8.self)
             try record.update(db)

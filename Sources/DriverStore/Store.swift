@@ -63,6 +63,7 @@ public final class Store: Sendable {
     /// A transaction on the writer, committed with `synchronous = FULL` when `durably`.
     private static func transaction<T>(_ db: Database, durably: Bool, _ body: () throws -> T) throws -> T {
         if durably { try db.execute(sql: "PRAGMA synchronous = FULL", arguments: []) }
+        // Left at FULL if this fails: slower, never less safe (the outcome of the transaction is what is returned).
         defer { if durably { try? db.execute(sql: "PRAGMA synchronous = NORMAL", arguments: []) } }
         return try db.inTransaction(body)
     }

@@ -27,6 +27,8 @@ enum StatusFormatter {
         if let clock = status.clock { lines.append(row("clock", ClockFormatter.text(clock))) }
         if let uplink = status.uplink {
             lines.append(row("backend", uplink.enabled ? "\(uplink.link.rawValue), \(plural(uplink.items + uplink.pings, "item")) queued" : "not configured"))
+        } else if !status.outbox.available {
+            lines.append(row("outbox", "not available: \(status.outbox.reason ?? "no reason given")"))
         }
         if let shift = status.shiftStatus {
             lines.append(row("shift", ShiftCommand.text(shift)))

@@ -97,6 +97,7 @@ public final class RPCServer: Sendable {
                 try UnixSocketPath.applyPermissions(path: scratch, mode: mode, groupID: groupID)
                 try UnixSocketPath.rename(scratch, to: path)
             } catch {
+                // The setup's error is the one to report; a close that fails too adds nothing to it.
                 try? await channel.channel.close()
                 UnixSocketPath.remove(scratch)
                 throw error

@@ -130,7 +130,7 @@ public final class Database {
             return result
         } catch {
             // A failed COMMIT (disk full) leaves the transaction open; a failed statement may already have
-            // ended it. Either way nothing of it stays.
+            // ended it. Either way nothing of it stays; the first error is the one that explains, so it is thrown.
             if isInsideTransaction { try? execute(sql: "ROLLBACK", arguments: []) }
             throw error
         }

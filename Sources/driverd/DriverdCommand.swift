@@ -38,6 +38,7 @@ enum DriverdEntry {
         }
         let done = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
         done.completeWithTask { await DriverdCommand.main() }
+        // Cannot fail: main() does not throw and the singleton group is never shut down.
         try? done.futureResult.wait()
     }
 }

@@ -139,6 +139,8 @@ struct BatteryAndBackoffTests {
             == "gps connected, moving at 1 Hz; 2 pings recorded; backend disabled, 0 queued; 1 client")
         #expect(StatusLine(clients: 2, link: .connected, motion: .stationary, samplingHz: 0.1, pings: 1, backend: .backingOff, queued: 7).text
             == "gps connected, stationary at 0.1 Hz; 1 ping recorded; backend backingOff, 7 queued; 2 clients")
+        #expect(StatusLine(clients: 0, link: .connected, motion: .stationary, samplingHz: 0.1, pings: 1, backend: .online, queued: nil).text
+            == "gps connected, stationary at 0.1 Hz; 1 ping recorded; backend online, queue unreadable; 0 clients")
     }
 
     @Test func headings() {

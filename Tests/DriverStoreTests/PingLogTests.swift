@@ -51,6 +51,46 @@ struct PingLogTests {
         #expect(try log.read() == [.ping(pings[0])])
     }
 
+    @Test("a whole record of a kind this release does not know is passed over and the records after it still count; a record that cannot be encoded is refused before a byte is written")
+    func unknownAndUnencodable() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var log = PingLog(directory: directory)
+        var first = StoreTests.ping(1), second = StoreTests.ping(2)
+        (first.id, second.id) = (1, 2)
+        try log.append([.ping(first)])
+        // A record of kind 9, whole (its checksum matches), as a later release might write.
+        let body: [UInt8] = [9, 1, 2, 3]
+        var record: [UInt8] = []
+        for value in [UInt32(body.count), CRC32.checksum(body[...])] { withUnsafeBytes(of: value.littleEndian) { record += $0 } }
+        let handle = try #require(FileHandle(forWritingAtPath: log.path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: record + body)
+        try handle.close()
+        try log.append([.ping(second)])
+        #expect(try log.read() == [.ping(first), .ping(second)])
+
+        let size = try DurableFile.regularFileSize(log.path)
+        var travel = TravelRecord()
+        travel.metres = .nan
+        #expect(throws: (any Error).self) { try log.append([.ping(first), .travel(travel)]) }
+        #expect(try DurableFile.regularFileSize(log.path) == size)
+        #expect(try log.read() == [.ping(first), .ping(second)])
+    }
+
+    @Test("DurableFile: no file is nil, a directory is nil, a file is its size; contents alike")
+    func sizeIfPresent() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(try DurableFile.sizeIfPresent(directory + "/absent") == nil)
+        #expect(try DurableFile.contents(directory + "/absent") == nil)
+        #expect(try DurableFile.sizeIfPresent(directory) == nil)
+        try DurableFile.write(Data("abc".utf8), to: directory + "/file")
+        #expect(try DurableFile.sizeIfPresent(directory + "/file") == 3)
+        // A path through a file is not "no file": it is an error (ENOTDIR), never read as absent.
+        #expect(throws: DurableFile.Failure.self) { try DurableFile.sizeIfPresent(directory + "/file/under") }
+    }
+
     @Test("a fold repeated after a power cut before the log was emptied adds nothing twice; ids go on above both")
     func foldTwice() throws {
         let directory = StoreTests.temporaryDirectory()

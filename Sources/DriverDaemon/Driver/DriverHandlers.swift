@@ -35,7 +35,7 @@ enum DriverHandlers {
             return withTravel(status)
         }
         router.register(Methods.eventsAck) { params, _ in try await pushes.acknowledge(params.id) }
-        router.register(Methods.eventsPending) { _, _ in await pushes.summary() }
+        router.register(Methods.eventsPending) { _, _ in try await pushes.summary() }
         router.register(Methods.authLogout) { _, _ in try await workflow.logout() }
         router.register(Methods.sosRaise) { params, _ in try sos.raise(params) }
     }

@@ -25,7 +25,7 @@ actor PushCenter {
         self.safety = safety
         self.shift = shift
         self.logger = logger
-        heldCount = Mutex(((try? box.pending()) ?? []).filter { !$0.delivered }.count)
+        heldCount = Mutex((logger.valueOrLog("counting the held pushes") { try box.pending() } ?? []).filter { !$0.delivered }.count)
     }
 
     let clock: DaemonClock
@@ -57,7 +57,9 @@ actor PushCenter {
     /// (the backend's grow from 1), so neither can take the other's.
     func raise(kind: String, taskId: String?, title: String) {
         let now = clock.now().time
-        let lowest = ((try? box.pending()) ?? []).map(\.id).min() ?? 0
+        // Unreadable: no id can be chosen that takes none of the kept ones' (keeping it would fail as well).
+        guard let pending = logger.valueOrLog("raising the \(kind) notice", { try box.pending() }) else { return }
+        let lowest = pending.map(\.id).min() ?? 0
         let record = PushRecord(
             id: min(lowest, 0) - 1, kind: kind, taskId: taskId, message: nil, title: title, interruptive: true, delivered: false, receivedAt: now)
         do {
@@ -82,7 +84,7 @@ actor PushCenter {
 
     /// Sends what may go out now: everything undelivered while the vehicle stands on shift, else a summary.
     func deliverHeld() {
-        let pending = (try? box.pending()) ?? []
+        guard let pending = logger.valueOrLog("reading the held pushes", { try box.pending() }) else { return }
         let held = pending.filter { !$0.delivered }
         heldCount.withLock { $0 = held.count }
         guard shift.isOn, !held.isEmpty else { return }
@@ -91,20 +93,21 @@ actor PushCenter {
             return
         }
         for record in held { hub.publish(Self.topic(record), Self.event(record)) }
-        if (try? box.markDelivered(held.map(\.id))) != nil { heldCount.withLock { $0 = 0 } }
+        // Not marked: they go out again to the next subscriber, which a screen shows once (by id).
+        if logger.valueOrLog("marking pushes delivered", { try box.markDelivered(held.map(\.id)) }) != nil { heldCount.withLock { $0 = 0 } }
     }
 
     /// A front end subscribed to `push` (or `stop.leftUnfinished`): it gets every unacknowledged one of its
     /// topics (or the summary while driving).
     func subscribed(_ connection: RPCConnection, topics: [String]) {
-        guard shift.isOn, let pending = try? box.pending(), !pending.isEmpty else { return }
+        guard shift.isOn, let pending = logger.valueOrLog("reading the pushes for a subscriber", { try box.pending() }), !pending.isEmpty else { return }
         guard safety.isOpen else {
             hub.send(Events.pushSummary, Self.summary(pending, gateOpen: false), to: connection)
             return
         }
         let sent = pending.filter { topics.contains(Self.topic($0).topic) }
         for record in sent { hub.send(Self.topic(record), Self.event(record), to: connection) }
-        if (try? box.markDelivered(sent.filter { !$0.delivered }.map(\.id))) != nil {
+        if logger.valueOrLog("marking pushes delivered", { try box.markDelivered(sent.filter { !$0.delivered }.map(\.id)) }) != nil {
             heldCount.withLock { $0 = pending.filter { !$0.delivered }.count - sent.filter { !$0.delivered }.count }
         }
     }
@@ -113,7 +116,12 @@ actor PushCenter {
         guard let record = try box.push(id: Int64(id)) else { throw APIError(.notFound, "no unacknowledged push \(id)") }
         if record.interruptive { try safety.require("acknowledging this message") }
         try box.acknowledge(id: Int64(id))
-        let pending = (try? box.pending()) ?? []
+        let pending: [PushRecord]
+        do {
+            pending = try box.pending()
+        } catch {
+            throw APIError(.internalError, "push \(id) acknowledged, but the pushes left cannot be read: \(Store.describeWriteFailure(error))")
+        }
         heldCount.withLock { $0 = pending.filter { !$0.delivered }.count }
         let summary = Self.summary(pending, gateOpen: safety.isOpen && shift.isOn)
         // Every front end learns what is left: a screen drops the push another front end acknowledged.
@@ -121,11 +129,11 @@ actor PushCenter {
         return summary
     }
 
-    func summary() -> PushSummary { Self.summary((try? box.pending()) ?? [], gateOpen: safety.isOpen && shift.isOn) }
+    func summary() throws -> PushSummary { Self.summary(try box.pending(), gateOpen: safety.isOpen && shift.isOn) }
 
     @discardableResult
-    func removeAll() -> Int {
-        let removed = (try? box.removeAll()) ?? 0
+    func removeAll() throws -> Int {
+        let removed = try box.removeAll()
         heldCount.withLock { $0 = 0 }
         return removed
     }

@@ -74,7 +74,7 @@ extension SOSDesk: OutboxItemOwner {
     }
 
     func acknowledged(_ item: OutboxItemRecord, applied: TaskStatus?) async {
-        guard let report = try? JSONDecoder().decode(SOSReport.self, from: item.payload) else { return }
+        guard let report = logger.valueOrLog("reading the acknowledged SOS", { try JSONDecoder().decode(SOSReport.self, from: item.payload) }) else { return }
         hub.publish(Events.sosChanged, Self.view(report, state: .acknowledged, acknowledgedAt: clock.now().time))
         logger.notice("the backend acknowledged the SOS", metadata: ["sos": "\(report.sosId)"])
     }

@@ -1,6 +1,7 @@
 import DriverAPI
 import DriverStore
 import FoundationEssentials
+import Logging
 import Synchronization
 
 /// The driver's shift: off shift no location is recorded or sent and no push reaches a front end. Kept in
@@ -12,14 +13,18 @@ final class Shift: Sendable {
     private let listeners = Mutex<[@Sendable (Bool) -> Void]>([])
     let clock: DaemonClock
 
-    init(unitState: UnitState, autoStart: Bool, clock: DaemonClock) {
+    init(unitState: UnitState, autoStart: Bool, clock: DaemonClock, logger: Logger) {
         self.unitState = unitState
         self.clock = clock
-        let stored = (try? unitState.read()) ?? UnitStateRecord()
+        // Unreadable: off shift (or on, with shift.auto_start) until the driver says otherwise; said in the journal.
+        let stored = logger.valueOrLog("reading the shift") { try unitState.read() } ?? UnitStateRecord()
         var status = ShiftStatus(onShift: stored.shiftOn, startedAt: stored.shiftStartedAt, endedAt: stored.shiftEndedAt)
-        if autoStart && !status.onShift { status = ShiftStatus(onShift: true, startedAt: clock.now().time, endedAt: nil) }
         state = Mutex(status)
-        try? persist(status)
+        if autoStart && !status.onShift {
+            status = ShiftStatus(onShift: true, startedAt: clock.now().time, endedAt: nil)
+            state.withLock { $0 = status }
+            _ = logger.valueOrLog("storing the shift's automatic start") { try persist(status) }
+        }
     }
 
     func whenChanged(_ action: @escaping @Sendable (Bool) -> Void) { listeners.withLock { $0.append(action) } }

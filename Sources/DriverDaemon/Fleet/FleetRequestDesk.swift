@@ -79,7 +79,8 @@ final class FleetRequestDesk: Sendable {
             logger.warning("a fleet request with an unusable id was ignored")
             return
         }
-        if (try? book.isKnown(request.requestId)) == true { return }
+        // Answered before (its push came again), or a store that cannot say: not done twice (the push comes again).
+        guard logger.valueOrLog("looking up fleet request \(request.requestId)", { try book.isKnown(request.requestId) }) == false else { return }
         let now = tracker.clock.now().time
         var ack = FleetRequestAck(requestId: request.requestId, kind: request.kind, status: .done, at: now)
         var chunks: [OutboxItemRecord] = []
@@ -209,7 +210,7 @@ struct FleetRequestService: Service {
     let desk: FleetRequestDesk
 
     func run() async {
-        try? await gracefulShutdown()
+        try? await gracefulShutdown()  // throws only when cancelled: a stop either way
         desk.finish()
     }
 }
@@ -249,7 +250,9 @@ extension FleetRequestDesk: OutboxItemOwner {
         }
         _ = try await client.putDiagnosticChunk(
             requestId: chunk.requestId, index: chunk.index, count: chunk.count, sha256: chunk.sha256, bytes: bytes, token: token)
-        if chunk.index == chunk.count - 1 { try? FileManager.default.removeItem(atPath: chunk.file) }
+        if chunk.index == chunk.count - 1 {
+            _ = logger.valueOrLog("removing the sent bundle \(chunk.file)") { try FileManager.default.removeItem(atPath: chunk.file) }
+        }
     }
 
     /// Taken (recorded with its answer, durably) before the push counts as handled: a power cut in between brings

@@ -7,6 +7,7 @@ import FoundationEssentials
 public enum FleetSignature {
     /// Whether `signature` (base64) is the signature of `payload` by the key `publicKey` (base64 of 32 bytes).
     public static func isValid(_ signature: String, of payload: Data, publicKey: String) -> Bool {
+        // A key that is not 32 bytes is the expected "no": the configuration's check names a bad key at load.
         guard let keyBytes = Data(base64Encoded: publicKey), let key = try? Curve25519.Signing.PublicKey(rawRepresentation: keyBytes),
               let bytes = Data(base64Encoded: signature)
         else { return false }

@@ -63,10 +63,15 @@ final class RemoteConfigDesk: Sendable {
             return false
         }
         guard let signed = reply.document else { return false }
-        guard let payload = Data(base64Encoded: signed.payload),
-              let document = try? JSONDecoder().decode(RemoteConfigDocument.self, from: payload)
-        else {
-            logger.error("the backend's configuration document is not base64 of a document's JSON: ignored")
+        guard let payload = Data(base64Encoded: signed.payload) else {
+            logger.error("the backend's configuration document is not base64: ignored")
+            return false
+        }
+        let document: RemoteConfigDocument
+        do {
+            document = try JSONDecoder().decode(RemoteConfigDocument.self, from: payload)
+        } catch {
+            logger.error("the backend's configuration document is not a document's JSON (\(error)): ignored")
             return false
         }
         let digest = FleetSignature.digest(payload)
@@ -79,7 +84,12 @@ final class RemoteConfigDesk: Sendable {
         }
         // What runs, waits to run, or was answered before (a document given up is offered again) is not news.
         if document.version == start.running || document.version == snapshot.trial?.version { return false }
-        if let stored = try? book.record(version: document.version), stored.payload == payload { return false }
+        do {
+            if let stored = try book.record(version: document.version), stored.payload == payload { return false }
+        } catch {
+            logger.error("cannot read stored configuration v\(document.version): \(error)")
+            return false
+        }
         if refused.withLock({ $0.contains(digest) }) { return false }
         if let problem = refusal(document, payload: payload, signature: signed.signature, newest: snapshot.newest) {
             refuse(document.version, payload: payload, digest: digest, reason: problem)
@@ -124,7 +134,9 @@ final class RemoteConfigDesk: Sendable {
 
     /// The trial ran long enough: it is good now, and the fleet hears so.
     func promote() {
-        guard start.onTrial, let version = start.running, let record = try? book.snapshot().trial, record.version == version else { return }
+        guard start.onTrial, let version = start.running,
+              let record = logger.valueOrLog("reading the configuration on trial", { try book.snapshot().trial }) ?? nil, record.version == version
+        else { return }
         do {
             try book.promote(version: version, ack: RemoteConfigStart.ack(
                 ConfigAck(version: version, status: .applied, reason: nil, runningVersion: version, at: clock.now().time), payload: record.payload))

@@ -24,17 +24,18 @@ struct RemoteConfigStart: Sendable {
         var onTrial = false
         if let record = snapshot.trial {
             let boot = bootID()
-            let trial = decode(record, logger)
-            let earlier = record.starts(inBoot: boot)
-            switch (trial, RemoteConfigTrial.decide(trial: record.version, good: good?.version, earlierStarts: earlier, now: clock.monotonic)) {
+            // Starts that cannot be counted end the trial as an unreadable document does.
+            let earlier = logger.valueOrLog("counting remote configuration v\(record.version)'s starts") { try record.starts(inBoot: boot) }
+            let trial = earlier == nil ? nil : decode(record, logger)
+            switch (trial, RemoteConfigTrial.decide(trial: record.version, good: good?.version, earlierStarts: earlier ?? [], now: clock.monotonic)) {
             case (let trial?, .run):
                 _ = try book.recordStart(version: record.version, boot: boot, at: clock.monotonic)
                 layers.remote = trial
                 onTrial = true
-                logger.notice("running remote configuration v\(record.version) on trial (start \(earlier.count + 1) of \(RemoteConfigTrial.maxStarts))")
+                logger.notice("running remote configuration v\(record.version) on trial (start \((earlier?.count ?? 0) + 1) of \(RemoteConfigTrial.maxStarts))")
             case (nil, _), (_, .rollBack):
                 let reason = trial == nil
-                    ? "the stored document cannot be read"
+                    ? "the stored document or its count of starts cannot be read"
                     : "\(RemoteConfigTrial.maxStarts) starts within \(Int(RemoteConfigTrial.window / 60)) minutes without a healthy run"
                 try book.giveUp(version: record.version, ack: ack(ConfigAck(
                     version: record.version, status: .rolledBack, reason: reason, runningVersion: good?.version, at: clock.now().time), payload: record.payload))
@@ -71,6 +72,7 @@ struct RemoteConfigStart: Sendable {
 
     /// This boot's id: starts counted in another boot are not a restart loop.
     static func bootID() -> String {
+        // Expected to fail only off Linux (no /proc): every start then counts, as if in one boot.
         (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?.trimmingWhitespace() ?? "unknown"
     }
 }

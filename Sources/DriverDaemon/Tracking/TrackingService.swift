@@ -14,7 +14,7 @@ struct TrackingService: Service {
     func run() async throws {
         pipeline.refreshPower()
         reader?.start()
-        try? await gracefulShutdown()
+        try? await gracefulShutdown()  // throws only when cancelled: a stop either way
         reader?.stop()
         // The final flush: nothing sampled is lost on a graceful stop, and it is all in the database.
         pipeline.recorder?.flushIntoStore()

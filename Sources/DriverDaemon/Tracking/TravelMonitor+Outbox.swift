@@ -27,6 +27,6 @@ extension TravelMonitor: OutboxItemOwner {
     }
 
     func acknowledged(_ item: OutboxItemRecord, applied: TaskStatus?) async {
-        if item.kind == .trip || item.kind == .idle { try? book.markSent(id: item.idempotencyKey) }
+        if item.kind == .trip || item.kind == .idle { _ = logger.valueOrLog("marking \(item.idempotencyKey) sent") { try book.markSent(id: item.idempotencyKey) } }
     }
 }

@@ -29,7 +29,7 @@ final class TravelMonitor: Sendable {
     let book: TravelBook
     private let recorder: PingRecorder?
     private let state: Mutex<State>
-    private let logger: Logger
+    let logger: Logger
     private let hub: EventHub?
     /// Wakes the uplink when a report was queued (set once the uplink exists).
     private let onQueued = Mutex<(@Sendable () -> Void)?>(nil)
@@ -65,11 +65,7 @@ final class TravelMonitor: Sendable {
         // A shift this row has not seen yet starts its counts at the odometer's reading.
         if let shiftStartedAt, record.shiftStartedAt != shiftStartedAt {
             Self.startShift(&record, at: shiftStartedAt, odometer: odometer)
-            do {
-                try book.save(record)
-            } catch {
-                logger.error("the shift's start cannot be stored in the travel state (stored with the next fixes): \(Store.describeWriteFailure(error))")
-            }
+            Self.saveShiftStart(record, in: book, logger: logger)
         }
         state = Mutex(State(odometer: odometer, trips: trips, record: record, harsh: HarshDrivingDetector(settings: harsh), vehicleStart: vehicleStart))
     }
@@ -160,6 +156,7 @@ final class TravelMonitor: Sendable {
                 engineRunSeconds: start.engineRunSeconds ?? now.engineRunSeconds)
             guard completed != start else { return nil }
             state.vehicleStart = completed
+            // Cannot fail: the adapter's readings are finite numbers (its parser makes them from hex bytes).
             state.record.tripVehicleStart = try? JSONEncoder().encode(completed)
             return state.record
         }
@@ -225,8 +222,10 @@ final class TravelMonitor: Sendable {
         state.record.anchorLng = odometer.anchor?.lng
         state.record.anchorSpeed = odometer.anchor?.speed
         state.record.anchorError = odometer.anchor?.horizontalError
-        if state.encodedTrips != state.trips {
-            state.record.tripRules = try? JSONEncoder().encode(state.trips)
+        // Cannot fail: the detector holds only finite numbers (fixes are checked finite before they reach it); were
+        // it ever to, the row keeps its last rules rather than none.
+        if state.encodedTrips != state.trips, let encoded = try? JSONEncoder().encode(state.trips) {
+            state.record.tripRules = encoded
             state.encodedTrips = state.trips
         }
         return state.record
@@ -252,7 +251,9 @@ final class TravelMonitor: Sendable {
                 let bridged = end.bridged - start.bridged
                 let metres = (end.odometer - start.odometer).rounded()
                 var record = record
-                let vehicleStart = record.tripVehicleStart.flatMap { try? JSONDecoder().decode(VehicleReading.self, from: $0) }
+                let vehicleStart = record.tripVehicleStart.flatMap { stored in
+                    logger.valueOrLog("reading the trip's stored vehicle start") { try JSONDecoder().decode(VehicleReading.self, from: stored) }
+                }
                 let vehicle = TripVehicle(start: vehicleStart, end: vehicleReading.withLock({ $0 })?())
                 record.tripVehicleStart = nil
                 if vehicle?.disagrees(gnssMeters: metres) == true {
@@ -303,7 +304,15 @@ final class TravelMonitor: Sendable {
             Self.startShift(&state.record, at: time, odometer: state.odometer)
             return Self.snapshot(&state)
         }
-        try? book.save(record)
+        Self.saveShiftStart(record, in: book, logger: logger)
+    }
+
+    private static func saveShiftStart(_ record: TravelRecord, in book: TravelBook, logger: Logger) {
+        do {
+            try book.save(record)
+        } catch {
+            logger.error("the shift's start cannot be stored in the travel state (stored with the next fixes): \(Store.describeWriteFailure(error))")
+        }
     }
 
     var shiftTravel: ShiftTravel {

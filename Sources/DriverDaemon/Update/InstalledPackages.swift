@@ -1,6 +1,7 @@
 import DriverDomain
 import DriverStore
 import FoundationEssentials
+import Logging
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -34,9 +35,9 @@ struct InstalledPackages: Sendable {
 
     static let statusPath = "/var/lib/dpkg/status"
 
-    /// The status file at `path`; none installed when it cannot be read.
-    static func read(_ path: String = statusPath) -> InstalledPackages {
-        InstalledPackages(statusFile: ((try? DurableFile.contents(path)) ?? nil).map { String(decoding: $0, as: UTF8.self) } ?? "")
+    /// The status file at `path`; none installed when there is none (not a Debian system). Throws when it cannot be read.
+    static func read(_ path: String = statusPath) throws -> InstalledPackages {
+        InstalledPackages(statusFile: try DurableFile.contents(path).map { String(decoding: $0, as: UTF8.self) } ?? "")
     }
 }
 
@@ -60,14 +61,21 @@ final class InstalledPackagesFile: Sendable {
     }
 
     let path: String
+    private let logger: Logger
     private let cached = Mutex<(stamp: Stamp, packages: InstalledPackages)?>(nil)
 
-    init(path: String) { self.path = path }
+    init(path: String, logger: Logger) {
+        self.path = path
+        self.logger = logger
+    }
 
+    /// A file that cannot be read counts as none installed (logged, and read again next time).
     var current: InstalledPackages {
         let stamp = Stamp(path)
         if let stamp, let cached = cached.withLock({ $0 }), cached.stamp == stamp { return cached.packages }
-        let packages = InstalledPackages.read(path)
+        guard let packages = logger.valueOrLog("reading dpkg's status \(path)", { try InstalledPackages.read(path) }) else {
+            return InstalledPackages(statusFile: "")
+        }
         if let stamp { cached.withLock { $0 = (stamp, packages) } }
         return packages
     }

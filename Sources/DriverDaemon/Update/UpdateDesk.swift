@@ -31,7 +31,8 @@ final class UpdateDesk: Sendable {
     }
 
     /// What the unit is doing right now, for the window's decision (tasks in progress, items queued, motion).
-    typealias SituationReader = @Sendable () async -> MaintenanceWindow.Situation
+    /// Throws when the unit's state cannot be read: no install on a guess.
+    typealias SituationReader = @Sendable () async throws -> MaintenanceWindow.Situation
 
     private struct State {
         /// The decisions (which release, how far, what waits, what was given up).
@@ -76,9 +77,10 @@ final class UpdateDesk: Sendable {
         self.uplink = uplink
         self.clock = clock
         self.situation = situation
-        dpkgStatus = InstalledPackagesFile(path: settings.dpkgStatus)
+        dpkgStatus = InstalledPackagesFile(path: settings.dpkgStatus, logger: logger)
         self.logger = logger
-        budget = Mutex(DailyBudget.read(UpdateFiles(directory: settings.directory).budget))
+        // Unreadable: a fresh budget for today (logged); the file is written whole again at the next chunk.
+        budget = Mutex(logger.valueOrLog("reading the day's download budget") { try DailyBudget.read(UpdateFiles(directory: settings.directory).budget) } ?? DailyBudget())
         var givenUp: Set<String> = []
         do {
             givenUp = Set(try UpdateFiles(directory: settings.directory).givenUp())
@@ -520,7 +522,13 @@ final class UpdateDesk: Sendable {
             state.withLock { $0.machine.foundInstalled() }
             return
         }
-        let decision = settings.window.decide(await situation())
+        let decision: MaintenanceWindow.Decision
+        do {
+            decision = settings.window.decide(try await situation())
+        } catch {
+            logger.error("cannot tell whether the unit is quiet, so no install yet: \(Store.describeWriteFailure(error))")
+            return
+        }
         guard decision == .install else {
             if case .wait(let reason) = decision { state.withLock { $0.waitingFor = reason } }
             return
@@ -627,8 +635,9 @@ struct DailyBudget: Codable, Sendable, Equatable {
         bytes += count
     }
 
-    static func read(_ path: String) -> DailyBudget {
-        (try? DurableFile.contents(path)).flatMap { $0 }.flatMap { try? JSONDecoder().decode(DailyBudget.self, from: $0) } ?? DailyBudget()
+    /// None spent when there is no file yet; throws when it cannot be read or decoded.
+    static func read(_ path: String) throws -> DailyBudget {
+        try DurableFile.contents(path).map { try JSONDecoder().decode(DailyBudget.self, from: $0) } ?? DailyBudget()
     }
 }
 

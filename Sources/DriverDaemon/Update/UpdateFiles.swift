@@ -39,7 +39,7 @@ struct UpdateFiles: Sendable {
     /// last good one (a power cut may leave a torn tail).
     func verifiedChunks(of manifest: ReleaseManifest) throws -> Int {
         // No partial download yet: none of it here.
-        guard let size = try? DurableFile.regularFileSize(part) else { return 0 }
+        guard let size = try DurableFile.sizeIfPresent(part) else { return 0 }
         var good = 0
         while good < manifest.chunks.count, good * manifest.chunkSize + manifest.length(ofChunk: good) <= size {
             let bytes = try DurableFile.read(part, offset: good * manifest.chunkSize, count: manifest.length(ofChunk: good))

@@ -1,5 +1,6 @@
 import BackendContract
 import DriverStore
+import Logging
 import Synchronization
 
 /// Pushes from the backend on their way in: each is handed on once (the newest id is kept, in memory and in
@@ -20,11 +21,19 @@ final class PushInbox: Sendable {
     static let pollInterval = 30.0
     private let cursors: PushCursors
     private let state: Mutex<State>
+    private let logger: Logger
 
-    init(store: Store, driver: String?) {
+    init(store: Store, driver: String?, logger: Logger) {
         let cursors = PushCursors(store: store)
         self.cursors = cursors
-        state = Mutex(State(driver: driver, lastId: driver.flatMap { try? cursors.lastId(driver: $0) } ?? 0))
+        self.logger = logger
+        state = Mutex(State(driver: driver, lastId: driver.map { Self.lastId(of: $0, in: cursors, logger: logger) } ?? 0))
+    }
+
+    /// A cursor that cannot be read starts from the first push: pushes seen before come again (fleet requests and
+    /// messages are recognised by their ids), rather than any passed over.
+    private static func lastId(of driver: String, in cursors: PushCursors, logger: Logger) -> Int {
+        logger.valueOrLog("reading \(driver)'s push cursor") { try cursors.lastId(driver: driver) } ?? 0
     }
 
     var lastId: Int { state.withLock { $0.lastId } }
@@ -32,7 +41,7 @@ final class PushInbox: Sendable {
     /// `driver` logged in: their pushes continue from their own cursor.
     func follow(driver: String) {
         guard state.withLock({ $0.driver }) != driver else { return }
-        let lastId = (try? cursors.lastId(driver: driver)) ?? 0
+        let lastId = Self.lastId(of: driver, in: cursors, logger: logger)
         state.withLock { $0 = State(driver: driver, lastId: lastId) }
     }
 

@@ -39,9 +39,13 @@ struct StoredTokens: Codable, Sendable, Equatable {
 enum TokenFile {
     static func path(in directory: String) -> String { directory + "/tokens.json" }
 
-    static func load(from directory: String) -> StoredTokens? {
-        guard let data = try? DurableFile.contents(path(in: directory)) else { return nil }
-        return try? JSONDecoder().decode(StoredTokens.self, from: data)
+    /// The stored tokens; nil when there are none. Throws when the file cannot be read or decoded.
+    static func load(from directory: String) throws -> StoredTokens? {
+        do {
+            return try DurableFile.contents(path(in: directory)).map { try JSONDecoder().decode(StoredTokens.self, from: $0) }
+        } catch {
+            throw TokenFileError("cannot read \(path(in: directory)): \(error)")
+        }
     }
 
     /// Written whole (0600 from its creation, synced, renamed into place, the directory synced): never readable by
@@ -54,7 +58,13 @@ enum TokenFile {
         }
     }
 
-    static func remove(from directory: String) { try? DurableFile.remove(path(in: directory)) }
+    static func remove(from directory: String) throws {
+        do {
+            try DurableFile.remove(path(in: directory))
+        } catch {
+            throw TokenFileError("cannot remove \(path(in: directory)): \(error)")
+        }
+    }
 }
 
 struct TokenFileError: Error, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import BackendContract
 import DriverAPI
 import DriverDomain
+import Logging
 import Synchronization
 
 /// The backend tokens' one owner: the file in the state directory (mode 0600), the tokens in memory, and
@@ -29,11 +30,12 @@ final class TokenStore: Sendable {
     /// different tokens. Rare and short (one small fsync'd file); nothing else waits on it.
     private let writing = Mutex(())
 
-    init(directory: String, clock: DaemonClock, maxLoginAge: Double) {
+    init(directory: String, clock: DaemonClock, maxLoginAge: Double, logger: Logger) {
         self.directory = directory
         self.clock = clock
         self.maxLoginAge = maxLoginAge
-        let tokens = TokenFile.load(from: directory)
+        // Unreadable: logged out until the next login writes a new file (the old one stays for a look until then).
+        let tokens = logger.valueOrLog("reading the stored login") { try TokenFile.load(from: directory) } ?? nil
         state = Mutex(State(tokens: tokens, times: tokens.map { TokenTimes($0, clock: clock) }))
     }
 
@@ -68,14 +70,12 @@ final class TokenStore: Sendable {
         }
     }
 
-    /// Forgets the tokens (logout); returns whose they were.
-    func remove() -> String? {
-        writing.withLock { _ in
-            TokenFile.remove(from: directory)
-            return state.withLock { state in
-                defer { state = State() }
-                return state.tokens?.driverId
-            }
+    /// Forgets the tokens (logout): in memory always; throws when the file cannot be removed (a restart would
+    /// bring them back).
+    func remove() throws {
+        try writing.withLock { _ in
+            state.withLock { $0 = State() }
+            try TokenFile.remove(from: directory)
         }
     }
 

@@ -48,6 +48,7 @@ extension Uplink {
     /// One location batch, over the WebSocket when it is open, else HTTPS; throws unless the backend acked it.
     func send(_ request: LocationBatch, token: String) async throws {
         let ack: BatchAck
+        // A WebSocket that fails mid-send is the expected case for HTTPS below, not an error of its own.
         if let webSocket, webSocket.isConnected, let viaSocket = try? await webSocket.send(request) {
             ack = viaSocket
         } else {

@@ -43,7 +43,11 @@ extension Uplink {
         case .afterGap(let lastId):
             // Some came out of order or not at all: those between are fetched and go first, so none is passed over
             // (the newest id seen is where a reconnect's catch-up starts). Unreachable now: the next poll brings them.
-            guard let missed = try? await client.pushes(after: lastId, token: try await validToken()).pushes else {
+            let missed: [Push]
+            do {
+                missed = try await client.pushes(after: lastId, token: try await validToken()).pushes
+            } catch {
+                logger.info("pushes that came out of order not fetched (the next poll brings them): \(error)")
                 pushes.fellBehind()
                 return
             }

@@ -35,7 +35,7 @@ final class Uplink: Sendable {
         var pushHandlers: [@Sendable (Push) async -> Void] = []
         /// Told when the link comes back (the first success after start or after it was down).
         var linkRestoredHandlers: [@Sendable () async -> Void] = []
-        var driverChangeHandlers: [@Sendable () async -> Void] = []
+        var driverChangeHandlers: [@Sendable () async throws -> Void] = []
         /// The flush at the end of a shift sends the shift's last pings although the shift is over.
         var shiftEndFlush = false
     }
@@ -95,9 +95,10 @@ final class Uplink: Sendable {
         self.logger = logger
         self.isMoving = isMoving
         unitState = UnitState(store: outbox.store)
-        tokens = TokenStore(directory: stateDirectory, clock: clock, maxLoginAge: maxLoginAge)
-        pushes = PushInbox(store: outbox.store, driver: tokens.driverId)
-        let heldFor = (try? unitState.read())?.outboxOwner
+        tokens = TokenStore(directory: stateDirectory, clock: clock, maxLoginAge: maxLoginAge, logger: logger)
+        pushes = PushInbox(store: outbox.store, driver: tokens.driverId, logger: logger)
+        let unitState = unitState
+        let heldFor = logger.valueOrLog("reading whose queued items these are") { try unitState.read() }?.outboxOwner
         state = Mutex(State(machine: UplinkStateMachine(configuration: configuration, itemsHeldFor: heldFor, now: clock.monotonic)))
     }
 
@@ -119,7 +120,9 @@ final class Uplink: Sendable {
 
     /// `handler` runs when another driver logs in over the one logged in, before the new tokens are kept: what the
     /// previous driver's login showed goes, as at a logout.
-    func whenDriverChanges(_ handler: @escaping @Sendable () async -> Void) { state.withLock { $0.driverChangeHandlers.append(handler) } }
+    /// `handler` runs before another driver's login is kept; its failure refuses that login (no driver may see
+    /// another's orders).
+    func whenDriverChanges(_ handler: @escaping @Sendable () async throws -> Void) { state.withLock { $0.driverChangeHandlers.append(handler) } }
 
     var isOnline: Bool { state.withLock { $0.machine.isOnline } }
 
@@ -342,8 +345,8 @@ final class Uplink: Sendable {
             // Another driver over this one: a logout first (their queued items stay for their next login), and the
             // WebSocket opened with their token closes (it would carry this driver's pings as theirs).
             logger.info("another driver logs in: the previous one is logged out", metadata: ["previous": "\(previous)", "driver": "\(stored.driverId)"])
-            for handler in state.withLock({ $0.driverChangeHandlers }) { await handler() }
-            logout()
+            for handler in state.withLock({ $0.driverChangeHandlers }) { try await handler() }
+            try logout()
             webSocketWakeup.signal()
         }
         try tokens.store(stored)
@@ -353,26 +356,30 @@ final class Uplink: Sendable {
             state.machine.loggedIn(driver: stored.driverId)
             return held != nil && state.machine.itemsHeldFor == nil
         }
-        if released { _ = try? unitState.update { $0.outboxOwner = nil } }
+        if released { _ = logger.valueOrLog("releasing the queued items to \(stored.driverId)") { try unitState.update { $0.outboxOwner = nil } } }
         logger.info("logged in", metadata: ["driver": "\(stored.driverId)"])
         wakeup.signal()
         return stored
     }
 
-    /// Forgets the tokens and pauses until the next login; what is queued stays for the same driver.
-    func logout() {
-        let driverId = tokens.remove()
+    /// Forgets the tokens and pauses until the next login; what is queued stays for the same driver. Throws when
+    /// the token file cannot be removed (the tokens are forgotten in memory all the same).
+    func logout() throws {
+        let driverId = tokens.driverId
+        let removal = Result { try tokens.remove() }
         state.withLock { $0.machine.loggedOut(driver: driverId) }
-        if let driverId { _ = try? unitState.update { $0.outboxOwner = driverId } }
+        // Not stored: after a restart the queued items would wait for nobody in particular; said in the journal.
+        if let driverId { _ = logger.valueOrLog("holding the queued items for \(driverId)") { try unitState.update { $0.outboxOwner = driverId } } }
         webSocket?.disconnect()
         logger.info("logged out", metadata: ["driver": "\(driverId ?? "none")"])
+        try removal.get()
     }
 
     // MARK: Status
 
     /// - Parameter maxAge: how old the queue depths may be (a snapshot for `agent.status`; exact for `outbox.status`).
-    func status(maxAge: Duration = .zero) -> OutboxStatus {
-        var depth = (try? outbox.depth(maxAge: maxAge)) ?? Outbox.Depth()
+    func status(maxAge: Duration = .zero) throws -> OutboxStatus {
+        var depth = try outbox.depth(maxAge: maxAge)
         // Pings still in memory wait for the backend too (on disk only if their window ends first).
         depth.pings += recorder?.pendingCount ?? 0
         let transport: UplinkTransport = webSocket?.isConnected == true ? .websocket : .https

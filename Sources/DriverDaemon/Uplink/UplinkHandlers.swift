@@ -8,11 +8,11 @@ import Logging
 /// `outbox.status`, `outbox.flush`, `auth.login`.
 enum UplinkHandlers {
     static func register(in router: inout RPCRouter, uplink: Uplink?, outbox: Outbox, clock: DaemonClock) {
-        router.register(Methods.outboxStatus) { _, _ in status(uplink, outbox, clock: clock) }
+        router.register(Methods.outboxStatus) { _, _ in try status(uplink, outbox, clock: clock) }
         router.register(Methods.outboxFlush) { _, _ in
             guard let uplink else { throw APIError.unavailable("no backend is configured (backend.url or --backend)") }
             await uplink.flush()
-            return uplink.status()
+            return try uplink.status()
         }
         router.register(Methods.authLogin) { params, _ in
             guard let uplink else { throw APIError.unavailable("no backend is configured (backend.url or --backend)") }
@@ -30,9 +30,10 @@ enum UplinkHandlers {
         }
     }
 
-    static func status(_ uplink: Uplink?, _ outbox: Outbox, clock: DaemonClock, maxAge: Duration = .zero) -> OutboxStatus {
-        uplink?.status(maxAge: maxAge)
-            ?? OutboxStatus(depth: (try? outbox.depth(maxAge: maxAge)) ?? Outbox.Depth(), now: clock.now().time, monotonic: clock.monotonic)
+    /// Throws when the store cannot be read: a queue that cannot be counted is an error, never an empty one.
+    static func status(_ uplink: Uplink?, _ outbox: Outbox, clock: DaemonClock, maxAge: Duration = .zero) throws -> OutboxStatus {
+        if let uplink { return try uplink.status(maxAge: maxAge) }
+        return OutboxStatus(depth: try outbox.depth(maxAge: maxAge), now: clock.now().time, monotonic: clock.monotonic)
     }
 }
 

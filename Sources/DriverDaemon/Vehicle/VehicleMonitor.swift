@@ -211,7 +211,8 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
 
     private func guardBattery(_ volts: Double, now: Double) {
         let ignition = pipeline.tracker.ignition
-        let sosWaiting = ((try? outbox.depth(maxAge: .seconds(1)))?.sos ?? 0) > 0
+        // A store that cannot be read counts as an SOS waiting: the radio is never cut from under one by a guess.
+        let sosWaiting = logger.valueOrLog("reading the outbox for a waiting SOS") { try outbox.depth(maxAge: .seconds(1)).sos > 0 } ?? true
         let action = state.withLock { state in
             state.battery.observe(voltage: volts, engineRunning: state.engineRunning == true || ignition == true, sosWaiting: sosWaiting, now: now)
         }

@@ -7,7 +7,7 @@ struct VehicleService: Service {
 
     func run() async throws {
         reader.start()
-        try? await gracefulShutdown()
+        try? await gracefulShutdown()  // throws only when cancelled: a stop either way
         reader.stop()
     }
 }

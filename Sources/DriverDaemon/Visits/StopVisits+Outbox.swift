@@ -15,6 +15,6 @@ extension StopVisits: OutboxItemOwner {
     }
 
     func acknowledged(_ item: OutboxItemRecord, applied: TaskStatus?) async {
-        try? book.markSent(id: item.idempotencyKey)
+        _ = logger.valueOrLog("marking \(item.idempotencyKey) sent") { try book.markSent(id: item.idempotencyKey) }
     }
 }

@@ -24,7 +24,7 @@ final class StopVisits: Sendable {
     private let hub: EventHub
     private let pushes: PushCenter
     private let clock: DaemonClock
-    private let logger: Logger
+    let logger: Logger
     private let state: Mutex<State>
     /// Wakes the uplink when a report was queued (set once the uplink exists).
     private let onQueued = Mutex<(@Sendable () -> Void)?>(nil)
@@ -94,7 +94,7 @@ final class StopVisits: Sendable {
             return (visit, first)
         }
         guard let (visit, first) = marked, let departed = visit.departedAt else { return }
-        try? book.markLeftUnfinished(id: visit.id, departedAt: departed)
+        _ = logger.valueOrLog("marking the visit at \(stopId) left unfinished") { try book.markLeftUnfinished(id: visit.id, departedAt: departed) }
         hub.publish(Events.visitChanged, Self.view(visit))
         guard first else { return }
         logger.notice("left \(stopId) with its task unfinished", metadata: ["task_id": "\(visit.taskId)"])

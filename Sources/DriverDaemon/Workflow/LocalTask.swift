@@ -31,6 +31,7 @@ struct LocalTask: Sendable, Equatable {
         updatedAt = now
     }
 
+    /// Cannot fail: the detail was decoded from JSON, which holds no number JSONEncoder refuses (no NaN, no infinity).
     private static func encode(_ detail: RiderTask) -> Data { (try? JSONEncoder().encode(detail)) ?? Data() }
 
     init(record: TaskRecord) throws {

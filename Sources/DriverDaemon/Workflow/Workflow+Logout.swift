@@ -8,7 +8,11 @@ extension Workflow {
     /// the same driver's next login.
     func logout() async throws -> LogoutResult {
         let result = try await clearPersonalData()
-        uplink?.logout()
+        do {
+            try uplink?.logout()
+        } catch {
+            throw APIError(.internalError, "logged out, but \(error): the login may come back after a restart")
+        }
         return result
     }
 
@@ -27,16 +31,24 @@ extension Workflow {
         sequence = []
         serverETAs = [:]
         syncedAt = nil
-        await pushes.removeAll()
+        do {
+            try await pushes.removeAll()
+        } catch {
+            throw APIError(.internalError, "cannot clear the messages: \(Store.describeWriteFailure(error))")
+        }
         do {
             try book.store.erasePersonalTraces()
         } catch {
             logger.error("cannot wipe the deleted personal data from the store's files: \(Store.describeWriteFailure(error))")
         }
         var removedPhotos = 0
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: spool.directory)) ?? []
+        // No spool yet: no photo was ever taken on this unit.
+        let files = FileManager.default.fileExists(atPath: spool.directory)
+            ? logger.valueOrLog("listing the photo spool") { try FileManager.default.contentsOfDirectory(atPath: spool.directory) } ?? [] : []
         for name in files where !keptPhotos.contains(spool.directory + "/" + name) {
-            if (try? FileManager.default.removeItem(atPath: spool.directory + "/" + name)) != nil { removedPhotos += 1 }
+            if logger.valueOrLog("removing an uploaded photo") { try FileManager.default.removeItem(atPath: spool.directory + "/" + name) } != nil {
+                removedPhotos += 1
+            }
         }
         publishRoute()
         logger.info("logged out: personal data cleared", metadata: ["tasks": "\(removedTasks)", "photos": "\(removedPhotos)"])

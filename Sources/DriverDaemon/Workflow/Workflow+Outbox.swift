@@ -19,7 +19,7 @@ extension Workflow: OutboxItemOwner {
         uplink.register(self, for: Self.ownedKinds)
         uplink.whenPushed { [self] push in await pushReceived(push) }
         uplink.whenLinkRestored { [self] in await requestSync() }
-        uplink.whenDriverChanges { [self] in _ = try? await clearPersonalData() }
+        uplink.whenDriverChanges { [self] in _ = try await clearPersonalData() }
     }
 
     nonisolated func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {
@@ -74,7 +74,10 @@ extension Workflow: OutboxItemOwner {
             return
         }
         // The acked item itself is still queued until this returns.
-        let othersQueued = (try? outbox.hasPendingItems(taskId: task.id, besides: item.id, kinds: Self.taskChangeKinds)) ?? true
+        // A queue that cannot be read counts as not empty: the task stays "pending" until a later ack or sync.
+        let othersQueued = logger.valueOrLog("reading task \(task.id)'s queue") {
+            try outbox.hasPendingItems(taskId: task.id, besides: item.id, kinds: Self.taskChangeKinds)
+        } ?? true
         if !othersQueued, task.sync == .pending { task.sync = .synced }
         task.updatedAt = now()
         // Front ends hear the ack first (the notification is written as it is published), then it is written: the
@@ -123,7 +126,9 @@ extension Workflow: OutboxItemOwner {
             break
         }
         task.updatedAt = now()
-        let later = ((try? outbox.pendingItems(taskId: task.id)) ?? []).filter { Self.taskChangeKinds.contains($0.kind) }.compactMap(\.id)
+        // Unreadable: not stored now (storing would fail too); the later items go on, and the backend judges each.
+        guard let queued = logger.valueOrLog("reading task \(task.id)'s queue", { try outbox.pendingItems(taskId: task.id) }) else { return }
+        let later = queued.filter { Self.taskChangeKinds.contains($0.kind) }.compactMap(\.id)
         let reason = "the backend refused an earlier change of task \(task.id): \(refusal.message)"
         do {
             try book.applySync(

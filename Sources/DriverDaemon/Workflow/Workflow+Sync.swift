@@ -107,8 +107,11 @@ extension Workflow {
         guard let uplink, uplink.isOnline, let first = nextStopId(), let (task, stop) = stop(first),
               RouteRules.stopStatus(stop.kind, task: task.status, isNext: true) == .enRoute
         else { return }
-        if let eta = try? await uplink.authorized({ client, token in try await client.eta(taskId: task.id, token: token) }) {
-            storeServerETA(eta)
+        do {
+            storeServerETA(try await uplink.authorized { client, token in try await client.eta(taskId: task.id, token: token) })
+        } catch {
+            // Best effort, asked again within the minute; the card keeps the last ETA meanwhile.
+            logger.debug("no ETA from the backend for \(task.id): \(error)")
         }
     }
 

@@ -14,7 +14,7 @@ struct WorkflowService: Service {
     func run() async throws {
         // Without a backend there is nothing to sync: no timer wakes the process for it.
         guard workflow.uplink != nil else {
-            try? await gracefulShutdown()
+            try? await gracefulShutdown()  // throws only when cancelled: a stop either way
             return
         }
         await cancelWhenGracefulShutdown {

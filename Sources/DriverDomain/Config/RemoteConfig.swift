@@ -147,6 +147,7 @@ extension ConfigValue: Codable {
     /// JSON: strings, numbers (integers stay integers) and booleans; anything else is refused by the key's rule.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
+        // Each try? is the expected "not this type": the next is tried (anything else is kept as .other, refused by the rules).
         if let value = try? container.decode(Bool.self) {
             self = .bool(value)
         } else if let value = try? container.decode(Int.self) {

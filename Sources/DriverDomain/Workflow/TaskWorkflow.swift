@@ -57,6 +57,7 @@ public enum TaskWorkflow {
     public static func isTransition(from: TaskStatus, to: TaskStatus) -> Bool {
         if to == .cancelled { return !from.isTerminal }
         return DriverAction.allCases.contains { action in
+            // A refusal is the expected "not this action".
             (try? apply(action, to: from, podCaptured: true).get()) == to
         }
     }

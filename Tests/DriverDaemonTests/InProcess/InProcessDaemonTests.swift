@@ -4,7 +4,8 @@ import DispatchSimCore
 import DriverAPI
 @testable import DriverDaemon
 import DriverDomain
-import DriverStore
+@testable import DriverStore
+import JSONRPC
 import Synchronization
 import Testing
 
@@ -31,6 +32,23 @@ struct InProcessDaemonTests {
             try await daemon.waitUntil("synced") {
                 try await daemon.call(Methods.routeGet).tasks.first { $0.id == "task-1001" }?.sync == .synced
             }
+        }
+    }
+
+    @Test("an outbox that cannot be read is an error, never an empty queue: outbox.status refuses, agent.status says why its outbox section is empty, the status line says so")
+    func unreadableOutbox() async throws {
+        let daemon = try InProcessDaemon(backend: StandInBackend())
+        try await daemon.running {
+            try await Self.routeSynced(daemon)
+            #expect(try await daemon.call(Methods.agentStatus).outbox.available)
+            try daemon.assembly.outbox.store.pool.write { db in try db.execute(sql: "ALTER TABLE outbox_item RENAME TO outbox_item_away") }
+            await #expect(throws: RPCClient.Failure.self) { _ = try await daemon.call(Methods.outboxStatus) }
+            // agent.status and the status line may use a count a second old.
+            try await Task.sleep(for: .milliseconds(1100))
+            let status = try await daemon.call(Methods.agentStatus)
+            #expect(status.uplink == nil && !status.outbox.available && status.outbox.reason?.contains("outbox_item") == true, "\(status.outbox)")
+            #expect(daemon.assembly.statusLine().contains("queue unreadable"))
+            try daemon.assembly.outbox.store.pool.write { db in try db.execute(sql: "ALTER TABLE outbox_item_away RENAME TO outbox_item") }
         }
     }
 
