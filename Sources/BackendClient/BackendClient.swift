@@ -27,6 +27,7 @@ public final class BackendClient: Sendable {
     }
 
     public func shutdown() async {
+        // Throws only when already shut down: the same end.
         try? await http.shutdown()
     }
 
@@ -67,6 +68,7 @@ public final class BackendClient: Sendable {
 
     static func gzip(_ data: Data) -> Data? {
         var buffer = ByteBuffer(bytes: data)
+        // Not expected to fail (zlib on a buffer in memory); if it does, the body goes uncompressed.
         guard let compressed = try? buffer.compress(with: .gzip()) else { return nil }
         return Data(compressed.readableBytesView)
     }
@@ -190,6 +192,7 @@ public final class BackendClient: Sendable {
         let data = Data(bytes.readableBytesView)
         guard (200..<300).contains(status) else {
             throw BackendClientError(
+                // A body of another shape (a proxy's page) is expected: the raw body is kept instead.
                 status: status, rawBody: String(decoding: data, as: UTF8.self), body: try? JSONDecoder().decode(BackendErrorBody.self, from: data))
         }
         do {

@@ -81,7 +81,7 @@ public final class WebSocketLink: Sendable {
                 }
             }
             Task {
-                try? await EventLoopSleep.sleep(for: connectTimeout)
+                try? await EventLoopSleep.sleep(for: connectTimeout)  // cancelled only with the run it guards
                 if !self.isConnected { finish(.failure(BackendClientError(transportReason: "the WebSocket did not open within \(connectTimeout)"))) }
             }
         }
@@ -102,6 +102,7 @@ public final class WebSocketLink: Sendable {
         }
         try await outbound.write(.text(Self.text(.hello(lastPushId: lastPushId))))
         for try await message in inbound.messages(maxSize: 1 << 20) {
+            // A frame of a kind this release does not know is expected from a newer backend: passed over.
             guard case .text(let text) = message,
                   let frame = try? JSONDecoder().decode(WSServerMessage.self, from: Data(text.utf8))
             else { continue }
@@ -166,6 +167,7 @@ public final class WebSocketLink: Sendable {
             return (state.outbound, state.finishRun)
         }
         finish?(.failure(CancellationError()))
+        // A close that fails finds the socket closed already: the same end.
         if let outbound { Task { try? await outbound.close(.goingAway, reason: "driverd stopping") } }
     }
 
@@ -173,6 +175,7 @@ public final class WebSocketLink: Sendable {
     public func disconnect() {
         let (outbound, finish) = state.withLock { ($0.outbound, $0.finishRun) }
         finish?(.failure(CancellationError()))
+        // A close that fails finds the socket closed already: the same end.
         if let outbound { Task { try? await outbound.close(.normalClosure, reason: "logged out") } }
     }
 
@@ -188,6 +191,7 @@ public final class WebSocketLink: Sendable {
     }
 
     static func text(_ message: WSClientMessage) -> String {
+        // Cannot fail: the client's messages hold strings and finite numbers only.
         (try? BackendClient.encoder.encode(message)).map { String(decoding: $0, as: UTF8.self) } ?? ""
     }
 }

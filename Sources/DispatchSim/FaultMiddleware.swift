@@ -39,7 +39,7 @@ struct FaultMiddleware: RouterMiddleware {
             context.channel.close(promise: nil)
             throw ConnectionDropped()
         case .dropAfter:
-            _ = try? await next(request, context)
+            _ = try? await next(request, context)  // the fault: done, and its answer lost on purpose
             context.logger.info("fault: connection dropped after handling", metadata: ["path": "\(request.uri.path)"])
             context.channel.close(promise: nil)
             throw ConnectionDropped()

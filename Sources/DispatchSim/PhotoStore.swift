@@ -25,6 +25,7 @@ final class PhotoStore: Sendable {
 
     func load(sha256: String) -> [UInt8]? {
         guard sha256.count == 64, sha256.allSatisfy(\.isHexDigit) else { return nil }
+        // No such photo is the expected nil (a 404).
         if let directory { return (try? Data(contentsOf: directory.appendingPathComponent(sha256))).map { [UInt8]($0) } }
         return memory.withLock { $0[sha256] }
     }

@@ -35,6 +35,7 @@ struct ReleaseRoutes {
         sim.get("releases") { _, _ -> Response in
             let (staged, acks) = await state.read { world, _ in (world.stagedReleases, world.updateAcks) }
             let versions = staged.compactMapValues { signed in
+                // A raw manifest staged on purpose may not decode: it then names no version.
                 Data(base64Encoded: signed.payload).flatMap { try? JSONDecoder().decode(ReleaseManifest.self, from: $0) }?.version
             }
             return try SimJSON.response(ReleaseOverview(publicKey: ConfigSigner.releasePublicKey, releases: shelf.overview, staged: versions, acks: acks))

@@ -24,6 +24,7 @@ actor SimState {
         self.stateFile = stateFile
         self.hub = hub
         self.logger = logger
+        // No state file yet is the expected first start.
         if let stateFile, let data = try? Data(contentsOf: stateFile) {
             let snapshot: Snapshot
             do {
@@ -76,6 +77,7 @@ actor SimState {
     }
 
     static func frame(_ message: WSServerMessage) -> String {
+        // Cannot fail: the messages hold strings and finite numbers.
         (try? SimJSON.encoder.encode(message)).map { String(decoding: $0, as: UTF8.self) } ?? ""
     }
 

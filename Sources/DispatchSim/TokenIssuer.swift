@@ -46,6 +46,7 @@ struct TokenIssuer: Sendable {
         guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signed, using: SymmetricKey(data: secret)) else {
             return .failure(.badSignature)
         }
+        // Not our claims: the expected "malformed" answer.
         guard let claims = try? JSONDecoder().decode(Claims.self, from: payload) else { return .failure(.malformed) }
         guard claims.typ == kind else { return .failure(.wrongKind) }
         guard Double(claims.exp) > now else { return .failure(.expired(claims)) }
@@ -54,7 +55,7 @@ struct TokenIssuer: Sendable {
 
     private func sign(_ claims: Claims) -> String {
         let header = Self.base64URL(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
-        let payload = Self.base64URL((try? SimJSON.encoder.encode(claims)) ?? Data())
+        let payload = Self.base64URL((try? SimJSON.encoder.encode(claims)) ?? Data())  // cannot fail: strings and integers
         let mac = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(payload)".utf8), using: SymmetricKey(data: secret))
         return "\(header).\(payload).\(Self.base64URL(Data(mac)))"
     }

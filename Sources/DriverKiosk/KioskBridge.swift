@@ -26,7 +26,7 @@ public struct KioskBridge: Sendable {
             daemon = try await DaemonLink.connect(configuration.socket)
         } catch {
             logger.notice("driverd is not reachable at \(configuration.socket): \(error)")
-            try? await outbound.close(.unexpectedServerError, reason: "driverd is not running")
+            try? await outbound.close(.unexpectedServerError, reason: "driverd is not running")  // a screen gone already: the same end
             return
         }
         do {
@@ -51,12 +51,13 @@ public struct KioskBridge: Sendable {
                     }
                     let daemonClosed = try await group.next() ?? false
                     group.cancelAll()
+                    // A screen gone already: the same end.
                     if daemonClosed { try? await outbound.close(.goingAway, reason: "driverd closed the connection") }
                 }
             }
         } catch {
             logger.debug("bridge ended: \(error)")
-            try? await outbound.close(.goingAway, reason: "driverd closed the connection")
+            try? await outbound.close(.goingAway, reason: "driverd closed the connection")  // a screen gone already: the same end
         }
     }
 

@@ -42,6 +42,7 @@ public struct KioskConfiguration: Sendable, Equatable {
     public static func load(path: String?) throws(Problem) -> KioskConfiguration {
         var configuration = KioskConfiguration()
         guard let path else { return configuration }
+        // The failure is told apart below: no file is the defaults, a file that cannot be read is refused.
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             if FileManager.default.fileExists(atPath: path) { throw Problem("\(path): cannot be read") }
             return configuration

@@ -12,6 +12,7 @@ public final class KioskLanguage: Sendable {
 
     public init(www: String) {
         catalogs = www + "/i18n"
+        // No directory: English only, as the voice says in the journal when it finds nothing to say.
         let files = (try? FileManager.default.contentsOfDirectory(atPath: catalogs)) ?? []
         available = Set(files.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) })
     }

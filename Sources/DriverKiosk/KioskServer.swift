@@ -42,8 +42,16 @@ public enum KioskServer {
             // Tiles are no secret (the page's files are served the same way); a missing one is a 404 the map skips.
             router.get(RouterPath(MBTiles.route)) { _, context -> Response in
                 guard let z = context.parameters.get("z", as: Int.self), let x = context.parameters.get("x", as: Int.self),
-                      let y = context.parameters.get("y", as: Int.self), let bytes = tiles.tile(z: z, x: x, y: y)
+                      let y = context.parameters.get("y", as: Int.self)
                 else { throw HTTPError(.notFound) }
+                let found: [UInt8]?
+                do {
+                    found = try tiles.tile(z: z, x: x, y: y)
+                } catch {
+                    logger.error("map tile \(z)/\(x)/\(y) cannot be read: \(error)")
+                    throw HTTPError(.internalServerError)
+                }
+                guard let bytes = found else { throw HTTPError(.notFound) }
                 return Response(
                     status: .ok, headers: [.contentType: tiles.contentType, .cacheControl: "max-age=86400"],
                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))

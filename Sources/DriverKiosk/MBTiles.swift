@@ -48,12 +48,12 @@ public final class MBTiles: Sendable {
     public static let pageTemplate = "tiles/{z}/{x}/{y}"
     static let route = "/tiles/:z/:x/:y"
 
-    /// The tile at `z`/`x`/`y` (XYZ), or nil where the file has none.
-    public func tile(z: Int, x: Int, y: Int) -> [UInt8]? {
+    /// The tile at `z`/`x`/`y` (XYZ), or nil where the file has none; throws when the file cannot be read.
+    public func tile(z: Int, x: Int, y: Int) throws -> [UInt8]? {
         guard (0...24).contains(z), (0..<(1 << z)).contains(x), (0..<(1 << z)).contains(y) else { return nil }
         let row = (1 << z) - 1 - y
-        return database.withLock { database in
-            let data = try? database.value(
+        return try database.withLock { database in
+            let data = try database.value(
                 Data.self, sql: "SELECT tile_data FROM tiles WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?",
                 arguments: [Int64(z), Int64(x), Int64(row)])
             return data.flatMap { $0 }.map { [UInt8]($0) }

@@ -19,6 +19,8 @@ public struct PhotoDrop: Sendable {
         return path
     }
 
+    /// Housekeeping of a scratch directory: a photo that cannot be listed or removed now is tried at the next drop
+    /// (each try? is that expected "not now").
     private func removeOld(_ manager: FileManager) {
         let cutoff = Date().addingTimeInterval(-600)
         for name in (try? manager.contentsOfDirectory(atPath: directory)) ?? [] {

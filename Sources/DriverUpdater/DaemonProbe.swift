@@ -18,6 +18,7 @@ struct DaemonProbe {
     }
 
     func unitState() -> Unit {
+        // systemctl failing is an answer too: a unit that cannot be shown is judged not running.
         guard let shown = try? ChildProcess.run("/bin/systemctl", ["show", unit, "-p", "ActiveState", "-p", "SubState", "-p", "MainPID", "-p", "NRestarts"])
         else { return Unit() }
         var state = Unit()
@@ -38,6 +39,7 @@ struct DaemonProbe {
     /// Whether the daemon reaches its backend now (its WebSocket is up, or its last send succeeded); nil when it
     /// does not answer. With nothing to send the link stays `idle`, so the WebSocket counts.
     func backendOnline() -> Bool? {
+        // Not answering is the expected "nil" the health gate counts.
         guard let socketPath, let client = try? RPCClient(socketPath: socketPath, timeout: .seconds(5)),
               let status = try? client.call(Methods.outboxStatus, NoParams())
         else { return nil }

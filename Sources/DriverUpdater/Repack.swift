@@ -70,22 +70,26 @@ enum Repack {
             let fields = line.split(separator: " ")
             guard fields.count >= 2, !fields.contains("obsolete") else { continue }
             let path = String(fields[0]), shipped = String(fields[1])
-            if md5(of: path) == shipped { continue }
+            if try md5(of: path) == shipped { continue }
             if extracted == nil {
                 extracted = scratch + ".release"
                 _ = try Dpkg.run("/bin/rm", ["-rf", extracted!])
                 _ = try Dpkg.run("/usr/bin/dpkg-deb", ["-x", release, extracted!])
             }
-            if let extracted, md5(of: extracted + path) == shipped {
+            if let extracted, try md5(of: extracted + path) == shipped {
                 _ = try Dpkg.run("/bin/cp", ["-a", extracted + path, scratch + path])
             }
         }
         if let extracted { _ = try Dpkg.run("/bin/rm", ["-rf", extracted]) }
     }
 
-    /// MD5 in hex, as dpkg records a conffile's; nil when the file cannot be read.
-    static func md5(of path: String) -> String? {
-        guard let bytes = (try? DurableFile.contents(path)) ?? nil else { return nil }
-        return TextFormat.hex(Insecure.MD5.hash(data: bytes))
+    /// MD5 in hex, as dpkg records a conffile's; nil when there is no file (an admin removed it). Throws when it
+    /// cannot be read: a conffile of unknown content is never taken for an edited one.
+    static func md5(of path: String) throws(UpdaterError) -> String? {
+        do {
+            return try DurableFile.contents(path).map { TextFormat.hex(Insecure.MD5.hash(data: $0)) }
+        } catch {
+            throw UpdaterError("cannot read the conffile \(path): \(error)")
+        }
     }
 }

@@ -50,7 +50,7 @@ struct Updater {
 
     /// One run: an interrupted install first, else driverd's request, else nothing.
     func run() throws(UpdaterError) {
-        if let journal = readJournal() {
+        if let journal = try readJournal() {
             say("resuming the install of \(journal.package) \(journal.version) (\(journal.phase.rawValue))")
             try resume(journal)
             return
@@ -79,12 +79,12 @@ struct Updater {
         } catch {
             // Nothing trustworthy to answer about: no outcome names a release driverd did not prove.
             say("request refused: \(error)")
-            try? DurableFile.remove(requestPath)
+            remove(requestPath)
             return
         }
         do {
             let job = try prepare(manifest)
-            try? DurableFile.remove(requestPath)
+            remove(requestPath)
             try install(job)
         } catch {
             say("release \(manifest.package) \(manifest.version) refused: \(error)")
@@ -95,7 +95,7 @@ struct Updater {
                 say("the running version of \(manifest.package) is not known (the answer names none): \(error)")
             }
             writeOutcome(manifest.package, manifest.version, .refused, reason: error.description, running: running, sha256: manifest.sha256)
-            try? DurableFile.remove(requestPath)
+            remove(requestPath)
         }
     }
 
@@ -114,7 +114,7 @@ struct Updater {
         let new = "\(packagesDirectory)/\(manifest.package)_\(manifest.version)_\(manifest.architecture).deb"
         let copied = try Self.copyNoFollow(settings.requestDirectory + "/package.deb", to: new)
         guard copied.size == manifest.size, copied.sha256 == manifest.sha256 else {
-            try? DurableFile.remove(new)
+            remove(new)
             throw UpdaterError("the package does not match the signed SHA-256 and size")
         }
         let kept = "\(packagesDirectory)/\(manifest.package)_\(installed.version)_\(installed.architecture).deb"
@@ -204,12 +204,14 @@ struct Updater {
         say("\(journal.package) \(journal.version) is healthy: committed")
         writeOutcome(journal.package, journal.version, .applied, reason: nil, running: journal.version, sha256: journal.sha256)
         // The new package is the one to roll back to next time; older ones go.
-        if let names = try? Self.list(packagesDirectory) {
-            for name in names where name.hasPrefix(journal.package + "_") && packagesDirectory + "/" + name != journal.new {
-                try? DurableFile.remove(packagesDirectory + "/" + name)
+        do {
+            for name in try Self.list(packagesDirectory) where name.hasPrefix(journal.package + "_") && packagesDirectory + "/" + name != journal.new {
+                remove(packagesDirectory + "/" + name)
             }
+        } catch {
+            say("older packages kept (\(packagesDirectory) cannot be listed): \(error)")
         }
-        try? DurableFile.remove(journalPath)
+        remove(journalPath)
     }
 
     private func rollBack(_ journal: Journal, reason: String) {
@@ -221,8 +223,8 @@ struct Updater {
         } catch {
             say("the rollback failed: \(error)")
         }
-        try? DurableFile.remove(journal.new)
-        try? DurableFile.remove(journalPath)
+        remove(journal.new)
+        remove(journalPath)
     }
 
     // MARK: Files
@@ -240,8 +242,23 @@ struct Updater {
         }
     }
 
-    private func readJournal() -> Journal? {
-        ((try? DurableFile.contents(journalPath)) ?? nil).flatMap { try? JSONDecoder().decode(Journal.self, from: $0) }
+    /// The interrupted install, or nil. Throws when there is a journal that cannot be read: nothing new is
+    /// installed over an install whose outcome is not known.
+    private func readJournal() throws(UpdaterError) -> Journal? {
+        do {
+            return try DurableFile.contents(journalPath).map { try JSONDecoder().decode(Journal.self, from: $0) }
+        } catch {
+            throw UpdaterError("\(journalPath) cannot be read, so an interrupted install cannot be judged (nothing else is installed until it is removed): \(error)")
+        }
+    }
+
+    /// Removes `path`; a failure is said (the stale file stays, and the next run meets it).
+    private func remove(_ path: String) {
+        do {
+            try DurableFile.remove(path)
+        } catch {
+            say("cannot remove \(path): \(error)")
+        }
     }
 
     private func writeJournal(_ journal: Journal) throws(UpdaterError) {

@@ -30,7 +30,7 @@ public enum DiagBundle {
         // and one's cleanup must not take the other's files.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("driverctl-\(getpid())-\(UUID().uuidString)")
         let root = scratch.appendingPathComponent(name)
-        defer { try? FileManager.default.removeItem(at: scratch) }
+        defer { try? FileManager.default.removeItem(at: scratch) }  // a scratch copy in /tmp: left for tmpfiles if it stays
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
 
         let journal = readJournal(windowSeconds: windowSeconds, maxLines: maxJournalLines)

@@ -24,6 +24,7 @@ struct GPSCommand: ParsableCommand {
         if let rate { _ = try session.callUnchecked(Methods.gpsRequestRate, RequestRateParams(hz: rate)) }
         _ = try session.callUnchecked(Methods.eventsSubscribe, SubscribeParams(topics: [Events.gpsFix.topic]))
         try session.follow { method, params in
+            // A fix of another release's shape is passed over (expected from a newer driverd).
             guard method == Events.gpsFix.topic, let params, let fix = try? Events.gpsFix.decode(params) else { return }
             // Straight to the descriptor: a follower is often piped or killed, and a buffered line would be lost.
             Environment.printLine(options.json ? JSONWriter.string(params) : "\(GPSFormatter.utc(fix.time))  \(GPSFormatter.fixLine(fix))")

@@ -18,6 +18,7 @@ struct VehicleCommand: ParsableCommand {
         guard follow else { return }
         _ = try session.callUnchecked(Methods.eventsSubscribe, SubscribeParams(topics: [Events.vehicleChanged.topic]))
         try session.follow { method, params in
+            // A status of another release's shape is passed over (expected from a newer driverd).
             guard method == Events.vehicleChanged.topic, let params, let status = try? Events.vehicleChanged.decode(params) else { return }
             Environment.printLine(options.json ? JSONWriter.string(params) : VehicleFormatter.line(status))
         }

@@ -75,6 +75,7 @@ struct WatchView {
     mutating func note(_ topic: String, _ params: JSONValue?) -> String? {
         changed = true
         let bytes = params.map { JSONWriter.bytes($0) } ?? []
+        // Each try? below is the expected "not this release's shape" (a newer driverd): such a line is passed over.
         switch topic {
         case Events.push.topic, Events.stopLeftUnfinished.topic:
             guard let push = try? Events.push.decode(bytes) else { return nil }

@@ -24,6 +24,7 @@ struct EchoServer: AsyncParsableCommand {
             try await server.executeThenClose { inbound in
                 for try await connection in inbound {
                     group.addTask {
+                        // A client that goes mid-line ends its own connection only.
                         try? await connection.executeThenClose { input, output in
                             for try await frame in input {
                                 guard case .line(var line) = frame else { return }

@@ -39,7 +39,7 @@ struct FlashBench: ParsableCommand {
 
     func run() throws {
         let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        defer { try? FileManager.default.removeItem(atPath: directory) }  // a scratch directory: one left behind harms no figure
         let sim = try SimServerProcess(bin: bin)
         defer { sim.stop() }
         let total = seconds + 120
@@ -134,13 +134,13 @@ struct FlashBench: ParsableCommand {
             "flash-baseline", "--directory", baselineDirectory, "--interval", String(1 / scenario.rate), "--seconds", String(seconds),
         ], stdout: baselineOutput)
         let pingsBefore = try pingsKept(socket)
-        let linesBefore = lineCount(stderrPath)
-        let before = IOSample.read(pid: daemon.processIdentifier)
+        let linesBefore = try lineCount(stderrPath)
+        let before = try IOSample.read(pid: daemon.processIdentifier)
         let daemonSyncs = try SyncCounter(pid: daemon.processIdentifier, seconds: seconds)
         let baselineSyncs = try SyncCounter(pid: baseline.processIdentifier, seconds: seconds)
         let syncs = daemonSyncs.wait()
-        let after = IOSample.read(pid: daemon.processIdentifier)
-        let linesAfter = lineCount(stderrPath)
+        let after = try IOSample.read(pid: daemon.processIdentifier)
+        let linesAfter = try lineCount(stderrPath)
         let pingsAfter = try pingsKept(socket)
         let baselineSyncCount = baselineSyncs.wait()
         baseline.waitUntilExit()
@@ -149,7 +149,7 @@ struct FlashBench: ParsableCommand {
         daemon.waitUntilExit()
         let pingBytes = try averagePingBytes(scratch + "/state/driverd.sqlite") * Double(pingsAfter - pingsBefore)
         return (
-            Row(writeBytes: (after?.writeBytes ?? 0) - (before?.writeBytes ?? 0), syncs: syncs, lines: linesAfter - linesBefore,
+            Row(writeBytes: after.writeBytes - before.writeBytes, syncs: syncs, lines: linesAfter - linesBefore,
                 pings: pingsAfter - pingsBefore, pingBytes: Int(pingBytes)),
             Row(writeBytes: baselineRow.writeBytes, syncs: baselineSyncCount, lines: 0, pings: baselineRow.pings, pingBytes: 0))
     }
@@ -159,16 +159,17 @@ struct FlashBench: ParsableCommand {
         return reply.pingsRecorded
     }
 
-    private func lineCount(_ path: String) -> Int {
-        ((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()).reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+    private func lineCount(_ path: String) throws -> Int {
+        try Data(contentsOf: URL(fileURLWithPath: path)).reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
     }
 
     /// The ping rows' payload, bytes per ping (SQLite's dbstat over the table), from what the database still holds.
     private func averagePingBytes(_ path: String) throws -> Double {
         let db = try Database(path: path, readOnly: true)
         let count = try db.value(Int.self, sql: "SELECT COUNT(*) FROM ping") ?? 0
-        let bytes = (try? db.value(Int.self, sql: "SELECT SUM(payload) FROM dbstat WHERE name = 'ping'")) ?? nil
-        guard count > 0, let bytes else { return 100 }
+        guard count > 0 else { return 0 }
+        // SQLite built without dbstat throws here: the figure is then missing, never guessed.
+        let bytes = try db.value(Int.self, sql: "SELECT SUM(payload) FROM dbstat WHERE name = 'ping'") ?? 0
         return Double(bytes) / Double(count)
     }
 
@@ -218,7 +219,7 @@ struct FlashBaseline: ParsableCommand {
         _ = try Store(directory: directory)
         let db = try Database(path: directory + "/driverd.sqlite", readOnly: false)
         try db.execute(sql: "PRAGMA synchronous = FULL")
-        let before = IOSample.read(pid: getpid())
+        let before = try IOSample.read(pid: getpid())
         let start = Date()
         var pings = 0
         var time = 1_795_852_800.0
@@ -232,8 +233,8 @@ struct FlashBaseline: ParsableCommand {
             time += interval
             usleep(UInt32(interval * 1e6))
         }
-        let after = IOSample.read(pid: getpid())
-        let row = BaselineRow(writeBytes: (after?.writeBytes ?? 0) - (before?.writeBytes ?? 0), pings: pings)
+        let after = try IOSample.read(pid: getpid())
+        let row = BaselineRow(writeBytes: after.writeBytes - before.writeBytes, pings: pings)
         FileHandle.standardOutput.write(try JSONEncoder().encode(row))
     }
 }
@@ -242,11 +243,12 @@ struct FlashBaseline: ParsableCommand {
 struct IOSample {
     var writeBytes: Int
 
-    static func read(pid: Int32) -> IOSample? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("write_bytes:") }),
+    /// Throws when the kernel does not count (no /proc/PID/io): the figure is missing, never read as zero.
+    static func read(pid: Int32) throws -> IOSample {
+        let text = try String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8)
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("write_bytes:") }),
               let value = Int(line.split(separator: " ").last ?? "")
-        else { return nil }
+        else { throw ValidationError("/proc/\(pid)/io has no write_bytes") }
         return IOSample(writeBytes: value)
     }
 }

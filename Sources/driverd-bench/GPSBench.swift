@@ -34,7 +34,7 @@ struct GPSBench: ParsableCommand {
 
     func run() throws {
         let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        defer { try? FileManager.default.removeItem(atPath: directory) }  // a scratch directory: one left behind harms no figure
         let chosen = Set(only.split(separator: ",").map(String.init))
         var scenarios: [Scenario] = []
         if chosen.contains("logs") {

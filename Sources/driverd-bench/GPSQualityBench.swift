@@ -18,7 +18,7 @@ struct GPSQualityBench: AsyncParsableCommand {
 
     func run() async throws {
         let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        defer { try? FileManager.default.removeItem(atPath: directory) }  // a scratch directory: one left behind harms no figure
         var route = RoutePresets.driving(laps: laps)
         route.spikes = .init(share: spikes, minMetres: 150, maxMetres: 2000)
         route.dropouts = [.init(at: 300, seconds: 45)]
@@ -32,6 +32,7 @@ struct GPSQualityBench: AsyncParsableCommand {
         defer {
             kill(fake.processIdentifier, SIGKILL)
             fake.waitUntilExit()
+            // No gpsd left to kill is the expected answer.
             _ = try? spawn("/usr/bin/pkill", ["-9", "-f", "gpsd .*-S \(port)"]).waitUntilExit()
         }
         usleep(1_500_000)

@@ -10,6 +10,8 @@ struct ProcessSample {
     var peakRSSKiB: Int
     var switchesByThread: [String: Int] = [:]
 
+    /// Nil when the process is gone (its caller says so); a thread that ends between the listing and its status
+    /// is the expected try? below, and counts for nothing.
     static func read(pid: Int32) -> ProcessSample? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")")

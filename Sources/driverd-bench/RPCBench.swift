@@ -14,7 +14,7 @@ struct RPCBench: ParsableCommand {
 
     func run() throws {
         let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        defer { try? FileManager.default.removeItem(atPath: directory) }  // a scratch directory: one left behind harms no figure
         let daemonSocket = directory + "/driverd.sock"
         let echoSocket = directory + "/echo.sock"
         let daemon = try spawn(bin + "/driverd", [

@@ -24,7 +24,7 @@ struct UplinkBench: AsyncParsableCommand {
 
     func run() async throws {
         let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        defer { try? FileManager.default.removeItem(atPath: directory) }  // a scratch directory: one left behind harms no figure
         say("-- transition commit latency (synchronous=FULL, WAL), \(commits) commits, interleaved")
         try commitLatency(directory: directory)
         say("")
@@ -256,6 +256,7 @@ struct NaiveUplink: Sendable {
             while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = buffer[buffer.startIndex..<newline]
                 buffer.removeSubrange(buffer.startIndex...newline)
+                // gpsd also writes lines of other classes and shapes: those are the expected "not a TPV".
                 guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any], object["class"] as? String == "TPV",
                       let lat = object["lat"] as? Double, let lon = object["lon"] as? Double else { continue }
                 count += 1

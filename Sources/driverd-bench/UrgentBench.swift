@@ -23,7 +23,7 @@ struct UrgentBench: AsyncParsableCommand {
 
     func run() async throws {
         let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        defer { try? FileManager.default.removeItem(atPath: directory) }  // a scratch directory: one left behind harms no figure
         // The built-in driver with one task per trial, so each trial has a transition to make.
         var scenario = Scenario.builtIn
         let template = scenario.tasks[0]

@@ -25,7 +25,7 @@ struct VehicleBench: ParsableCommand {
 
     func run() throws {
         let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        defer { try? FileManager.default.removeItem(atPath: directory) }  // a scratch directory: one left behind harms no figure
         let chosen = Set(only.split(separator: ",").map(String.init))
         if chosen.contains("cost") { try cost(directory) }
         if chosen.contains("latency") { try latency(directory) }
@@ -241,7 +241,7 @@ private final class GateWatcher: @unchecked Sendable {
         _ = try client.call(Methods.eventsSubscribe, SubscribeParams(topics: [Events.safetyChanged.topic, Events.gpsFix.topic]))
         nonisolated(unsafe) let reader = client
         Thread { [weak self] in
-            while let message = try? reader.readReply() {
+            while let message = try? reader.readReply() {  // until the connection ends, as the run expects
                 let now = Date().timeIntervalSince1970
                 guard let self, case .string(let method)? = message["method"], case .object(let params)? = message["params"] else { continue }
                 self.condition.lock()

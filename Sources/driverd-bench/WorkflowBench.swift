@@ -24,7 +24,7 @@ struct WorkflowBench: AsyncParsableCommand {
 
     func run() async throws {
         let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        defer { try? FileManager.default.removeItem(atPath: directory) }  // a scratch directory: one left behind harms no figure
         let sim = try SimServerProcess(bin: bin)
         defer { sim.stop() }
         let ids = (0..<tasks).map { "bench-\($0)" }, rawIds = (0..<tasks).map { "raw-\($0)" }
@@ -62,7 +62,7 @@ struct WorkflowBench: AsyncParsableCommand {
         // Only this thread reads the events connection from here on.
         nonisolated(unsafe) let eventsReader = events
         let reader = Thread {
-            while let message = try? eventsReader.readReply() {
+            while let message = try? eventsReader.readReply() {  // until the connection ends, as the run expects
                 guard case .object(let params)? = message["params"], case .string(let id)? = params["id"],
                       case .string(let backendStatus)? = params["backendStatus"]
                 else { continue }

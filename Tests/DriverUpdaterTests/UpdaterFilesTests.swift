@@ -44,13 +44,33 @@ struct UpdaterFilesTests {
         #expect(copied.sha256 == String(expected))
     }
 
+    @Test("a journal that cannot be read stops the run with the reason: no request is taken over an install whose outcome is unknown")
+    func unreadableJournal() throws {
+        let directory = Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try "{\"phase\":\"judg".write(toFile: directory + "/journal.json", atomically: true, encoding: .utf8)
+        try "{}".write(toFile: directory + "/request.json", atomically: true, encoding: .utf8)
+        var said: [String] = []
+        let updater = Updater(
+            settings: .init(publicKey: "", healthySeconds: 1, socketPath: directory + "/none.sock", requestDirectory: directory, stateDirectory: directory),
+            say: { said.append($0) })
+        #expect {
+            try updater.run()
+        } throws: { error in
+            "\(error)".contains("journal.json cannot be read")
+        }
+        #expect(said.isEmpty, "\(said)")
+        #expect(FileManager.default.fileExists(atPath: directory + "/request.json"))
+    }
+
     @Test("a conffile's MD5 as dpkg records it")
     func conffileMD5() throws {
         let directory = Self.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try "url = \"\"\n".write(toFile: directory + "/driverd.toml", atomically: true, encoding: .utf8)
         // md5sum of `url = ""\n`.
-        #expect(Repack.md5(of: directory + "/driverd.toml") == "db426ba35fd493e11d6180e54a9d5eb5")
-        #expect(Repack.md5(of: directory + "/missing") == nil)
+        #expect(try Repack.md5(of: directory + "/driverd.toml") == "db426ba35fd493e11d6180e54a9d5eb5")
+        #expect(try Repack.md5(of: directory + "/missing") == nil)
+        #expect(throws: UpdaterError.self) { try Repack.md5(of: directory + "/driverd.toml/under") }
     }
 }

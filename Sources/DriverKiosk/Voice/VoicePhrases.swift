@@ -17,6 +17,8 @@ public struct VoicePhrases: Sendable, Equatable {
     /// differently) over its language's, over English's. Empty when none can be read (the voice then says nothing: a
     /// package without its catalogs is broken, and the journal says so).
     public static func load(_ tag: LanguageTag, from directory: String) -> VoicePhrases {
+        // A language or region without a catalog is expected (English fills in); the shipped catalogs are each
+        // checked as JSON by Tests/kiosk/test_i18n.py, and an empty result is logged by the voice.
         func read(_ code: String) -> [String: String] {
             guard let data = FileManager.default.contents(atPath: "\(directory)/\(code).json"),
                   let catalog = try? JSONDecoder().decode([String: String].self, from: data)

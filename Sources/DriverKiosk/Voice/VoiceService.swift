@@ -41,7 +41,7 @@ public struct VoiceService: Service {
                 } catch {
                     logger.debug("voice: driverd connection ended: \(error)")
                 }
-                try? await Task.sleep(for: .seconds(backoff))
+                try? await Task.sleep(for: .seconds(backoff))  // cancelled only by the stop, which the loop sees
                 backoff = min(backoff * 2, 10)
             }
         }
@@ -58,6 +58,7 @@ public struct VoiceService: Service {
             try await send(Methods.routeGet.name)
             try await send(Methods.eventsSubscribe.name, try Codec.encode(SubscribeParams(topics: Self.topics)))
             for try await frame in inbound {
+                // driverd writes JSON lines only; a line that is not one tells the voice nothing, so it is passed over.
                 guard case .line(let line) = frame, let message = try? JSONParser.parse(line.readableBytesView) else { continue }
                 // The screen may have changed the driver's language since the last line.
                 let tag = language.tag
@@ -73,6 +74,7 @@ public struct VoiceService: Service {
     }
 
     /// A line from driverd: an answer of `route.get` (the only call with a result the voice reads) or a notification.
+    /// Each try? is the expected "not this release's shape" (a newer driverd): nothing is said for it.
     static func actions(for message: JSONValue, _ prompter: inout VoicePrompter) -> [VoicePrompter.Action] {
         if let result = message["result"], let route = try? Codec.decode(RouteView.self, from: result) {
             return prompter.route(route).map(VoicePrompter.Action.say)
