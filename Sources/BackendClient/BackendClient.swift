@@ -182,9 +182,12 @@ public final class BackendClient: Sendable {
         }
         let status: Int
         let bytes: ByteBuffer
+        let retryAfter: Double?
         do {
             let response = try await http.execute(request, timeout: timeout)
             status = Int(response.status.code)
+            retryAfter = [429, 503].contains(status)
+                ? RetryAfter.seconds(response.headers.first(name: "Retry-After"), responseDate: response.headers.first(name: "Date")) : nil
             bytes = try await response.body.collect(upTo: 16 << 20)
         } catch {
             throw BackendClientError(transport: error)
@@ -193,7 +196,8 @@ public final class BackendClient: Sendable {
         guard (200..<300).contains(status) else {
             throw BackendClientError(
                 // A body of another shape (a proxy's page) is expected: the raw body is kept instead.
-                status: status, rawBody: String(decoding: data, as: UTF8.self), body: try? JSONDecoder().decode(BackendErrorBody.self, from: data))
+                status: status, rawBody: String(decoding: data, as: UTF8.self), body: try? JSONDecoder().decode(BackendErrorBody.self, from: data),
+                retryAfter: retryAfter)
         }
         do {
             return try decode(data)

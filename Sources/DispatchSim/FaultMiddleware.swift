@@ -1,4 +1,6 @@
+import BackendContract
 import DispatchSimCore
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
@@ -33,6 +35,10 @@ struct FaultMiddleware: RouterMiddleware {
         case .error(let status):
             var error = SimHTTPError(.injectedFault, "fault injected by dispatch-sim")
             error.statusOverride = status
+            if [429, 503].contains(status), let retryAfter = faults.plan.retryAfter {
+                error.headers[.retryAfter] = retryAfter
+                error.headers[.date] = RetryAfter.imfFixdate(Int(SimState.now()))
+            }
             throw error
         case .dropBefore:
             context.logger.info("fault: connection dropped before handling", metadata: ["path": "\(request.uri.path)"])

@@ -7,7 +7,11 @@ public struct FaultPlan: Codable, Sendable, Equatable {
     public var dropAfterRate: Double
     /// Answer `errorStatus` without handling the request.
     public var errorRate: Double
+    /// A 5xx, or 429 (too many requests).
     public var errorStatus: Int
+    /// Sent as `Retry-After` with an injected 429 or 503 (delay-seconds or an HTTP-date; the answer's `Date` is
+    /// dispatch-sim's clock), nil for none.
+    public var retryAfter: String?
     /// Delay before handling, milliseconds.
     public var latencyMs: Int
     /// Faults left to inject; nil for no limit. Latency does not count.
@@ -16,13 +20,14 @@ public struct FaultPlan: Codable, Sendable, Equatable {
     public var pathPrefix: String
 
     public init(
-        dropBeforeRate: Double = 0, dropAfterRate: Double = 0, errorRate: Double = 0, errorStatus: Int = 503,
+        dropBeforeRate: Double = 0, dropAfterRate: Double = 0, errorRate: Double = 0, errorStatus: Int = 503, retryAfter: String? = nil,
         latencyMs: Int = 0, limit: Int? = nil, pathPrefix: String = "/api/"
     ) {
         self.dropBeforeRate = dropBeforeRate
         self.dropAfterRate = dropAfterRate
         self.errorRate = errorRate
         self.errorStatus = errorStatus
+        self.retryAfter = retryAfter
         self.latencyMs = latencyMs
         self.limit = limit
         self.pathPrefix = pathPrefix
@@ -31,7 +36,7 @@ public struct FaultPlan: Codable, Sendable, Equatable {
     public static let none = FaultPlan()
 
     private enum CodingKeys: String, CodingKey {
-        case dropBeforeRate, dropAfterRate, errorRate, errorStatus, latencyMs, limit, pathPrefix
+        case dropBeforeRate, dropAfterRate, errorRate, errorStatus, retryAfter, latencyMs, limit, pathPrefix
     }
 
     /// Every field is optional in a `/sim/faults` body.
@@ -42,6 +47,7 @@ public struct FaultPlan: Codable, Sendable, Equatable {
             dropAfterRate: try c.decodeIfPresent(Double.self, forKey: .dropAfterRate) ?? 0,
             errorRate: try c.decodeIfPresent(Double.self, forKey: .errorRate) ?? 0,
             errorStatus: try c.decodeIfPresent(Int.self, forKey: .errorStatus) ?? 503,
+            retryAfter: try c.decodeIfPresent(String.self, forKey: .retryAfter),
             latencyMs: try c.decodeIfPresent(Int.self, forKey: .latencyMs) ?? 0,
             limit: try c.decodeIfPresent(Int.self, forKey: .limit),
             pathPrefix: try c.decodeIfPresent(String.self, forKey: .pathPrefix) ?? "/api/")
@@ -54,7 +60,8 @@ public struct FaultPlan: Codable, Sendable, Equatable {
             problems.append("\(name) must be between 0 and 1")
         }
         if dropBeforeRate + dropAfterRate + errorRate > 1 { problems.append("the rates add up to more than 1") }
-        if !(500...599).contains(errorStatus) { problems.append("errorStatus must be a 5xx status") }
+        if !(500...599).contains(errorStatus) && errorStatus != 429 { problems.append("errorStatus must be a 5xx status or 429") }
+        if let retryAfter, retryAfter.isEmpty || retryAfter.count > 64 { problems.append("retryAfter must be 1 to 64 characters") }
         if !(0...60_000).contains(latencyMs) { problems.append("latencyMs must be between 0 and 60000") }
         if let limit, limit < 0 { problems.append("limit must not be negative") }
         if !pathPrefix.hasPrefix("/api/") { problems.append("pathPrefix must start with /api/") }

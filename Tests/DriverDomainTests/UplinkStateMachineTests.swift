@@ -92,6 +92,40 @@ struct UplinkStateMachineTests {
         #expect(machine.consecutiveFailures == 0 && machine.retryAt == nil && machine.lastError == nil)
     }
 
+    @Test("the backend's Retry-After is waited out first, this unit's jitter on top; an absurd one is capped at an hour; an SOS keeps its 5 s")
+    func retryAfter() {
+        var machine = Machine()
+        _ = machine.attemptFailed(.transient("HTTP 429", retryAfter: 30), now: 100, random: 0, hasCredentials: false)
+        #expect(machine.retryAt == 130)
+        #expect(machine.next(now: 129, moving: true, backlog: .init(pings: 5, items: 1)) == .wait(until: 130))
+        // Jitter spreads a fleet told the same: on top of the 30 s, never inside them.
+        _ = machine.attemptFailed(.transient("HTTP 429", retryAfter: 30), now: 130, random: 0.5, hasCredentials: false)
+        #expect(machine.retryAt == 161)
+        _ = machine.attemptFailed(.transient("HTTP 503", retryAfter: 1e12), now: 200, random: 0, hasCredentials: false)
+        #expect(machine.retryAt == 200 + Machine.longestRetryAfter)
+        _ = machine.attemptFailed(.transient("HTTP 503", retryAfter: -5), now: 300, random: 0, hasCredentials: false)
+        #expect(machine.retryAt == 300)
+        // Someone may be in danger: the SOS goes at its own interval whatever the backend asked.
+        _ = machine.attemptFailed(.transient("HTTP 429", retryAfter: 600), now: 400, random: 0, hasCredentials: false)
+        #expect(machine.next(now: 401, moving: true, backlog: .init(pings: 0, items: 1, urgent: 1)) == .wait(until: 405))
+        #expect(machine.next(now: 405, moving: true, backlog: .init(pings: 0, items: 1, urgent: 1)) == .attempt)
+        #expect(machine.next(now: 405, moving: true, backlog: .init(pings: 0, items: 1)) == .wait(until: 1000))
+        // A flush (driverctl outbox flush) cuts the unit's own jitter short, never the backend's wait.
+        machine.requestFlush()
+        #expect(machine.next(now: 999, moving: true, backlog: .init(pings: 0, items: 1)) == .wait(until: 1000))
+        _ = machine.attemptFailed(.transient("HTTP 429", retryAfter: 10), now: 1000, random: 0.99, hasCredentials: false)
+        #expect(machine.backendQuietUntil == 1010 && machine.retryAt! > 1010)
+        machine.requestFlush()
+        #expect(machine.next(now: 1010, moving: true, backlog: .init(pings: 0, items: 1)) == .attempt)
+        // Without a Retry-After a flush goes at once, as before; a success forgets the backend's wait.
+        _ = machine.attemptFailed(.transient("HTTP 503"), now: 1011, random: 0.99, hasCredentials: false)
+        #expect(machine.backendQuietUntil == nil)
+        #expect(machine.next(now: 1011, moving: true, backlog: .init(pings: 0, items: 1)) == .attempt)
+        _ = machine.attemptFailed(.transient("HTTP 429", retryAfter: 10), now: 1012, random: 0, hasCredentials: false)
+        _ = machine.attemptSucceeded(now: 1030)
+        #expect(machine.backendQuietUntil == nil)
+    }
+
     @Test("a refused token: the configured credentials once, then the driver is told once and nothing goes until a login")
     func unauthorized() {
         var machine = Machine()

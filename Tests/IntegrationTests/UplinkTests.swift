@@ -114,6 +114,29 @@ struct UplinkTests {
         try daemon.stop()
     }
 
+    @Test("a backend that says \"not now\" (429 with Retry-After: 3, twice): nothing is refused, and nothing goes again before the backend's wait is over")
+    func notNow() async throws {
+        let sim = try SimProcess(arguments: ["--seed", "11"])
+        let http = SimHTTP(base: sim.base)
+        let directory = TemporaryDirectory()
+        try Self.queueJourney(in: directory.file("state"))
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(
+            errorRate: 1, errorStatus: 429, retryAfter: "3", limit: 2, pathPrefix: "/api/v1/rider/tasks/task-1001/status"))
+        let started = Date().timeIntervalSince1970
+        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Harness.config(backend: sim), directory: directory)
+        let status = try Harness.drain(daemon)
+        #expect(status.deadLetters == 1)
+        let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
+        #expect(stats.faultsInjected == 2)
+        try Self.checkJourney(stats, state: directory.file("state"))
+        // Two answers of "3 s" for task-1001's transitions: its first reaches the backend no sooner than 6 s after the
+        // start (task-1002's, never refused, need not wait).
+        let first = try #require(stats.statusUpdates.filter { $0.taskId == "task-1001" }.map(\.time).min())
+        #expect(first - started >= 6, "task-1001's first transition came \(first - started) s after the start")
+        #expect(daemon.log.contains("HTTP 429") && daemon.log.contains("retry after 3 s"), "\(daemon.log.suffix(2000))")
+        try daemon.stop()
+    }
+
     /// A shift's transitions, queued before the daemon starts as driver actions would have queued them: seven
     /// the backend takes and one it refuses (DELIVERED without a proof of delivery).
     static func queueJourney(in state: String) throws {

@@ -254,7 +254,7 @@ final class Uplink: Sendable {
             effect = failed(.unauthorized("the backend refused the stored token: \(error.reason)"))
         } catch let error as BackendClientError {
             let reason = explained(error.reason)
-            effect = failed(.transient(reason))
+            effect = failed(.transient(reason, retryAfter: error.retryAfter))
             logger.notice("backend unreachable, retrying", metadata: ["error": "\(reason)", "next": "\(nextAttempt)"])
         } catch let error as NeedsLogin {
             effect = failed(.needsLogin(error.reason))

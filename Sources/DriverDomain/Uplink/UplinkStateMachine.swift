@@ -3,7 +3,8 @@ import DriverAPI
 /// The uplink's decisions, pure: when to send (batches every 5 s moving and 10 s stationary, low-priority
 /// records with them; at once when an SOS, a transition or a proof waits, a full batch is ready, a heartbeat is
 /// due or a flush is asked for), how to back off (network errors and 5xx: exponential backoff with full jitter,
-/// 1 s to 5 min; an unacked SOS is tried again at least every `urgentRetryInterval`), what a refused credential
+/// 1 s to 5 min; a backend's "not now", 429 or 503 with `Retry-After`, is waited out first, the jitter added on
+/// top; an unacked SOS is tried again at least every `urgentRetryInterval` whatever the backend asked), what a refused credential
 /// means (the configured credentials once, then the driver must log in, told once per spell), whose queued
 /// items may go (those of a driver who logged out wait for that driver), and the last attempt at shutdown.
 ///
@@ -81,8 +82,8 @@ public struct UplinkStateMachine: Sendable, Equatable {
     }
 
     public enum Failure: Sendable, Equatable {
-        /// A network error, a timeout or a 5xx.
-        case transient(String)
+        /// A network error, a timeout, a 5xx or a 429; `retryAfter`: the seconds the backend asked for, if any.
+        case transient(String, retryAfter: Double? = nil)
         /// The backend refused the token (a 401 a refresh could not mend).
         case unauthorized(String)
         /// No token, or a login older than the limit.
@@ -100,12 +101,18 @@ public struct UplinkStateMachine: Sendable, Equatable {
         case announceAuthRequired(String)
     }
 
+    /// The longest wait taken from a backend's `Retry-After`: a broken or hostile answer must not silence a unit
+    /// for days.
+    public static let longestRetryAfter = 3600.0
+
     public let configuration: Configuration
     public private(set) var link = Link.idle
     public private(set) var lastAttemptAt = -Double.infinity
     public private(set) var lastSuccessAt: Double?
     public private(set) var lastError: String?
     public private(set) var consecutiveFailures = 0
+    /// Until when the backend asked for quiet (`Retry-After`): a flush does not cut this short, an SOS does.
+    public private(set) var backendQuietUntil: Double?
     /// The driver whose queued items wait for their next login (set at logout): they go to nobody else.
     public private(set) var itemsHeldFor: String?
     private var flushRequested = false
@@ -150,7 +157,8 @@ public struct UplinkStateMachine: Sendable, Equatable {
             return .finalAttempt
         }
         if link == .authRequired { return .waitForLogin }
-        if let retryAt, now < retryAt, !flushRequested {
+        // A flush cuts a backoff short, never the backend's own "not now".
+        if let retryAt, now < retryAt, !flushRequested || now < backendQuietUntil ?? -.infinity {
             // Someone may be in danger: an SOS does not wait out a long backoff.
             guard backlog.urgent > 0 else { return .wait(until: retryAt) }
             let urgentRetry = lastAttemptAt + configuration.urgentRetryInterval
@@ -178,6 +186,7 @@ public struct UplinkStateMachine: Sendable, Equatable {
         lastSuccessAt = now
         lastError = nil
         consecutiveFailures = 0
+        backendQuietUntil = nil
         credentialsTried = false
         restoreOnSuccess = false
         link = .online
@@ -188,9 +197,13 @@ public struct UplinkStateMachine: Sendable, Equatable {
     public mutating func attemptFailed(_ failure: Failure, now: Double, random: Double, hasCredentials: Bool) -> Effect {
         lastAttemptAt = now
         switch failure {
-        case .transient(let reason):
+        case .transient(let reason, let retryAfter):
             lastError = reason
-            link = .backingOff(until: now + configuration.backoff.delay(attempt: consecutiveFailures, random: random))
+            // The backend's wait first (at most longestRetryAfter), then this unit's jitter: a fleet told the same
+            // wait does not come back in the same instant.
+            let asked = min(max(retryAfter ?? 0, 0), Self.longestRetryAfter)
+            backendQuietUntil = retryAfter == nil ? nil : now + asked
+            link = .backingOff(until: now + asked + configuration.backoff.delay(attempt: consecutiveFailures, random: random))
             consecutiveFailures += 1
             return .none
         case .unauthorized(let reason), .needsLogin(let reason):
