@@ -24,6 +24,10 @@ def test_driving_view_holds_messages_until_the_van_stands(browser, screens_dir):
         assert not page.locator("#stand-view").is_visible()
         primary = page.locator("#drive-primary")
         assert primary.is_disabled()
+        # Nothing but SOS is tappable while driving.
+        enabled = page.evaluate("""() => [...document.querySelectorAll('button, input, select, textarea, a[href]')]
+            .filter((e) => e.getClientRects().length > 0 && !e.disabled).map((e) => e.id || e.textContent.trim())""")
+        assert enabled == ["sos-button"], enabled
         reason = page.locator("#drive-reason").inner_text()
         assert reason.startswith("Stop the van to use the buttons") and "km/h" in reason and "m/s" not in reason, reason
 

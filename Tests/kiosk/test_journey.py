@@ -33,6 +33,22 @@ def card(page):
     }""")
 
 
+def test_shift_started_elsewhere_shows_the_first_order_at_once(browser, parked_stack):
+    """A shift started by another front end (driverctl, a second screen) shows the first order's card from the
+    shift's own event: within a round trip, not at the next status re-read on the parked fix's 10-s rhythm."""
+    stack = parked_stack
+    page = open_page(browser, stack)
+    wait_for(lambda: page.locator("#primary-button").inner_text() == "Start shift", what="the Start shift button")
+    client = stack.rpc()
+    try:
+        client.call("shift.start")
+        wait_for(lambda: card(page) is not None and page.locator("#primary-button").inner_text() not in ("", "Start shift"),
+                 timeout=4, interval=0.05, what="the first order's action within 4 s of the shift's start")
+    finally:
+        client.call("shift.end")
+        client.close()
+
+
 def test_journey_by_touch(browser, parked_stack, tmp_path):
     stack = parked_stack
     page = open_page(browser, stack)

@@ -173,6 +173,9 @@ function notified(topic, params) {
     case "shift.changed":
       if (state.status) state.status = { ...state.status, shiftStatus: params };
       render();
+      // What the shift opens (the first order's card, the strip) is read at once: never left to the next status
+      // re-read on the fix's rhythm.
+      refreshAll().then(render).catch(() => {});
       break;
     case "vehicle.changed":
       state.vehicle = params;
@@ -235,6 +238,10 @@ function render() {
   const driving = drivingView();
   $("drive-view").hidden = !driving;
   $("stand-view").hidden = !state.connected || driving;
+  // Nothing but SOS is tappable while driving: the language and the theme wait for the van to stand.
+  $("language-button").disabled = driving;
+  $("theme-button").disabled = driving;
+  if (driving) $("languages").hidden = true;
   $("strip").hidden = !state.connected;
   if (!state.connected) return;
   renderStrip();
