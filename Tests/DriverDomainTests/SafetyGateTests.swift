@@ -19,6 +19,20 @@ struct SafetyGateTests {
         #expect(gate.observe(speed: 4.5, now: 9) == .closed)
     }
 
+    @Test("while stopping, the gate says when it will settle (the slowest source's); moving, standing or unknown, nothing")
+    func settlesIn() {
+        var gate = SafetyGate(limit: 4.47, staleAfter: 10, settle: 3)
+        #expect(gate.settlesIn(now: 0) == nil)
+        _ = gate.observe(speed: 12, now: 1, nextFixWithin: 10)
+        #expect(gate.settlesIn(now: 1) == nil)
+        _ = gate.observe(speed: 0.1, now: 2, nextFixWithin: 10)
+        #expect(gate.settlesIn(now: 2) == 3 && gate.settlesIn(now: 4) == 1)
+        // The vehicle's own speed slowed later: the later one decides.
+        _ = gate.observe(speed: 0, now: 3, nextFixWithin: 1, source: .vehicle)
+        #expect(gate.settlesIn(now: 3) == 3)
+        #expect(gate.settlesIn(now: 6) == nil && gate.isOpen(now: 6))
+    }
+
     @Test("a stale fix is unknown, treated as moving unless the ignition is off")
     func stale() {
         var gate = SafetyGate(limit: 4.47, staleAfter: 10, settle: 0)

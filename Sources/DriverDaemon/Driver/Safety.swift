@@ -43,6 +43,9 @@ final class Safety: Sendable {
 
     var isOpen: Bool { gate.withLock { $0.isOpen(now: now()) } }
 
+    /// Seconds until a stopping vehicle counts as standing (nil: not stopping): the reader looks again then.
+    var settlesIn: Double? { gate.withLock { $0.settlesIn(now: now()) } }
+
     /// Throws the dedicated error unless the vehicle stands.
     func require(_ action: String) throws {
         let (open, state, speed) = gate.withLock { gate in (gate.isOpen(now: now()), gate.state(now: now()), gate.speed) }

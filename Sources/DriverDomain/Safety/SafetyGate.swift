@@ -61,6 +61,15 @@ public struct SafetyGate: Sendable, Equatable {
         return settled ? .stationary : .stopping
     }
 
+    /// Seconds until a vehicle that is stopping counts as standing, if nothing else is observed (nil: not stopping).
+    /// A slow sampler (a parked unit reads a fix every 10 s) must look again then: the gate opens with time, and
+    /// the screen would otherwise wait for the next sample to hear it.
+    public func settlesIn(now: Double) -> Double? {
+        guard state(now: now) == .stopping else { return nil }
+        let fresh = [gnss, vehicle].compactMap { $0 }.filter { $0.isFresh(now) }
+        return fresh.compactMap { $0.slowSince.map { $0 + settle - now } }.max().map { max(0, $0) }
+    }
+
     /// Whether attention-needing actions may go ahead now.
     public func isOpen(now: Double) -> Bool {
         switch state(now: now) {
