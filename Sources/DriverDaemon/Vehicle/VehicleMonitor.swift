@@ -33,6 +33,10 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
         var fuelPercent: Double?
         var odometerKm: Double?
         var runSeconds: Int?
+        /// The last of each the vehicle told, kept when it stops telling (the engine unit is silent with the
+        /// ignition off): a trip that ends after the ignition went off ends at those readings. The run time is
+        /// forgotten when the engine starts again.
+        var lastKnown = VehicleReading(odometerKm: nil, fuelPercent: nil, engineRunSeconds: nil)
         var voltage: Double?
         var checkEngine: Bool?
         var stored: Set<String>?
@@ -140,9 +144,9 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
             state.withLock { $0.voltage = volts }
             updateEngine()
             guardBattery(volts, now: now)
-        case .fuelPercent(let percent): state.withLock { $0.fuelPercent = percent }
-        case .odometerKm(let km): state.withLock { $0.odometerKm = km }
-        case .runSeconds(let seconds): state.withLock { $0.runSeconds = seconds }
+        case .fuelPercent(let percent): state.withLock { ($0.fuelPercent, $0.lastKnown.fuelPercent) = (percent, percent) }
+        case .odometerKm(let km): state.withLock { ($0.odometerKm, $0.lastKnown.odometerKm) = (km, km) }
+        case .runSeconds(let seconds): state.withLock { ($0.runSeconds, $0.lastKnown.engineRunSeconds) = (seconds, seconds) }
         case .status(let checkEngine, _): state.withLock { $0.checkEngine = checkEngine }
         case .faults(let codes, let pending):
             let complete = state.withLock { state -> Bool in
@@ -184,6 +188,8 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
         let now = clock.monotonic
         let (before, after) = state.withLock { state -> (Bool?, Bool?) in
             let running = VehicleIgnition.engineRunning(rpm: state.rpm?.value, rpmAge: state.rpm.map { now - $0.at }, voltage: state.voltage)
+            // A new run of the engine counts its time from zero (PID 1F): the last run's count says nothing of it.
+            if running == true, state.engineRunning != true { state.lastKnown.engineRunSeconds = state.runSeconds }
             defer { state.engineRunning = running }
             return (state.engineRunning, running)
         }
@@ -326,10 +332,13 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
 
     /// What a trip's start and end keep: the vehicle's latest word (a trip ends with the ignition off, when no engine
     /// unit answers any more: what it said last is the reading at the end); nil when it never said anything.
+    /// The vehicle's readings for a trip's start or end: the last it told of each (after the ignition went off the
+    /// engine unit answers NO DATA, yet the odometer stands where it was).
     func tripReading() -> VehicleReading? {
         state.withLock { state in
-            guard state.odometerKm != nil || state.fuelPercent != nil || state.runSeconds != nil else { return nil }
-            return VehicleReading(odometerKm: state.odometerKm, fuelPercent: state.fuelPercent, engineRunSeconds: state.runSeconds)
+            let known = state.lastKnown
+            guard known.odometerKm != nil || known.fuelPercent != nil || known.engineRunSeconds != nil else { return nil }
+            return known
         }
     }
 

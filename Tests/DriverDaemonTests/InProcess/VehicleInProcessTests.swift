@@ -104,6 +104,32 @@ struct VehicleInProcessTests {
     }
 }
 
+/// A trip's vehicle readings at its ends.
+@Suite("Trip readings, in-process", .serialized)
+struct TripReadingInProcessTests {
+    @Test("after the ignition goes off the engine unit answers NO DATA, yet a trip that ends then ends at the last odometer and fuel the vehicle told; the run time starts again with the engine")
+    func lastKnownAtIgnitionOff() async throws {
+        let daemon = try InProcessDaemon(backend: nil) { $0.vehicleAdapter = "192.168.0.10:35000" }
+        try await daemon.running {
+            let vehicle = daemon.assembly.vehicle
+            vehicle.handle(.link(.ok, detail: nil))
+            for reading in [OBDReading.voltage(14.1), .rpm(1800), .odometerKm(12346.0), .fuelPercent(69), .runSeconds(300)] { vehicle.handle(.reading(reading)) }
+            #expect(vehicle.tripReading() == VehicleReading(odometerKm: 12346.0, fuelPercent: 69, engineRunSeconds: 300))
+            // Ignition off: every PID of the engine unit goes unavailable.
+            for pid in [OBDPID.rpm, .odometer, .fuelLevel, .runTime] { vehicle.handle(.unavailable(pid)) }
+            vehicle.handle(.reading(.voltage(12.4)))
+            let status = try await daemon.call(Methods.vehicleStatus)
+            #expect(status.odometerKm == nil && status.engineRunning == false, "\(status)")
+            #expect(vehicle.tripReading() == VehicleReading(odometerKm: 12346.0, fuelPercent: 69, engineRunSeconds: 300))
+            // The engine again: its run time is this run's, unknown until PID 1F answers.
+            for reading in [OBDReading.voltage(14.1), .rpm(800)] { vehicle.handle(.reading(reading)) }
+            #expect(vehicle.tripReading() == VehicleReading(odometerKm: 12346.0, fuelPercent: 69, engineRunSeconds: nil))
+            vehicle.handle(.reading(.runSeconds(4)))
+            #expect(vehicle.tripReading()?.engineRunSeconds == 4)
+        }
+    }
+}
+
 /// Parked with the engine off: battery-saver sampling (one fix a minute) with the receiver released between samples.
 @Suite("Parked, engine off, in-process", .serialized)
 struct EngineOffSamplingTests {
