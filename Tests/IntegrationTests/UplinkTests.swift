@@ -137,6 +137,24 @@ struct UplinkTests {
         try daemon.stop()
     }
 
+    @Test("a backend that answers every rider call 429 with Retry-After: 8: once heard, nothing knocks again before the wait is over, neither the route sync nor the WebSocket nor the sender")
+    func quietMeansQuiet() async throws {
+        let sim = try SimProcess(arguments: ["--seed", "11"])
+        let http = SimHTTP(base: sim.base)
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(errorRate: 1, errorStatus: 429, retryAfter: "8", pathPrefix: "/api/v1/rider/"))
+        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Harness.config(backend: sim), directory: TemporaryDirectory())
+        func faults() async throws -> Int { try await http.request(.GET, "/sim/stats").decode(SimStats.self).faultsInjected }
+        try await waitUntil("the first 429", detail: daemon.log) { try await faults() > 0 }
+        // The calls already on their way when the first answer came may meet it too; then silence.
+        try await Task.sleep(for: .seconds(2))
+        let heard = try await faults()
+        try await Task.sleep(for: .seconds(4))
+        let after = try await faults()
+        #expect(after == heard, "\(after - heard) more calls inside the backend's 8 s (\(heard) before)")
+        #expect(daemon.log.contains("retry after 8 s"), "\(daemon.log.suffix(2000))")
+        try daemon.stop()
+    }
+
     /// A shift's transitions, queued before the daemon starts as driver actions would have queued them: seven
     /// the backend takes and one it refuses (DELIVERED without a proof of delivery).
     static func queueJourney(in state: String) throws {

@@ -15,6 +15,11 @@ extension Uplink {
                 await webSocketWakeup.wait(until: now + 5)
                 continue
             }
+            // The backend asked for quiet (a Retry-After on a request): the socket does not knock either.
+            if let quietUntil = state.withLock({ $0.machine.backendQuietUntil }), quietUntil > now {
+                await webSocketWakeup.wait(until: quietUntil)
+                continue
+            }
             let opened = now
             do {
                 let token = try await validToken()

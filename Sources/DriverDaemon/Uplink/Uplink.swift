@@ -129,9 +129,19 @@ final class Uplink: Sendable {
     /// Scheduling, backoff and ages: monotonic seconds.
     var now: Double { clock.monotonic }
 
-    /// Runs a request with a valid access token (refreshed or logged in as needed).
+    /// Runs a request with a valid access token (refreshed or logged in as needed). The backend's "not now" holds
+    /// for every owner's call: none knocks while a `Retry-After` runs (only the sender's SOS does), and one that
+    /// hears it tells the sender.
     func authorized<T: Sendable>(_ request: (any BackendAPI, String) async throws -> T) async throws -> T {
-        try await request(client, try await validToken())
+        if let until = state.withLock({ $0.machine.backendQuietUntil }), until > now {
+            throw BackendClientError(transportReason: "the backend asked for quiet: \(Int((until - now).rounded(.up))) s left")
+        }
+        do {
+            return try await request(client, try await validToken())
+        } catch let error as BackendClientError where error.retryAfter != nil {
+            _ = failed(.transient(explained(error.reason), retryAfter: error.retryAfter))
+            throw error
+        }
     }
 
     /// The trusted clock changed its source: the tokens' ages are read anew.
