@@ -36,14 +36,37 @@ enum DriverdEntry {
         if !ConcurrencyOnNIO.install() {
             printError("driverd: warning: Swift Concurrency runs on libdispatch's pool (another global-executor hook was set)")
         }
-        let done = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
-        done.completeWithTask { await DriverdCommand.main() }
-        // Cannot fail: main() does not throw and the singleton group is never shut down.
-        try? done.futureResult.wait()
+        let done = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Int32.self)
+        done.completeWithTask { await DriverdCommand.exitStatus() }
+        // Cannot fail: exitStatus() does not throw and the singleton group is never shut down.
+        let status = (try? done.futureResult.wait()) ?? 1
+        // `_exit`, never `exit`: the daemon has stopped gracefully (its final flush is on disk), but an event loop may
+        // still be finishing work it started (a WebSocket connect cannot be cancelled), and `exit` destroys the C++
+        // statics that Swift's runtime uses to look up generic types under it: a seed-202 soak crashed there with
+        // SIGSEGV (a null dereference in swift_getTypeByMangledName on NIO's thread, during exit 75).
+        fflush(nil)
+        _exit(status)
     }
 }
 
 struct DriverdCommand: AsyncParsableCommand {
+    /// What `main()` does, without its `exit`: parses, runs, and returns the exit status (help and errors printed
+    /// as swift-argument-parser prints them).
+    static func exitStatus() async -> Int32 {
+        do {
+            var command = try parseAsRoot()
+            if var daemon = command as? DriverdCommand { try await daemon.run() } else { try command.run() }
+            return 0
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if !message.isEmpty {
+                if code == .success { print(message) } else { printError(message) }
+            }
+            return code.rawValue
+        }
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "driverd",
         abstract: "The in-vehicle agent of a delivery fleet: GPS, delivery workflow and a durable uplink.",
