@@ -100,7 +100,7 @@ public final class WebSocketLink: Sendable {
             try await outbound.close(.goingAway, reason: "driverd stopping")
             return
         }
-        try await outbound.write(.text(Self.text(.hello(lastPushId: lastPushId))))
+        try await outbound.write(.text(try Self.text(.hello(lastPushId: lastPushId))))
         for try await message in inbound.messages(maxSize: 1 << 20) {
             // A frame of a kind this release does not know is expected from a newer backend: passed over.
             guard case .text(let text) = message,
@@ -121,7 +121,12 @@ public final class WebSocketLink: Sendable {
     /// the ack does not come within `timeout` (the caller then sends the same batch over HTTPS).
     public func send(_ batch: LocationBatch, timeout: Duration = .seconds(10)) async throws(BackendClientError) -> BatchAck {
         guard let outbound = state.withLock({ $0.outbound }) else { throw BackendClientError(transportReason: "the WebSocket is not open") }
-        let text = Self.text(.locations(batch))
+        let text: String
+        do {
+            text = try Self.text(.locations(batch))
+        } catch {
+            throw BackendClientError(transportReason: "the batch cannot be encoded: \(error)")
+        }
         let id = batch.batchId
         do {
             return try await withThrowingTaskGroup(of: BatchAck?.self) { group in
@@ -190,8 +195,8 @@ public final class WebSocketLink: Sendable {
         for waiter in waiters { waiter.resume(throwing: BackendClientError(transportReason: "the WebSocket closed")) }
     }
 
-    static func text(_ message: WSClientMessage) -> String {
-        // Cannot fail: the client's messages hold strings and finite numbers only.
-        (try? BackendClient.encoder.encode(message)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    /// A frame's text; throws rather than send an empty frame.
+    static func text(_ message: WSClientMessage) throws -> String {
+        String(decoding: try BackendClient.encoder.encode(message), as: UTF8.self)
     }
 }

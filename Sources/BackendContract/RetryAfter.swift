@@ -1,3 +1,5 @@
+import DriverDomain
+
 /// The backend's "not now" (RFC 9110 §10.2.3, RFC 6585 §4): a 429 or 503 may carry `Retry-After`, either
 /// delay-seconds or an HTTP-date. A date is read against the same response's `Date` header, never the unit's
 /// clock (a unit's clock may be hours off before GPS time arrives; the difference of the backend's two stamps
@@ -9,7 +11,7 @@ public enum RetryAfter {
     /// The wait in seconds (0 or more), or nil when the header says nothing usable (absent, malformed, or a date
     /// without a `Date` to read it against).
     public static func seconds(_ value: String?, responseDate: String?) -> Double? {
-        guard let value = value?.trimmed, !value.isEmpty else { return nil }
+        guard let value = value?.trimmingWhitespace(), !value.isEmpty else { return nil }
         if value.utf8.allSatisfy({ (0x30...0x39).contains($0) }) { return Double(value) }
         guard let at = httpDate(value), let now = responseDate.flatMap(httpDate) else { return nil }
         return max(at - now, 0)
@@ -74,14 +76,5 @@ public enum RetryAfter {
         let day = dayOfYear - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-}
-
-extension String {
-    fileprivate var trimmed: String {
-        var view = Substring(self)
-        while view.first == " " || view.first == "\t" { view.removeFirst() }
-        while view.last == " " || view.last == "\t" { view.removeLast() }
-        return String(view)
     }
 }

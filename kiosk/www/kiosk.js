@@ -173,9 +173,6 @@ function notified(topic, params) {
     case "shift.changed":
       if (state.status) state.status = { ...state.status, shiftStatus: params };
       render();
-      // What the shift opens (the first order's card, the strip) is read at once: never left to the next status
-      // re-read on the fix's rhythm.
-      refreshAll().then(render).catch(() => {});
       break;
     case "vehicle.changed":
       state.vehicle = params;

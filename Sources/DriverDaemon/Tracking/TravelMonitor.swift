@@ -116,7 +116,7 @@ final class TravelMonitor: Sendable {
     /// An accepted fix. Off shift nothing counts (the odometer only moves its anchor).
     func observe(_ fix: Fix, motion: Motion, ignition: Bool?, onShift: Bool, monotonic: Double) {
         let (actions, harsh, snapshot, startLacks) = state.withLock {
-            state -> ([TripDetector.Action], HarshDrivingDetector.Event?, TravelRecord, Bool) in
+            state -> ([TripDetector.Action], HarshDrivingDetector.Event?, Snapshot, Bool) in
             state.lastFixMonotonic = monotonic
             guard onShift else {
                 state.odometer.skip(fix)
@@ -133,7 +133,7 @@ final class TravelMonitor: Sendable {
             let startLacks = state.trips.trip != nil && state.vehicleStart?.isComplete != true
             return (actions, harsh, Self.snapshot(&state), startLacks)
         }
-        var record = snapshot
+        var record = withTripRules(snapshot)
         if actions.isEmpty, startLacks, let completed = completeVehicleStart() { record = completed }
         if let harsh { queue(harsh, record: record) }
         guard !actions.isEmpty else {
@@ -148,17 +148,27 @@ final class TravelMonitor: Sendable {
     /// Returns the record to store when the start reading gained something.
     private func completeVehicleStart() -> TravelRecord? {
         guard let now = vehicleReading.withLock({ $0 })?() else { return nil }
-        return state.withLock { state -> TravelRecord? in
+        return state.withLock { state -> VehicleReading? in
             guard state.trips.trip != nil else { return nil }
             let start = state.vehicleStart ?? VehicleReading(odometerKm: nil, fuelPercent: nil, engineRunSeconds: nil)
             let completed = VehicleReading(
                 odometerKm: start.odometerKm ?? now.odometerKm, fuelPercent: start.fuelPercent ?? now.fuelPercent,
                 engineRunSeconds: start.engineRunSeconds ?? now.engineRunSeconds)
             guard completed != start else { return nil }
-            state.vehicleStart = completed
-            // Cannot fail: the adapter's readings are finite numbers (its parser makes them from hex bytes).
-            state.record.tripVehicleStart = try? JSONEncoder().encode(completed)
-            return state.record
+            return completed
+        }.flatMap { completed in
+            // Encoded outside the lock; a reading the row cannot hold is said, and the start stays as it was.
+            do {
+                let encoded = try JSONEncoder().encode(completed)
+                return state.withLock { state in
+                    state.vehicleStart = completed
+                    state.record.tripVehicleStart = encoded
+                    return state.record
+                }
+            } catch {
+                logger.error("the trip's vehicle start cannot be stored: \(error)")
+                return nil
+            }
         }
     }
 
@@ -187,7 +197,7 @@ final class TravelMonitor: Sendable {
     /// end the trip or the idling. Receiver time goes on from the last fix by the monotonic clock.
     func noFixes(ignition: Bool?, onShift: Bool, monotonic: Double) {
         guard onShift, ignition == false else { return }
-        let (actions, record) = state.withLock { state -> ([TripDetector.Action], TravelRecord?) in
+        let (actions, snapshot) = state.withLock { state -> ([TripDetector.Action], Snapshot?) in
             guard let since = state.lastFixMonotonic, monotonic - since > Self.fixesStopAfter, let last = state.trips.lastSeen else {
                 return ([], nil)
             }
@@ -195,7 +205,8 @@ final class TravelMonitor: Sendable {
             Self.count(actions, in: &state.record)
             return (actions, actions.isEmpty ? nil : Self.snapshot(&state))
         }
-        guard let record else { return }
+        guard let snapshot else { return }
+        let record = withTripRules(snapshot)
         for action in actions { store(action, record: record) }
     }
 
@@ -212,7 +223,14 @@ final class TravelMonitor: Sendable {
         }
     }
 
-    private static func snapshot(_ state: inout State) -> TravelRecord {
+    /// The state to store, and the trip rules when they changed since they were last encoded (encoding happens
+    /// outside the lock, in `withTripRules`).
+    private struct Snapshot {
+        var record: TravelRecord
+        var changedTrips: TripDetector?
+    }
+
+    private static func snapshot(_ state: inout State) -> Snapshot {
         let odometer = state.odometer
         state.record.metres = odometer.metres
         state.record.bridgedMetres = odometer.bridgedMetres
@@ -222,13 +240,25 @@ final class TravelMonitor: Sendable {
         state.record.anchorLng = odometer.anchor?.lng
         state.record.anchorSpeed = odometer.anchor?.speed
         state.record.anchorError = odometer.anchor?.horizontalError
-        // Cannot fail: the detector holds only finite numbers (fixes are checked finite before they reach it); were
-        // it ever to, the row keeps its last rules rather than none.
-        if state.encodedTrips != state.trips, let encoded = try? JSONEncoder().encode(state.trips) {
-            state.record.tripRules = encoded
-            state.encodedTrips = state.trips
+        guard state.encodedTrips != state.trips else { return Snapshot(record: state.record) }
+        state.encodedTrips = state.trips
+        return Snapshot(record: state.record, changedTrips: state.trips)
+    }
+
+    /// `snapshot`'s record with its changed trip rules encoded in (in memory too, unless newer ones came meanwhile).
+    /// Rules that cannot be encoded are said, and the row keeps its last ones rather than none.
+    private func withTripRules(_ snapshot: Snapshot) -> TravelRecord {
+        guard let trips = snapshot.changedTrips else { return snapshot.record }
+        do {
+            let encoded = try JSONEncoder().encode(trips)
+            state.withLock { if $0.encodedTrips == trips { $0.record.tripRules = encoded } }
+            var record = snapshot.record
+            record.tripRules = encoded
+            return record
+        } catch {
+            logger.error("the trip rules cannot be stored (the row keeps the last ones): \(error)")
+            return snapshot.record
         }
-        return state.record
     }
 
     private func store(_ action: TripDetector.Action, record: TravelRecord) {
@@ -300,11 +330,11 @@ final class TravelMonitor: Sendable {
 
     /// A new shift: its counts start at the odometer's reading now.
     func shiftStarted(at time: Double) {
-        let record = state.withLock { state -> TravelRecord in
+        let snapshot = state.withLock { state -> Snapshot in
             Self.startShift(&state.record, at: time, odometer: state.odometer)
             return Self.snapshot(&state)
         }
-        Self.saveShiftStart(record, in: book, logger: logger)
+        Self.saveShiftStart(withTripRules(snapshot), in: book, logger: logger)
     }
 
     private static func saveShiftStart(_ record: TravelRecord, in book: TravelBook, logger: Logger) {

@@ -12,7 +12,7 @@ struct LocalTask: Sendable, Equatable {
     var pod: PODState
     var failureReason: FailureReason?
     /// The backend's task as last fetched (its status may be behind the local one).
-    var detail: RiderTask { didSet { storedDetail = Self.encode(detail) } }
+    private(set) var detail: RiderTask
     /// `detail` as the task row stores it: encoded when it changes, not at every write of the row (every driver
     /// action and every answer writes it).
     private(set) var storedDetail: Data
@@ -20,19 +20,22 @@ struct LocalTask: Sendable, Equatable {
 
     var id: String { detail.id }
 
-    init(backend task: RiderTask, now: Double) {
+    init(backend task: RiderTask, now: Double) throws {
         status = task.status
         backendStatus = task.status
         sync = .synced
         pod = task.podAccepted ? .accepted : .none
         failureReason = task.failureReason
         detail = task
-        storedDetail = Self.encode(task)
+        storedDetail = try JSONEncoder().encode(task)
         updatedAt = now
     }
 
-    /// Cannot fail: the detail was decoded from JSON, which holds no number JSONEncoder refuses (no NaN, no infinity).
-    private static func encode(_ detail: RiderTask) -> Data { (try? JSONEncoder().encode(detail)) ?? Data() }
+    /// The backend's task anew, encoded for the row now: throws rather than keep a detail the row cannot hold.
+    mutating func setDetail(_ task: RiderTask) throws {
+        storedDetail = try JSONEncoder().encode(task)
+        detail = task
+    }
 
     init(record: TaskRecord) throws {
         detail = try JSONDecoder().decode(RiderTask.self, from: record.detail)

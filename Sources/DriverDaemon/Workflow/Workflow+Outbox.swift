@@ -111,7 +111,12 @@ extension Workflow: OutboxItemOwner {
         guard var task = tasks[item.taskId] else { return }
         let local = task.status
         if let remote = refusal.task {
-            task.detail = remote
+            do {
+                try task.setDetail(remote)
+            } catch {
+                logger.error("the backend's state of task \(task.id) cannot be stored: \(error)")
+                return
+            }
             task.backendStatus = remote.status
             task.pod = remote.podAccepted ? .accepted : task.pod
             task.failureReason = remote.failureReason

@@ -27,13 +27,13 @@ extension Workflow {
         for remote in active.tasks {
             // A task new here may still have changes queued (kept through a logout): they are merged like any other's.
             let known = tasks[remote.id]
-            var local = known ?? LocalTask(backend: remote, now: now)
+            var local = try known ?? LocalTask(backend: remote, now: now)
             let items = (queued[remote.id] ?? []).filter { Self.taskChangeKinds.contains($0.kind) }
             // Queued transitions are what the merge replays; a queued proof moves no status (its verdict comes
             // with its answer), and the stop order has a lane of its own.
             let pending = items.compactMap { item in item.id.flatMap { id in item.transitionStatus.map { TaskSync.Pending(itemId: id, to: $0) } } }
             let before = local
-            local.detail = remote
+            try local.setDetail(remote)
             switch TaskSync.merge(backend: remote.status, confirmed: local.backendStatus, pending: pending) {
             case .backend(let status):
                 local.status = status
