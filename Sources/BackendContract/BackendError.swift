@@ -40,6 +40,10 @@ public enum BackendErrorCode: String, Codable, Sendable, Equatable, CaseIterable
     case invalidSequence = "INVALID_SEQUENCE"
     case upgradeRequired = "UPGRADE_REQUIRED"
     case injectedFault = "INJECTED_FAULT"
+    /// The backend takes no more now: come back after `Retry-After` (429).
+    case overloaded = "OVERLOADED"
+    /// The backend is down for a while and still answers (503 with `Retry-After`).
+    case unavailable = "UNAVAILABLE"
     case internalError = "INTERNAL_ERROR"
 
     public var httpStatus: Int {
@@ -52,9 +56,9 @@ public enum BackendErrorCode: String, Codable, Sendable, Equatable, CaseIterable
         case .unsupportedMediaType: 415
         case .idempotencyKeyReused, .checksumMismatch, .invalidSequence: 422
         case .upgradeRequired: 426
-        case .otpLocked: 429
+        case .otpLocked, .overloaded: 429
         case .internalError: 500
-        case .injectedFault: 503
+        case .injectedFault, .unavailable: 503
         }
     }
 }

@@ -9,6 +9,7 @@ import NIOCore
 struct SimRoutes {
     let state: SimState
     let faults: FaultInjector
+    let admission: AdmissionControl
     let hub: WebSocketHub
     let photos: PhotoStore
 
@@ -37,6 +38,23 @@ struct SimRoutes {
     }
 
     struct Refuse: Codable, Sendable { var seconds: Double }
+    struct Outage: Codable, Sendable { var seconds: Double }
+
+    /// `GET /sim/admission`: the limits, the outage left, the busiest second, and the counts of each second.
+    struct AdmissionStatus: Codable, Sendable {
+        var limits: AdmissionLimits
+        var outageForSeconds: Double
+        var peakConnectionAttempts: Int
+        var peakRequests: Int
+        var seconds: [AdmissionSecond]
+    }
+
+    static func admissionStatus(_ desk: AdmissionDesk) -> AdmissionStatus {
+        let peak = desk.peak
+        return AdmissionStatus(
+            limits: desk.limits, outageForSeconds: max(0, (desk.outageUntil ?? 0) - SimState.now()),
+            peakConnectionAttempts: peak.connectionAttempts, peakRequests: peak.requests, seconds: desk.seconds)
+    }
     struct Revoke: Codable, Sendable { var driverId: String? }
     struct Count: Codable, Sendable { var count: Int }
 
@@ -117,6 +135,20 @@ struct SimRoutes {
             guard (0...3600).contains(refuse.seconds) else { throw SimHTTPError(.badRequest, "seconds must be between 0 and 3600") }
             faults.refuse(forSeconds: refuse.seconds, now: SimState.now())
             return try SimJSON.response(FaultStatus(plan: faults.plan, refusingForSeconds: refuse.seconds))
+        }
+        sim.get("admission") { _, _ -> Response in try SimJSON.response(Self.admissionStatus(admission.desk)) }
+        sim.put("admission") { request, _ -> Response in
+            let limits = try await SimJSON.decode(AdmissionLimits.self, from: request)
+            let problems = limits.problems()
+            guard problems.isEmpty else { throw SimHTTPError(.badRequest, problems.joined(separator: "; ")) }
+            admission.set(limits)
+            return try SimJSON.response(Self.admissionStatus(admission.desk))
+        }
+        sim.post("admission/outage") { request, _ -> Response in
+            let outage = try await SimJSON.decode(Outage.self, from: request)
+            guard (0...86_400).contains(outage.seconds) else { throw SimHTTPError(.badRequest, "seconds must be between 0 and 86400") }
+            admission.outage(forSeconds: outage.seconds)
+            return try SimJSON.response(Self.admissionStatus(admission.desk))
         }
         sim.get("config") { _, _ -> Response in
             try SimJSON.response(await state.read { world, _ in

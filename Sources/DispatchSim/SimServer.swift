@@ -22,6 +22,7 @@ public struct SimOptions: Sendable {
     /// Seed of the fault injector's randomness.
     public var seed = UInt64.random(in: 0 ... .max)
     public var faults = FaultPlan.none
+    public var admission = AdmissionLimits.unlimited
 
     public init() {}
 }
@@ -32,7 +33,7 @@ public enum SimServer {
     public static func makeApplication(
         _ options: SimOptions, logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
-        let problems = options.scenario.problems() + options.faults.problems()
+        let problems = options.scenario.problems() + options.faults.problems() + options.admission.problems()
         guard problems.isEmpty else { throw SimStartupError("unusable configuration: \(problems.joined(separator: "; "))") }
         let hub = WebSocketHub()
         let state = try SimState(
@@ -42,7 +43,9 @@ public enum SimServer {
         let faults = FaultInjector(plan: options.faults, seed: options.seed)
         let photos = try PhotoStore(directory: options.photoDirectory.map { URL(fileURLWithPath: $0) })
 
+        let admission = AdmissionControl(limits: options.admission)
         let router = Router(context: SimContext.self)
+        router.middlewares.add(AdmissionMiddleware(admission: admission))
         router.middlewares.add(FaultMiddleware(faults: faults))
         AuthRoutes(tokens: tokens, state: state).add(to: router)
         let rider = router.group("/api/v1/rider").add(middleware: BearerAuthMiddleware(tokens: tokens, state: state))
@@ -50,7 +53,7 @@ public enum SimServer {
         PODRoutes(state: state, photos: photos).add(to: rider)
         RiderWebSocket(state: state, hub: hub, faults: faults).add(to: rider)
         ReleaseRoutes(state: state).add(rider: rider, router: router)
-        SimRoutes(state: state, faults: faults, hub: hub, photos: photos).add(to: router)
+        SimRoutes(state: state, faults: faults, admission: admission, hub: hub, photos: photos).add(to: router)
 
         return Application(
             router: router,

@@ -102,7 +102,8 @@ struct DaemonAssembly: Sendable {
             credentials: config.backendUsername.isEmpty ? nil : .init(username: config.backendUsername, password: config.backendPassword),
             hub: hub, configuration: UplinkStateMachine.Configuration(
                 movingInterval: config.uplinkMovingSeconds, stationaryInterval: config.uplinkStationarySeconds,
-                urgentRetryInterval: config.urgentRetrySeconds),
+                backoff: Backoff(base: 1, cap: config.retryCapSeconds), urgentRetryInterval: config.urgentRetrySeconds,
+                spreadWindow: config.spreadWindowSeconds),
             logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == .moving },
             onShift: { shift.isOn }, maxLoginAge: config.maxLoginAgeHours * 3600, clock: clock,
             heartbeat: { tracker.heartbeat() }) }

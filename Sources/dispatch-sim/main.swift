@@ -25,6 +25,8 @@ struct DispatchSimCommand: AsyncParsableCommand {
     @Option(help: "Fraction of API requests handled, then dropped without an answer.") var faultDropAfter = 0.0
     @Option(help: "Fraction of API requests answered 503 without handling.") var faultError = 0.0
     @Option(help: "Latency added to each API request, milliseconds.") var faultLatencyMs = 0
+    @Option(help: "New connections taken a second; the rest are answered 429 with Retry-After (no limit without it).") var admitConnections: Double?
+    @Option(help: "API requests taken a second; the rest are answered 429 with Retry-After (no limit without it).") var admitRequests: Double?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func run() async throws {
@@ -43,6 +45,7 @@ struct DispatchSimCommand: AsyncParsableCommand {
         options.accessTokenSeconds = tokenTtl
         options.refreshTokenSeconds = refreshTtl
         if let seed { options.seed = seed }
+        options.admission = AdmissionLimits(connectionsPerSecond: admitConnections, requestsPerSecond: admitRequests)
         options.faults = FaultPlan(
             dropBeforeRate: faultDropBefore, dropAfterRate: faultDropAfter, errorRate: faultError, latencyMs: faultLatencyMs)
         guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown log level \(logLevel)") }

@@ -125,6 +125,18 @@ struct BatteryAndBackoffTests {
         #expect(backoff.delay(attempt: 3, random: 7) == 8)  // randomness outside [0,1) is clamped
     }
 
+    @Test("decorrelated jitter: each wait in [base, 3 × the previous], the range capped, never the draw piled on the cap")
+    func decorrelated() {
+        let backoff = Backoff(base: 1, cap: 120)
+        #expect(backoff.next(after: nil, random: 0) == 1)
+        #expect(backoff.next(after: nil, random: 1) == 3)
+        #expect(backoff.next(after: 10, random: 0.5) == 15.5)
+        #expect(backoff.next(after: 100, random: 1) == 120)
+        #expect(backoff.next(after: 100, random: 0.5) == 60.5)
+        #expect(backoff.next(after: 0.01, random: 1) == 3)  // a previous wait under the base counts as the base
+        #expect(Backoff(base: 5, cap: 1).cap == 5)  // a cap under the base is the base
+    }
+
     @Test func rates() {
         #expect(TextFormat.rate(1) == "1 Hz")
         #expect(TextFormat.rate(0.1) == "0.1 Hz")

@@ -61,46 +61,95 @@ struct UplinkStateMachineTests {
         #expect(machine.next(now: 17, moving: true, backlog: sos) == .wait(until: 21))
         // A backoff shorter than the SOS interval is kept.
         #expect(machine.attemptSucceeded(now: 21) == .linkRestored)
-        _ = machine.attemptFailed(.transient("503"), now: 22, random: 0.5, hasCredentials: false)
-        #expect(machine.next(now: 22, moving: true, backlog: sos) == .wait(until: 22.5))
+        _ = machine.attemptSucceeded(now: 51)
+        _ = machine.attemptFailed(.transient("503"), now: 52, random: 0.5, hasCredentials: false)
+        #expect(machine.next(now: 52, moving: true, backlog: sos) == .wait(until: 54))
         // Waiting for a login, nothing can go: an SOS waits for it too.
-        _ = machine.attemptFailed(.unauthorized("401"), now: 23, random: 0, hasCredentials: false)
+        _ = machine.attemptFailed(.unauthorized("401"), now: 53, random: 0, hasCredentials: false)
         #expect(machine.next(now: 30, moving: true, backlog: sos) == .waitForLogin)
     }
 
-    @Test("transient failures back off with full jitter from 1 s up to 5 min; success resets; a flush overrides the wait")
+    @Test("transient failures back off with decorrelated jitter from 1 s up to the 2-min cap; a flush overrides the wait")
     func backoff() {
         var machine = Machine()
         func fail(_ reason: String, at now: Double, _ random: Double) -> Machine.Effect {
             machine.attemptFailed(.transient(reason), now: now, random: random, hasCredentials: false)
         }
+        // Each wait is drawn in [1 s, 3 × the previous], the first in [1, 3].
         #expect(fail("connection refused", at: 0, 0.5) == .none)
-        #expect(machine.link == .backingOff(until: 0.5))
-        _ = fail("503", at: 1, 0.5)
-        _ = fail("503", at: 2, 0.5)
-        #expect(machine.retryAt == 4 && machine.lastError == "503" && machine.consecutiveFailures == 3)
-        #expect(machine.next(now: 3, moving: true, backlog: .init(pings: 0, items: 1)) == .wait(until: 4))
+        #expect(machine.link == .backingOff(until: 2) && machine.backoffWait == 2)
+        _ = fail("503", at: 2, 1)
+        #expect(machine.retryAt == 8)
+        _ = fail("503", at: 8, 0)
+        #expect(machine.retryAt == 9 && machine.lastError == "503" && machine.consecutiveFailures == 3)
+        #expect(machine.next(now: 8.5, moving: true, backlog: .init(pings: 0, items: 1)) == .wait(until: 9))
         machine.requestFlush()
-        #expect(machine.next(now: 3, moving: true, backlog: pings) == .attempt)
+        #expect(machine.next(now: 8.5, moving: true, backlog: pings) == .attempt)
         machine.attemptStarted()
-        for attempt in 3..<20 { _ = fail("x", at: Double(attempt), 0.999) }
+        // Long failing: the range reaches the cap and stays there, a draw never above it (nor piled on it).
+        for attempt in 9..<30 { _ = fail("x", at: Double(attempt), 0.999) }
         _ = fail("x", at: 100, 1)
-        #expect(machine.retryAt == 400)
+        #expect(machine.retryAt == 220)
+        _ = fail("x", at: 220, 0.5)
+        #expect(machine.retryAt == 220 + 60.5)
         // Once the wait is over, pending pings go at once (no extra interval on top of the backoff).
-        #expect(machine.next(now: 400, moving: false, backlog: pings) == .attempt)
-        #expect(machine.attemptSucceeded(now: 401) == .linkRestored)
+        #expect(machine.next(now: 281, moving: false, backlog: pings) == .attempt)
+        #expect(machine.attemptSucceeded(now: 281) == .linkRestored)
         #expect(machine.consecutiveFailures == 0 && machine.retryAt == nil && machine.lastError == nil)
     }
 
-    @Test("the backend's Retry-After is waited out first, this unit's jitter on top; an absurd one is capped at an hour; an SOS keeps its 5 s")
+    @Test("the backoff starts again only after the link stayed up 30 s: a backend that answers between refusals keeps it growing")
+    func backoffReset() {
+        var machine = Machine()
+        for attempt in 0..<10 { _ = machine.attemptFailed(.transient("503"), now: Double(attempt * 100), random: 1, hasCredentials: false) }
+        #expect(machine.backoffWait == 120)
+        // Up for 10 s, then down again: the next wait is drawn from the long one, not from 1 s.
+        _ = machine.attemptSucceeded(now: 1000)
+        _ = machine.attemptSucceeded(now: 1005)
+        _ = machine.attemptFailed(.transient("503"), now: 1010, random: 1, hasCredentials: false)
+        #expect(machine.retryAt == 1130)
+        // Up for 30 s: the link was fine, the next failure starts from the base.
+        _ = machine.attemptSucceeded(now: 1130)
+        _ = machine.attemptSucceeded(now: 1160)
+        _ = machine.attemptFailed(.transient("503"), now: 1160, random: 1, hasCredentials: false)
+        #expect(machine.retryAt == 1163 && machine.backoffWait == 3)
+        // A remotely set cap holds.
+        var capped = Machine(configuration: .init(backoff: Backoff(base: 1, cap: 600)))
+        for attempt in 0..<12 { _ = capped.attemptFailed(.transient("503"), now: Double(attempt * 1000), random: 1, hasCredentials: false) }
+        #expect(capped.backoffWait == 600)
+    }
+
+    @Test("a start's first attempt waits a random share of the fleet's spread window; an SOS, a flush or a login does not wait")
+    func startSpread() {
+        let spread = Machine.Configuration(spreadWindow: 100)
+        var machine = Machine(configuration: spread, now: 10, random: 0.25)
+        #expect(machine.firstAttemptAt == 35)
+        #expect(machine.next(now: 10, moving: true, backlog: .init(pings: 5, items: 2)) == .wait(until: 35))
+        #expect(machine.next(now: 11, moving: true, backlog: .init(pings: 0, items: 1, urgent: 1)) == .attempt)
+        #expect(machine.next(now: 35, moving: true, backlog: .init(pings: 0, items: 1)) == .attempt)
+        var flushed = Machine(configuration: spread, now: 0, random: 0.9)
+        flushed.requestFlush()
+        #expect(flushed.next(now: 1, moving: true, backlog: pings) == .attempt)
+        var loggedIn = Machine(configuration: spread, now: 0, random: 0.9)
+        loggedIn.loggedIn(driver: "driver-1")
+        #expect(loggedIn.next(now: 1, moving: true, backlog: idle) == .attempt)
+        // A unit alone (no window) starts at once.
+        var alone = Machine(now: 10, random: 0.99)
+        #expect(alone.next(now: 10, moving: true, backlog: .init(pings: 0, items: 1)) == .attempt)
+    }
+
+    @Test("the backend's Retry-After is waited out first, a share of the spread window on top; an absurd one is capped at an hour; an SOS keeps its 5 s")
     func retryAfter() {
         var machine = Machine()
         _ = machine.attemptFailed(.transient("HTTP 429", retryAfter: 30), now: 100, random: 0, hasCredentials: false)
         #expect(machine.retryAt == 130)
         #expect(machine.next(now: 129, moving: true, backlog: .init(pings: 5, items: 1)) == .wait(until: 130))
-        // Jitter spreads a fleet told the same: on top of the 30 s, never inside them.
+        // Jitter spreads a fleet told the same: on top of the 30 s, never inside them (a unit alone: up to 1 s).
         _ = machine.attemptFailed(.transient("HTTP 429", retryAfter: 30), now: 130, random: 0.5, hasCredentials: false)
-        #expect(machine.retryAt == 161)
+        #expect(machine.retryAt == 160.5)
+        var fleet = Machine(configuration: .init(spreadWindow: 50))
+        _ = fleet.attemptFailed(.transient("HTTP 429", retryAfter: 30), now: 130, random: 0.5, hasCredentials: false)
+        #expect(fleet.retryAt == 185)
         _ = machine.attemptFailed(.transient("HTTP 503", retryAfter: 1e12), now: 200, random: 0, hasCredentials: false)
         #expect(machine.retryAt == 200 + Machine.longestRetryAfter)
         _ = machine.attemptFailed(.transient("HTTP 503", retryAfter: -5), now: 300, random: 0, hasCredentials: false)

@@ -5,17 +5,24 @@ import Logging
 
 /// The backend's WebSocket (batches up, pushes down) and, while it is down, push polling.
 extension Uplink {
-    /// Keeps the WebSocket open while the link is usable: reconnects with backoff, and not at all while
-    /// credentials are refused.
+    /// Keeps the WebSocket open while the link is usable: reconnects with the uplink's decorrelated backoff (reset
+    /// once a connection has stayed up `stableAfter`), not before the start's spread, not while the backend asked for
+    /// quiet, and not at all while credentials are refused.
     func runWebSocket() async {
         guard let webSocket else { return }
-        var failures = 0
+        let (backoff, stableAfter, firstAttemptAt) = state.withLock {
+            ($0.machine.configuration.backoff, $0.machine.configuration.stableAfter, $0.machine.firstAttemptAt)
+        }
+        if firstAttemptAt > now { await webSocketWakeup.wait(until: firstAttemptAt) }
+        var backoffWait: Double?
         while !Task.isCancelled, !isStopping {
             if state.withLock({ $0.machine.link == .authRequired }) {
                 await webSocketWakeup.wait(until: now + 5)
                 continue
             }
-            // The backend asked for quiet (a Retry-After on a request): the socket does not knock either.
+            // The backend asked for quiet (a Retry-After on a request): the socket does not knock either. (The
+            // WebSocket library does not hand over a refused upgrade's status, so its own 429 is not read: a refused
+            // upgrade backs off here, and the requests beside it hear the backend's Retry-After.)
             if let quietUntil = state.withLock({ $0.machine.backendQuietUntil }), quietUntil > now {
                 await webSocketWakeup.wait(until: quietUntil)
                 continue
@@ -29,9 +36,10 @@ extension Uplink {
                 logger.debug("WebSocket unavailable", metadata: ["error": "\(error)"])
             }
             // A connection that lasted a while was fine: start the backoff again.
-            failures = now - opened > 30 ? 0 : failures + 1
-            let delay = Self.webSocketBackoff.delay(attempt: failures, random: Double.random(in: 0.5..<1))
-            await webSocketWakeup.wait(until: now + delay)
+            if now - opened >= stableAfter { backoffWait = nil }
+            let wait = backoff.next(after: backoffWait, random: Double.random(in: 0..<1))
+            backoffWait = wait
+            await webSocketWakeup.wait(until: now + wait)
         }
     }
 

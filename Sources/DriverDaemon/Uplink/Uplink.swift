@@ -72,8 +72,6 @@ final class Uplink: Sendable {
     static let maxPings = 500
     /// Batches sent back to back in one attempt (until none is left) before transitions get another look.
     static let batchesPerAttempt = 20
-    /// Reconnecting the WebSocket: 1 s doubling to a minute, with jitter.
-    static let webSocketBackoff = Backoff(base: 1, cap: 60)
 
     init(
         client: any BackendAPI, webSocket: WebSocketLink?, outbox: Outbox, recorder: PingRecorder? = nil, stateDirectory: String, credentials: Credentials?,
@@ -99,7 +97,8 @@ final class Uplink: Sendable {
         pushes = PushInbox(store: outbox.store, driver: tokens.driverId, logger: logger)
         let unitState = unitState
         let heldFor = logger.valueOrLog("reading whose queued items these are") { try unitState.read() }?.outboxOwner
-        state = Mutex(State(machine: UplinkStateMachine(configuration: configuration, itemsHeldFor: heldFor, now: clock.monotonic)))
+        state = Mutex(State(machine: UplinkStateMachine(
+            configuration: configuration, itemsHeldFor: heldFor, now: clock.monotonic, random: Double.random(in: 0..<1))))
     }
 
     /// `owner` sends `kinds` and hears their outcomes (replacing an earlier owner of them).

@@ -77,6 +77,15 @@ public struct DaemonConfig: Sendable, Equatable {
     public var uplinkMovingSeconds = 5.0
     public var uplinkStationarySeconds = 10.0
     public var urgentRetrySeconds = 5.0
+    /// The longest wait between attempts while the backend is away (seconds).
+    public var retryCapSeconds = 120.0
+    /// The fleet's number of units and the new connections a second its backend takes: their ratio is the window
+    /// over which a unit spreads its first attempt after a start and its return after a `Retry-After`.
+    public var fleetSize = 1
+    public var backendConnectRate = 100.0
+
+    /// `fleetSize` over `backendConnectRate`, seconds.
+    public var spreadWindowSeconds: Double { Double(fleetSize) / backendConnectRate }
     /// Above this speed (m/s; 4.47 = 10 mph) attention-needing actions wait and interruptive pushes are held.
     public var safetySpeedLimit = 4.47
     /// A fix older than this (seconds) leaves the speed unknown, which counts as moving unless the ignition is off.
@@ -306,6 +315,9 @@ public struct DaemonConfig: Sendable, Equatable {
         "uplink.moving_batch_seconds": number(\.uplinkMovingSeconds, 1...300, "seconds from 1 to 300").fleetMayChange,
         "uplink.stationary_batch_seconds": number(\.uplinkStationarySeconds, 1...300, "seconds from 1 to 300").fleetMayChange,
         "uplink.urgent_retry_seconds": number(\.urgentRetrySeconds, 1...60, "seconds from 1 to 60").fleetMayChange,
+        "uplink.retry_cap_seconds": number(\.retryCapSeconds, 30...3600, "seconds from 30 to 3600").fleetMayChange,
+        "uplink.fleet_size": integer(\.fleetSize, 1...10_000_000).fleetMayChange,
+        "uplink.backend_connect_rate": number(\.backendConnectRate, 1...1_000_000, "new connections a second, from 1 to 1000000").fleetMayChange,
         "safety.speed_limit": number(\.safetySpeedLimit, 0.5...50, "a speed in m/s from 0.5 to 50").fleetMayChange,
         "safety.stale_fix_seconds": number(\.safetyStaleFixSeconds, 1...300, "seconds from 1 to 300").fleetMayChange,
         "shift.auto_start": flag(\.shiftAutoStart),

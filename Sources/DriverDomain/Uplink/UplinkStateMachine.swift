@@ -2,9 +2,11 @@ import DriverAPI
 
 /// The uplink's decisions, pure: when to send (batches every 5 s moving and 10 s stationary, low-priority
 /// records with them; at once when an SOS, a transition or a proof waits, a full batch is ready, a heartbeat is
-/// due or a flush is asked for), how to back off (network errors and 5xx: exponential backoff with full jitter,
-/// 1 s to 5 min; a backend's "not now", 429 or 503 with `Retry-After`, is waited out first, the jitter added on
-/// top; an unacked SOS is tried again at least every `urgentRetryInterval` whatever the backend asked), what a refused credential
+/// due or a flush is asked for), how to back off (network errors and 5xx: decorrelated jitter, 1 s up to a cap of
+/// 2 min by default, reset only once a link has stayed up `stableAfter`; a backend's "not now", 429 or 503 with
+/// `Retry-After`, is waited out first, a random share of the fleet's spread window added on top; an unacked SOS is
+/// tried again at least every `urgentRetryInterval` whatever the backend asked), when the first attempt after a
+/// start goes (a random share of the spread window: a depot's units booting together do not knock together), what a refused credential
 /// means (the configured credentials once, then the driver must log in, told once per spell), whose queued
 /// items may go (those of a driver who logged out wait for that driver), and the last attempt at shutdown.
 ///
@@ -20,16 +22,25 @@ public struct UplinkStateMachine: Sendable, Equatable {
         public var heartbeatInterval: Double
         /// While an SOS waits for its ack, the longest pause between attempts (seconds), backoff or not.
         public var urgentRetryInterval: Double
+        /// A link up this long (seconds) ends the backoff: the next failure starts again from the base. A backend
+        /// that answers once between refusals does not reset a whole fleet's backoff at each answer.
+        public var stableAfter: Double
+        /// The fleet's size over the new connections a second its backend takes (seconds): the first attempt after a
+        /// start, and the return after a `Retry-After`, wait a random share of it, so the fleet arrives at about
+        /// the rate the backend takes. 0 for a unit alone.
+        public var spreadWindow: Double
 
         public init(
-            movingInterval: Double = 5, stationaryInterval: Double = 10, backoff: Backoff = Backoff(base: 1, cap: 300),
-            heartbeatInterval: Double = 60, urgentRetryInterval: Double = 5
+            movingInterval: Double = 5, stationaryInterval: Double = 10, backoff: Backoff = Backoff(base: 1, cap: 120),
+            heartbeatInterval: Double = 60, urgentRetryInterval: Double = 5, stableAfter: Double = 30, spreadWindow: Double = 0
         ) {
             self.movingInterval = movingInterval
             self.stationaryInterval = stationaryInterval
             self.backoff = backoff
             self.heartbeatInterval = heartbeatInterval
             self.urgentRetryInterval = urgentRetryInterval
+            self.stableAfter = stableAfter
+            self.spreadWindow = max(0, spreadWindow)
         }
     }
 
@@ -111,6 +122,12 @@ public struct UplinkStateMachine: Sendable, Equatable {
     public private(set) var lastSuccessAt: Double?
     public private(set) var lastError: String?
     public private(set) var consecutiveFailures = 0
+    /// The last backoff wait drawn (nil: none since the link was last stable): the next is drawn from it.
+    public private(set) var backoffWait: Double?
+    /// Since when the link has been up without a failure.
+    private var onlineSince: Double?
+    /// The first attempt after a start waits until then (the start's spread), unless an SOS or a flush is waiting.
+    public private(set) var firstAttemptAt: Double
     /// Until when the backend asked for quiet (`Retry-After`): a flush does not cut this short, an SOS does.
     public private(set) var backendQuietUntil: Double?
     /// The driver whose queued items wait for their next login (set at logout): they go to nobody else.
@@ -126,10 +143,12 @@ public struct UplinkStateMachine: Sendable, Equatable {
     private var locationSentAt: Double?
     private var heartbeatTold: GPSLinkState?
 
-    public init(configuration: Configuration = Configuration(), itemsHeldFor: String? = nil, now: Double = 0) {
+    /// `random` in [0, 1) places the first attempt in the spread window.
+    public init(configuration: Configuration = Configuration(), itemsHeldFor: String? = nil, now: Double = 0, random: Double = 0) {
         self.configuration = configuration
         self.itemsHeldFor = itemsHeldFor
         locationSentAt = now
+        firstAttemptAt = now + configuration.spreadWindow * min(max(random, 0), 1)
     }
 
     /// The time the next attempt waits for while backing off.
@@ -157,6 +176,8 @@ public struct UplinkStateMachine: Sendable, Equatable {
             return .finalAttempt
         }
         if link == .authRequired { return .waitForLogin }
+        // The start's spread: nothing but an SOS or someone's flush goes before its moment.
+        if link == .idle, now < firstAttemptAt, !flushRequested, backlog.urgent == 0 { return .wait(until: firstAttemptAt) }
         // A flush cuts a backoff short, never the backend's own "not now".
         if let retryAt, now < retryAt, !flushRequested || now < backendQuietUntil ?? -.infinity {
             // Someone may be in danger: an SOS does not wait out a long backoff.
@@ -189,6 +210,7 @@ public struct UplinkStateMachine: Sendable, Equatable {
         backendQuietUntil = nil
         credentialsTried = false
         restoreOnSuccess = false
+        if link != .online || onlineSince == nil { onlineSince = now }
         link = .online
         return restored ? .linkRestored : .none
     }
@@ -199,12 +221,22 @@ public struct UplinkStateMachine: Sendable, Equatable {
         switch failure {
         case .transient(let reason, let retryAfter):
             lastError = reason
-            // The backend's wait first (at most longestRetryAfter), then this unit's jitter: a fleet told the same
-            // wait does not come back in the same instant.
-            let asked = min(max(retryAfter ?? 0, 0), Self.longestRetryAfter)
-            backendQuietUntil = retryAfter == nil ? nil : now + asked
-            link = .backingOff(until: now + asked + configuration.backoff.delay(attempt: consecutiveFailures, random: random))
+            // A link that stayed up a while was fine: this failure starts the backoff again.
+            if let onlineSince, now - onlineSince >= configuration.stableAfter { backoffWait = nil }
+            onlineSince = nil
             consecutiveFailures += 1
+            guard let retryAfter else {
+                backendQuietUntil = nil
+                let wait = configuration.backoff.next(after: backoffWait, random: random)
+                backoffWait = wait
+                link = .backingOff(until: now + wait)
+                return .none
+            }
+            // The backend's wait first (at most longestRetryAfter), then a random share of the fleet's spread window
+            // (at least the backoff's base): a fleet told the same wait does not come back in the same instant.
+            let asked = min(max(retryAfter, 0), Self.longestRetryAfter)
+            backendQuietUntil = now + asked
+            link = .backingOff(until: now + asked + max(configuration.spreadWindow, configuration.backoff.base) * min(max(random, 0), 1))
             return .none
         case .unauthorized(let reason), .needsLogin(let reason):
             if hasCredentials, !credentialsTried {
@@ -222,6 +254,8 @@ public struct UplinkStateMachine: Sendable, Equatable {
         consecutiveFailures = 0
         authAnnounced = false
         restoreOnSuccess = true
+        // Someone logged in: their session goes now, not at the start's spread (logins are paced by people).
+        firstAttemptAt = -.infinity
     }
 
     /// The configured credentials were refused too (or could not be tried).
