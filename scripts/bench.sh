@@ -36,6 +36,12 @@ echo
 echo "== Outbox and uplink"
 "$bin/driverd-bench" uplink --bin "$bin" --seconds "${BENCH_UPLINK_SECONDS:-60}"
 echo
+echo "== A fleet's storm after an outage: 10,000 units on the daemon's own uplink rules (virtual time), beside Traccar's fixed 30 s and the previous release"
+"$bin/driverd-bench" fleet --units "${BENCH_FLEET_UNITS:-10000}" --capacity "${BENCH_FLEET_CAPACITY:-200}"
+echo
+echo "== The same with real driverd processes (BENCH_FLEET_REAL_UNITS, default 100) against dispatch-sim's admission control"
+"$bin/driverd-bench" fleet-real --bin "$bin" --units "${BENCH_FLEET_REAL_UNITS:-100}" --capacity "${BENCH_FLEET_REAL_CAPACITY:-5}"
+echo
 echo "== Urgent items behind a ping backlog"
 "$bin/driverd-bench" urgent --bin "$bin" --trials "${BENCH_URGENT_TRIALS:-50}"
 echo

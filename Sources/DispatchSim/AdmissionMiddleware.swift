@@ -23,6 +23,9 @@ final class AdmissionControl: Sendable {
 
     func outage(forSeconds seconds: Double) { state.withLock { $0.desk.outage(forSeconds: seconds, now: SimState.now()) } }
 
+    /// A connection closed unanswered while connections are refused.
+    func refusedUnanswered() { state.withLock { $0.desk.refusedUnanswered(now: SimState.now()) } }
+
     /// The verdict on a request arriving on `channel`; a taken new connection is remembered until it closes.
     func admit(on channel: any Channel) -> AdmissionDesk.Verdict {
         let id = ObjectIdentifier(channel)

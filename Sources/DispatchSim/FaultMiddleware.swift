@@ -57,8 +57,13 @@ struct FaultMiddleware: RouterMiddleware {
 final class RefuseConnectionsHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
     let faults: FaultInjector
+    /// Counts each refused connection (`/sim/admission`).
+    let admission: AdmissionControl
 
-    init(faults: FaultInjector) { self.faults = faults }
+    init(faults: FaultInjector, admission: AdmissionControl) {
+        self.faults = faults
+        self.admission = admission
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { refuseIfAsked(context) }
@@ -71,6 +76,7 @@ final class RefuseConnectionsHandler: ChannelInboundHandler, RemovableChannelHan
 
     private func refuseIfAsked(_ context: ChannelHandlerContext) {
         guard faults.isRefusing(now: SimState.now()) else { return }
+        admission.refusedUnanswered()
         // Accepted and closed before a byte is read: the client's request fails as on a refused connection.
         context.close(promise: nil)
     }

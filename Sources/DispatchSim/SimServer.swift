@@ -60,7 +60,7 @@ public enum SimServer {
             server: .http1WebSocketUpgrade(
                 webSocketRouter: router,
                 configuration: .init(
-                    http1: .init(additionalChannelHandlers: [RefuseConnectionsHandler(faults: faults)]),
+                    http1: .init(additionalChannelHandlers: [RefuseConnectionsHandler(faults: faults, admission: admission)]),
                     // permessage-deflate when the client offers it: location batches shrink several times.
                     ws: .init(
                         maxFrameSize: RiderWebSocket.maxMessageBytes,

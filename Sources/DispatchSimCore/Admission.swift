@@ -1,9 +1,9 @@
 /// How much the reference backend takes (`PUT /sim/admission`, `--admit-*` flags): new connections and requests a
 /// second, and how it says "not now" to the rest. Every field is optional in a body; nil limits take everything.
 public struct AdmissionLimits: Codable, Sendable, Equatable {
-    /// New connections taken a second (a token bucket holding one second's worth); nil: no limit.
+    /// New connections taken in each second of the backend's clock; nil: no limit.
     public var connectionsPerSecond: Double?
-    /// Requests taken a second, on any connection; nil: no limit.
+    /// Requests taken in each second, on any connection; nil: no limit.
     public var requestsPerSecond: Double?
     /// The answer to what is not taken: 429 or 503.
     public var status: Int
@@ -57,8 +57,8 @@ public struct AdmissionSecond: Codable, Sendable, Equatable {
     public init(second: Int) { self.second = second }
 }
 
-/// The admission desk, pure: token buckets for new connections and for requests, an outage switch, and counts a
-/// second. The HTTP layer asks `admit` for each API request, with whether it opened a new connection.
+/// The admission desk, pure: at most so many new connections and requests in each second of its clock (a fixed
+/// window: what it counts is what it promised), an outage switch, and counts a second. The HTTP layer asks `admit` for each API request, with whether it opened a new connection.
 public struct AdmissionDesk: Sendable, Equatable {
     public enum Verdict: Sendable, Equatable {
         case accept
@@ -75,23 +75,14 @@ public struct AdmissionDesk: Sendable, Equatable {
     /// Until when every request is answered 503 (an outage that still answers, as a front door in maintenance
     /// does); its `Retry-After` is the time left.
     public private(set) var outageUntil: Double?
-    private var connectionTokens: Double
-    private var requestTokens: Double
-    private var refilledAt: Double?
     /// The next free admission slot booked for a refused connection (the backend's own Retry-After).
     private var nextSlot = -Double.infinity
     public private(set) var seconds: [AdmissionSecond] = []
 
-    public init(limits: AdmissionLimits = .unlimited) {
-        self.limits = limits
-        connectionTokens = limits.connectionsPerSecond ?? 0
-        requestTokens = limits.requestsPerSecond ?? 0
-    }
+    public init(limits: AdmissionLimits = .unlimited) { self.limits = limits }
 
     public mutating func set(_ limits: AdmissionLimits) {
         self.limits = limits
-        connectionTokens = limits.connectionsPerSecond ?? 0
-        requestTokens = limits.requestsPerSecond ?? 0
         nextSlot = -.infinity
     }
 
@@ -101,7 +92,6 @@ public struct AdmissionDesk: Sendable, Equatable {
     }
 
     public mutating func admit(newConnection: Bool, now: Double) -> Verdict {
-        refill(now: now)
         var count = counts(at: now)
         defer { record(count) }
         count.requests += 1
@@ -110,31 +100,28 @@ public struct AdmissionDesk: Sendable, Equatable {
             count.refused += 1
             return .refuse(status: 503, retryAfter: Int((outageUntil - now).rounded(.up)))
         }
-        let connectionTaken = !newConnection || limits.connectionsPerSecond == nil || connectionTokens >= 1
-        let requestTaken = limits.requestsPerSecond == nil || requestTokens >= 1
+        let connectionTaken = !newConnection || limits.connectionsPerSecond.map { Double(count.connectionsAccepted) + 1 <= $0 } ?? true
+        let requestTaken = limits.requestsPerSecond.map { Double(count.requests - count.refused) <= $0 } ?? true
         guard connectionTaken, requestTaken else {
             count.refused += 1
             let rate = (connectionTaken ? limits.requestsPerSecond : limits.connectionsPerSecond) ?? 1
             return .refuse(status: limits.status, retryAfter: limits.retryAfterSeconds ?? bookSlot(rate: rate, now: now))
         }
-        if newConnection, limits.connectionsPerSecond != nil { connectionTokens -= 1 }
-        if limits.requestsPerSecond != nil { requestTokens -= 1 }
         if newConnection { count.connectionsAccepted += 1 }
         return .accept
+    }
+
+    /// A new connection closed unanswered (the backend dark): counted as an attempt refused.
+    public mutating func refusedUnanswered(now: Double) {
+        var count = counts(at: now)
+        count.connectionAttempts += 1
+        count.refused += 1
+        record(count)
     }
 
     /// The busiest second so far: new connection attempts, and requests.
     public var peak: (connectionAttempts: Int, requests: Int) {
         (seconds.map(\.connectionAttempts).max() ?? 0, seconds.map(\.requests).max() ?? 0)
-    }
-
-    private mutating func refill(now: Double) {
-        defer { refilledAt = now }
-        guard let refilledAt, now > refilledAt else { return }
-        let elapsed = now - refilledAt
-        // A bucket holds one second's worth: a backend idle for a minute does not take a minute's worth at once.
-        if let rate = limits.connectionsPerSecond { connectionTokens = min(rate, connectionTokens + elapsed * rate) }
-        if let rate = limits.requestsPerSecond { requestTokens = min(rate, requestTokens + elapsed * rate) }
     }
 
     /// Books the next free slot at `rate` a second: the wait until it, whole seconds, at least 1.

@@ -12,7 +12,7 @@ struct FleetBench: ParsableCommand {
     @Option(help: "Units in the fleet.") var units = 10_000
     @Option(help: "New connections the backend takes a second (C).") var capacity = 200.0
     @Option(help: "The outage, seconds.") var outageSeconds = 600.0
-    @Option(help: "The fleet's setting uplink.backend_connect_rate (the spread window is units / this).") var connectRateHint = 200.0
+    @Option(help: "The fleet's setting uplink.backend_connect_rate (the spread window is units / this); default: C.") var connectRateHint: Double?
     @Option(help: "The fleet's setting uplink.retry_cap_seconds.") var retryCap = 120.0
     @Option(help: "Seed of every unit's randomness.") var seed: UInt64 = 1
 
@@ -31,7 +31,7 @@ struct FleetBench: ParsableCommand {
             for policy in Policy.allCases {
                 var world = World(
                     units: units, capacity: capacity, outage: outageSeconds, scenario: scenario, policy: policy,
-                    machine: .init(backoff: Backoff(base: 1, cap: retryCap), spreadWindow: Double(units) / connectRateHint), seed: seed)
+                    machine: .init(backoff: Backoff(base: 1, cap: retryCap), spreadWindow: Double(units) / (connectRateHint ?? capacity)), seed: seed)
                 say(world.run().line(policy.label))
             }
         }

@@ -9,6 +9,7 @@ import Foundation
 import SQLiteKit
 import JSONRPC
 import NIOCore
+import NIOHTTP1
 import NMEASynth
 
 /// The outbox and uplink, each beside a baseline from the same run: transition commit latency against a bare
@@ -217,15 +218,19 @@ final class SimServerProcess: @unchecked Sendable {
 
     func activity() async throws -> ActivityList { try await get("/sim/activity") }
 
-    private func get<T: Decodable>(_ path: String) async throws -> T {
+    func get<T: Decodable>(_ path: String) async throws -> T {
         let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + path), timeout: .seconds(10))
         return try JSONDecoder().decode(T.self, from: Data((try await response.body.collect(upTo: 64 << 20)).readableBytesView))
     }
 
     /// A `/sim/…` operation with a JSON body.
-    func put(_ path: String, _ body: some Encodable) async throws {
+    func put(_ path: String, _ body: some Encodable) async throws { try await send(.PUT, path, body) }
+
+    func post(_ path: String, _ body: some Encodable) async throws { try await send(.POST, path, body) }
+
+    private func send(_ method: HTTPMethod, _ path: String, _ body: some Encodable) async throws {
         var request = HTTPClientRequest(url: base + path)
-        request.method = .PUT
+        request.method = method
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(body)))
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))

@@ -98,21 +98,27 @@ struct UplinkStateMachineTests {
         #expect(machine.consecutiveFailures == 0 && machine.retryAt == nil && machine.lastError == nil)
     }
 
-    @Test("the backoff starts again only after the link stayed up 30 s: a backend that answers between refusals keeps it growing")
+    @Test("a success takes the backoff one step down, a link up 30 s starts it again: a backend that answers once between refusals keeps it long")
     func backoffReset() {
         var machine = Machine()
         for attempt in 0..<10 { _ = machine.attemptFailed(.transient("503"), now: Double(attempt * 100), random: 1, hasCredentials: false) }
         #expect(machine.backoffWait == 120)
-        // Up for 10 s, then down again: the next wait is drawn from the long one, not from 1 s.
+        // Through once, then down again: one step down (120 → 40), the next wait drawn up to 3 × 40, not from 1 s.
         _ = machine.attemptSucceeded(now: 1000)
-        _ = machine.attemptSucceeded(now: 1005)
+        #expect(machine.backoffWait == 40)
         _ = machine.attemptFailed(.transient("503"), now: 1010, random: 1, hasCredentials: false)
         #expect(machine.retryAt == 1130)
-        // Up for 30 s: the link was fine, the next failure starts from the base.
+        // A patchy link that gets through every other time stays low: two successes bring 120 down to 13.3.
         _ = machine.attemptSucceeded(now: 1130)
-        _ = machine.attemptSucceeded(now: 1160)
-        _ = machine.attemptFailed(.transient("503"), now: 1160, random: 1, hasCredentials: false)
-        #expect(machine.retryAt == 1163 && machine.backoffWait == 3)
+        _ = machine.attemptSucceeded(now: 1135)
+        _ = machine.attemptFailed(.transient("503"), now: 1140, random: 1, hasCredentials: false)
+        #expect(machine.retryAt == 1180)
+        // Up for 30 s: the link was fine, the next failure starts from the base.
+        for _ in 0..<5 { _ = machine.attemptFailed(.transient("503"), now: 1200, random: 1, hasCredentials: false) }
+        _ = machine.attemptSucceeded(now: 1300)
+        _ = machine.attemptSucceeded(now: 1330)
+        _ = machine.attemptFailed(.transient("503"), now: 1330, random: 1, hasCredentials: false)
+        #expect(machine.retryAt == 1333 && machine.backoffWait == 3)
         // A remotely set cap holds.
         var capped = Machine(configuration: .init(backoff: Backoff(base: 1, cap: 600)))
         for attempt in 0..<12 { _ = capped.attemptFailed(.transient("503"), now: Double(attempt * 1000), random: 1, hasCredentials: false) }
@@ -138,7 +144,7 @@ struct UplinkStateMachineTests {
         #expect(alone.next(now: 10, moving: true, backlog: .init(pings: 0, items: 1)) == .attempt)
     }
 
-    @Test("the backend's Retry-After is waited out first, a share of the spread window on top; an absurd one is capped at an hour; an SOS keeps its 5 s")
+    @Test("the backend's Retry-After is waited out first, a share of the fleet's spread window on top; an absurd one is capped at an hour; an SOS keeps its 5 s")
     func retryAfter() {
         var machine = Machine()
         _ = machine.attemptFailed(.transient("HTTP 429", retryAfter: 30), now: 100, random: 0, hasCredentials: false)
@@ -147,9 +153,12 @@ struct UplinkStateMachineTests {
         // Jitter spreads a fleet told the same: on top of the 30 s, never inside them (a unit alone: up to 1 s).
         _ = machine.attemptFailed(.transient("HTTP 429", retryAfter: 30), now: 130, random: 0.5, hasCredentials: false)
         #expect(machine.retryAt == 160.5)
+        // In a fleet the share is of the fleet's spread window: units refused together come back spread over it.
         var fleet = Machine(configuration: .init(spreadWindow: 50))
-        _ = fleet.attemptFailed(.transient("HTTP 429", retryAfter: 30), now: 130, random: 0.5, hasCredentials: false)
-        #expect(fleet.retryAt == 185)
+        _ = fleet.attemptFailed(.transient("HTTP 503", retryAfter: 600), now: 130, random: 0.5, hasCredentials: false)
+        #expect(fleet.retryAt == 755)
+        _ = fleet.attemptFailed(.transient("HTTP 429", retryAfter: 4), now: 130, random: 0.5, hasCredentials: false)
+        #expect(fleet.retryAt == 159)
         _ = machine.attemptFailed(.transient("HTTP 503", retryAfter: 1e12), now: 200, random: 0, hasCredentials: false)
         #expect(machine.retryAt == 200 + Machine.longestRetryAfter)
         _ = machine.attemptFailed(.transient("HTTP 503", retryAfter: -5), now: 300, random: 0, hasCredentials: false)

@@ -70,6 +70,31 @@ struct UrgentTests {
         try daemon.stop()
     }
 
+    @Test("a backend down for 10 minutes that says so (503, Retry-After: 600, admission control): the SOS is tried every 2 s and goes as soon as the backend is back; the rest keeps quiet")
+    func sosThroughNotNow() async throws {
+        let sim = try SimProcess()
+        let http = SimHTTP(base: sim.base)
+        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Self.config(sim, urgentRetry: 2), directory: TemporaryDirectory())
+        try waitUntil("online", detail: daemon.log) { try Harness.outbox(daemon).link == .online }
+        struct Admission: Decodable { var seconds: [AdmissionSecond] }
+        func refused() async throws -> Int { try await http.request(.GET, "/sim/admission").decode(Admission.self).seconds.map(\.refused).reduce(0, +) }
+        _ = try await http.request(.POST, "/sim/admission/outage", json: ["seconds": 600])
+        // The sender hears the outage and its Retry-After (a transition queued now waits for it).
+        _ = try daemon.client().call(Methods.sosRaise, SOSParams(note: "test: not now"))
+        try await waitUntil("the SOS refused three times", timeout: .seconds(20), detail: daemon.log) { try await refused() >= 3 }
+        let during = try await refused()
+        try await Task.sleep(for: .seconds(4))
+        let later = try await refused()
+        // Only the SOS knocks through the backend's wait: one attempt each 2 s (with its token and nothing else).
+        #expect(later - during <= 3, "\(later - during) refusals in 4 s")
+        #expect(daemon.log.contains("retry after 600 s") || daemon.log.contains("asked for quiet"), "\(daemon.log.suffix(2000))")
+        _ = try await http.request(.POST, "/sim/admission/outage", json: ["seconds": 0])
+        try await waitUntil("the SOS acknowledged", timeout: .seconds(10), detail: daemon.log) { try Harness.outbox(daemon).sos == 0 }
+        let activity = try await http.request(.GET, "/sim/activity").decode(ActivityList.self)
+        #expect(activity.sos.map(\.report.note) == ["test: not now"])
+        try daemon.stop()
+    }
+
     @Test("an SOS the backend does not take is repeated, through kill -9, until it does: stored once, announced as acknowledged")
     func repeatedUntilAcked() async throws {
         let sim = try SimProcess()

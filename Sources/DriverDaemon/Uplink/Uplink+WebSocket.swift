@@ -10,8 +10,8 @@ extension Uplink {
     /// quiet, and not at all while credentials are refused.
     func runWebSocket() async {
         guard let webSocket else { return }
-        let (backoff, stableAfter, firstAttemptAt) = state.withLock {
-            ($0.machine.configuration.backoff, $0.machine.configuration.stableAfter, $0.machine.firstAttemptAt)
+        let (backoff, stableAfter, spreadWindow, firstAttemptAt) = state.withLock {
+            ($0.machine.configuration.backoff, $0.machine.configuration.stableAfter, $0.machine.configuration.spreadWindow, $0.machine.firstAttemptAt)
         }
         if firstAttemptAt > now { await webSocketWakeup.wait(until: firstAttemptAt) }
         var backoffWait: Double?
@@ -27,9 +27,15 @@ extension Uplink {
                 await webSocketWakeup.wait(until: quietUntil)
                 continue
             }
+            // The backend is away: the sender's attempts find out when it is back; the socket does not knock besides.
+            if let retryAt = state.withLock({ $0.machine.retryAt }), retryAt > now {
+                await webSocketWakeup.wait(until: retryAt)
+                continue
+            }
             let opened = now
             do {
-                let token = try await validToken()
+                // Through `authorized`: a "not now" heard while fetching the token quiets the sender too.
+                let token = try await authorized { _, token in token }
                 logger.debug("WebSocket connecting", metadata: ["url": "\(webSocket.url)"])
                 try await webSocket.run(token: token, lastPushId: pushes.lastId) { [self] push in await received(push) }
             } catch {
@@ -39,7 +45,9 @@ extension Uplink {
             if now - opened >= stableAfter { backoffWait = nil }
             let wait = backoff.next(after: backoffWait, random: Double.random(in: 0..<1))
             backoffWait = wait
-            await webSocketWakeup.wait(until: now + wait)
+            // In a fleet, a refused upgrade (whose 429 the library does not hand over) comes back spread over the
+            // fleet's window too, not in a second or two with the rest of the fleet's sockets.
+            await webSocketWakeup.wait(until: now + max(wait, spreadWindow * Double.random(in: 0..<1)))
         }
     }
 

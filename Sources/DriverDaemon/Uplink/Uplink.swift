@@ -67,6 +67,8 @@ final class Uplink: Sendable {
     /// An SOS, transition or proof was queued since the items were last looked at: a draining backlog lets it
     /// go before its next batch.
     let itemsQueued = Atomic<Bool>(false)
+    /// The token fetch (login or refresh) under way, which every caller meanwhile awaits.
+    private let tokenFetch = Mutex<Task<String, any Error>?>(nil)
     /// Ends the WebSocket loop's waits at shutdown.
     let webSocketWakeup: Wakeup
     static let maxPings = 500
@@ -132,8 +134,15 @@ final class Uplink: Sendable {
     /// for every owner's call: none knocks while a `Retry-After` runs (only the sender's SOS does), and one that
     /// hears it tells the sender.
     func authorized<T: Sendable>(_ request: (any BackendAPI, String) async throws -> T) async throws -> T {
-        if let until = state.withLock({ $0.machine.backendQuietUntil }), until > now {
-            throw BackendClientError(transportReason: "the backend asked for quiet: \(Int((until - now).rounded(.up))) s left")
+        let (quietUntil, turnAt) = state.withLock { state in
+            (state.machine.backendQuietUntil, state.machine.link == .idle ? state.machine.firstAttemptAt : nil)
+        }
+        if let quietUntil, quietUntil > now {
+            throw BackendClientError(transportReason: "the backend asked for quiet: \(Int((quietUntil - now).rounded(.up))) s left")
+        }
+        // A fleet's start is spread: no owner knocks before the sender's first turn (each asks again when the link is up).
+        if let turnAt, turnAt > now {
+            throw BackendClientError(transportReason: "this unit's turn after the start comes in \(Int((turnAt - now).rounded(.up))) s (uplink.fleet_size)")
         }
         do {
             return try await request(client, try await validToken())
@@ -326,8 +335,21 @@ final class Uplink: Sendable {
     // MARK: Tokens
 
     /// The access token, refreshed when it expires within a minute; a login with the configured credentials
-    /// when there is none, or the login is too old.
+    /// when there is none, or the login is too old. One fetch at a time: the sender, the WebSocket and the owners
+    /// asking together (at a start) make one login, not one each.
     func validToken() async throws -> String {
+        if case .valid(let token) = tokens.use() { return token }
+        let fetch = tokenFetch.withLock { current -> Task<String, any Error> in
+            if let current { return current }
+            let fetch = Task { try await self.fetchToken() }
+            current = fetch
+            return fetch
+        }
+        defer { tokenFetch.withLock { if $0 == fetch { $0 = nil } } }
+        return try await fetch.value
+    }
+
+    private func fetchToken() async throws -> String {
         switch tokens.use() {
         case .valid(let token):
             return token

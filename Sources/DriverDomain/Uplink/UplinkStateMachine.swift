@@ -3,7 +3,7 @@ import DriverAPI
 /// The uplink's decisions, pure: when to send (batches every 5 s moving and 10 s stationary, low-priority
 /// records with them; at once when an SOS, a transition or a proof waits, a full batch is ready, a heartbeat is
 /// due or a flush is asked for), how to back off (network errors and 5xx: decorrelated jitter, 1 s up to a cap of
-/// 2 min by default, reset only once a link has stayed up `stableAfter`; a backend's "not now", 429 or 503 with
+/// 2 min by default, one step down per success and reset once a link has stayed up `stableAfter`; a backend's "not now", 429 or 503 with
 /// `Retry-After`, is waited out first, a random share of the fleet's spread window added on top; an unacked SOS is
 /// tried again at least every `urgentRetryInterval` whatever the backend asked), when the first attempt after a
 /// start goes (a random share of the spread window: a depot's units booting together do not knock together), what a refused credential
@@ -211,6 +211,9 @@ public struct UplinkStateMachine: Sendable, Equatable {
         credentialsTried = false
         restoreOnSuccess = false
         if link != .online || onlineSince == nil { onlineSince = now }
+        // One step back down per success (the inverse of a failure's step up): a patchy link that gets through half
+        // the time stays near the base, while a backend that answers once between refusals keeps the fleet's waits long.
+        if let wait = backoffWait { backoffWait = wait / 3 > configuration.backoff.base ? wait / 3 : nil }
         link = .online
         return restored ? .linkRestored : .none
     }
@@ -232,8 +235,9 @@ public struct UplinkStateMachine: Sendable, Equatable {
                 link = .backingOff(until: now + wait)
                 return .none
             }
-            // The backend's wait first (at most longestRetryAfter), then a random share of the fleet's spread window
-            // (at least the backoff's base): a fleet told the same wait does not come back in the same instant.
+            // The backend's wait first (at most longestRetryAfter), then a random share of the fleet's spread window (at
+            // least the backoff's base): a fleet told the same wait does not come back in the same instant, and units
+            // refused together do not crowd the seconds right after their slots (measured: `driverd-bench fleet`).
             let asked = min(max(retryAfter, 0), Self.longestRetryAfter)
             backendQuietUntil = now + asked
             link = .backingOff(until: now + asked + max(configuration.spreadWindow, configuration.backoff.base) * min(max(random, 0), 1))
