@@ -22,6 +22,13 @@ public final class BackendClient: Sendable {
         configuration.tlsConfiguration = tls
         configuration.timeout = .init(connect: .seconds(10), read: timeout)
         configuration.decompression = .enabled(limit: .ratio(20))
+        // Two connections at most to the backend: the sender's and one for a long transfer (a photo, a release chunk)
+        // beside it. Owners that call together after the link comes back queue on them instead of each opening a
+        // connection of its own (each a handshake on the radio, and a new connection for a fleet's backend to admit).
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 2)
+        // A connection that cannot be made fails the request: the uplink's backoff decides when to try again, not a
+        // loop of the library's own inside one request (unseen retries during an outage, for every unit at once).
+        configuration.connectionPool.retryConnectionEstablishment = false
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.timeout = timeout
     }

@@ -45,8 +45,9 @@ public enum SimServer {
 
         let admission = AdmissionControl(limits: options.admission)
         let router = Router(context: SimContext.self)
-        router.middlewares.add(AdmissionMiddleware(admission: admission))
+        // Faults first: a request the refusal window drops never reached the admission desk.
         router.middlewares.add(FaultMiddleware(faults: faults))
+        router.middlewares.add(AdmissionMiddleware(admission: admission))
         AuthRoutes(tokens: tokens, state: state).add(to: router)
         let rider = router.group("/api/v1/rider").add(middleware: BearerAuthMiddleware(tokens: tokens, state: state))
         RiderRoutes(state: state).add(to: rider)

@@ -18,10 +18,16 @@ struct FleetRealBench: AsyncParsableCommand {
     @Option(help: "The outage after the units boot, seconds.") var outageSeconds = 60.0
     @Option(help: "Pings waiting in each unit's outbox (10 minutes at 1 Hz).") var backlog = 600
     @Option(help: "Give up this long after the outage, seconds.") var timeout = 600.0
+    @Flag(help: "Keep the units' directories, each with its journal (driverd.log, debug level), and print where.") var keep = false
+    @Option(help: "Write dispatch-sim's counts of each second here (JSON), seconds counted from the outage's end.") var series: String?
 
     func run() async throws {
         let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }  // a scratch directory: one left behind harms no figure
+        defer {
+            if keep { say("the units' directories and journals: \(directory)") } else {
+                try? FileManager.default.removeItem(atPath: directory)  // a scratch directory: one left behind harms no figure
+            }
+        }
         let scenario = Scenario(
             drivers: (1...units).map { Scenario.Driver(id: "drv-\($0)", username: "rider\($0)", password: "pw-\($0)") }, tasks: [])
         try JSONEncoder().encode(scenario).write(to: URL(fileURLWithPath: directory + "/scenario.json"))
@@ -59,10 +65,21 @@ struct FleetRealBench: AsyncParsableCommand {
                 fleet_size = \(units)
                 backend_connect_rate = \(capacity)
                 """.write(toFile: state + "/driverd.toml", atomically: true, encoding: .utf8)
-            daemons.append(try spawn(bin + "/driverd", [
+            let daemon = Process()
+            daemon.executableURL = URL(fileURLWithPath: bin + "/driverd")
+            daemon.arguments = [
                 "--config", state + "/driverd.toml", "--socket", state + "/s.sock", "--state-dir", state, "--gpsd", "127.0.0.1:1",
-                "--log-target", "stderr", "--log-level", "error",
-            ], quiet: true))
+                "--log-target", "stderr", "--log-level", keep ? "debug" : "error",
+            ]
+            daemon.standardOutput = FileHandle.nullDevice
+            if keep {
+                FileManager.default.createFile(atPath: state + "/driverd.log", contents: nil)
+                daemon.standardError = FileHandle(forWritingAtPath: state + "/driverd.log")
+            } else {
+                daemon.standardError = FileHandle.nullDevice
+            }
+            try daemon.run()
+            daemons.append(daemon)
         }
 
         let expected = units * backlog
@@ -84,6 +101,10 @@ struct FleetRealBench: AsyncParsableCommand {
         let stats = try await sim.stats()
         let admission: AdmissionStatusView = try await sim.get("/sim/admission")
         let endSecond = Int(outageEnds.rounded(.down))
+        if let series {
+            let rows = admission.seconds.map { "[\($0.second - endSecond), \($0.connectionAttempts), \($0.connectionsAccepted), \($0.refused), \($0.requests)]" }
+            try ("[\n" + rows.joined(separator: ",\n") + "\n]\n").write(toFile: series, atomically: true, encoding: .utf8)
+        }
         let after = admission.seconds.filter { $0.second >= endSecond + 10 }
         let first = admission.seconds.filter { $0.second >= endSecond && $0.second < endSecond + 10 }
         let during = admission.seconds.filter { $0.second < endSecond }

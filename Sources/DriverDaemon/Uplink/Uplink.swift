@@ -130,15 +130,19 @@ final class Uplink: Sendable {
     /// Scheduling, backoff and ages: monotonic seconds.
     var now: Double { clock.monotonic }
 
-    /// Runs a request with a valid access token (refreshed or logged in as needed). The backend's "not now" holds
-    /// for every owner's call: none knocks while a `Retry-After` runs (only the sender's SOS does), and one that
-    /// hears it tells the sender.
+    /// Runs a request with a valid access token (refreshed or logged in as needed). The sender judges whether the
+    /// backend is there: no owner's call knocks while a `Retry-After` runs (only the sender's SOS does), while the
+    /// sender backs off, or before its first turn after a start; an owner that hears "not now" tells the sender.
     func authorized<T: Sendable>(_ request: (any BackendAPI, String) async throws -> T) async throws -> T {
-        let (quietUntil, turnAt) = state.withLock { state in
-            (state.machine.backendQuietUntil, state.machine.link == .idle ? state.machine.firstAttemptAt : nil)
+        let (quietUntil, retryAt, turnAt) = state.withLock { state in
+            (state.machine.backendQuietUntil, state.machine.retryAt, state.machine.link == .idle ? state.machine.firstAttemptAt : nil)
         }
         if let quietUntil, quietUntil > now {
             throw BackendClientError(transportReason: "the backend asked for quiet: \(Int((quietUntil - now).rounded(.up))) s left")
+        }
+        // The backend is away: only the sender's attempts find out when it is back (each owner asks again then).
+        if let retryAt, retryAt > now {
+            throw BackendClientError(transportReason: "the backend is unreachable: the next attempt in \(Int((retryAt - now).rounded(.up))) s")
         }
         // A fleet's start is spread: no owner knocks before the sender's first turn (each asks again when the link is up).
         if let turnAt, turnAt > now {
