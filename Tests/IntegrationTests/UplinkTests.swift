@@ -140,6 +140,29 @@ struct UplinkTests {
         try daemon.stop()
     }
 
+    @Test("a Retry-After given as a date 8 s after the backend's own Date, heard by a unit whose clock runs 2 days fast: the unit waits those 8 s (its own clock would have said: at once)")
+    func notNowUntilADate() async throws {
+        let sim = try SimProcess(arguments: ["--seed", "11"])
+        let http = SimHTTP(base: sim.base)
+        let directory = TemporaryDirectory()
+        try Self.queueJourney(in: directory.file("state"))
+        let started = Date().timeIntervalSince1970
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(
+            errorRate: 1, errorStatus: 429, retryAfter: RetryAfter.imfFixdate(Int(started) + 9), limit: 1,
+            pathPrefix: "/api/v1/rider/tasks/task-1001/status"))
+        let daemon = try DaemonProcess(
+            arguments: ["--gpsd", "127.0.0.1:1"], environment: try ClockTests.faked(["FAKETIME": "+2d"]), config: Harness.config(backend: sim),
+            directory: directory)
+        let status = try Harness.drain(daemon)
+        #expect(status.deadLetters == 1)
+        let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
+        #expect(stats.faultsInjected == 1)
+        try Self.checkJourney(stats, state: directory.file("state"))
+        let first = try #require(stats.statusUpdates.filter { $0.taskId == "task-1001" }.map(\.time).min())
+        #expect(first - started >= 7 && first - started < 60, "task-1001's first transition came \(first - started) s after the start")
+        try daemon.stop()
+    }
+
     @Test("a backend that answers every rider call 429 with Retry-After: 8: once heard, nothing knocks again before the wait is over, neither the route sync nor the WebSocket nor the sender")
     func quietMeansQuiet() async throws {
         let sim = try SimProcess(arguments: ["--seed", "11"])
