@@ -43,6 +43,19 @@ struct RegistryDriftTests {
         }
     }
 
+    @Test("every event declared in DriverAPI is in Events.topics once, and docs/API.md documents each")
+    func topicsDerivedFromDeclarations() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let source = try String(contentsOf: root.appendingPathComponent("Sources/DriverAPI/Event.swift"), encoding: .utf8)
+        let declared = Self.matches(of: #"= Event<[^>]+>\("([^"]+)"\)"#, in: source)
+        #expect(declared.count >= 19)
+        #expect(Set(Events.topics).count == Events.topics.count, "a topic listed twice")
+        #expect(Set(declared) == Set(Events.topics), "declared but not listed: \(Set(declared).subtracting(Events.topics)); listed but not declared: \(Set(Events.topics).subtracting(declared))")
+        let api = try String(contentsOf: root.appendingPathComponent("docs/API.md"), encoding: .utf8)
+        for topic in Events.topics { #expect(api.contains("`\(topic)`"), "docs/API.md does not document \(topic)") }
+    }
+
     static func quoted(in text: String) -> [String] { matches(of: #""([^"]+)""#, in: text) }
 
     static func matches(of pattern: String, in text: String) -> [String] {
