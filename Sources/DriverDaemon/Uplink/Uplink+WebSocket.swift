@@ -27,8 +27,9 @@ extension Uplink {
                 await webSocketWakeup.wait(until: quietUntil)
                 continue
             }
-            // The backend is away: the sender's attempts find out when it is back; the socket does not knock besides.
-            if let retryAt = state.withLock({ $0.machine.retryAt }), retryAt > now {
+            // The backend is away (the sender got no answer): its attempts find out when it is back; the socket does not
+            // knock besides.
+            if let retryAt = state.withLock({ $0.backendAwayUntil }), retryAt > now {
                 await webSocketWakeup.wait(until: retryAt)
                 continue
             }

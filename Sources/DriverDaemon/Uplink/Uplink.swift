@@ -38,6 +38,9 @@ final class Uplink: Sendable {
         var driverChangeHandlers: [@Sendable () async throws -> Void] = []
         /// The flush at the end of a shift sends the shift's last pings although the shift is over.
         var shiftEndFlush = false
+        /// Until when the backend is away: the sender's last attempt got no answer at all (refused, reset, timed
+        /// out), and its next is due then. An answer, even a 5xx, means the backend is there.
+        var backendAwayUntil: Double?
     }
 
     let client: any BackendAPI
@@ -132,15 +135,17 @@ final class Uplink: Sendable {
 
     /// Runs a request with a valid access token (refreshed or logged in as needed). The sender judges whether the
     /// backend is there: no owner's call knocks while a `Retry-After` runs (only the sender's SOS does), while the
-    /// sender backs off, or before its first turn after a start; an owner that hears "not now" tells the sender.
+    /// backend is away (the sender's last attempt got no answer, until its next), or before the sender's first turn
+    /// after a start; an owner that hears "not now" tells the sender.
     func authorized<T: Sendable>(_ request: (any BackendAPI, String) async throws -> T) async throws -> T {
         let (quietUntil, retryAt, turnAt) = state.withLock { state in
-            (state.machine.backendQuietUntil, state.machine.retryAt, state.machine.link == .idle ? state.machine.firstAttemptAt : nil)
+            (state.machine.backendQuietUntil, state.backendAwayUntil, state.machine.link == .idle ? state.machine.firstAttemptAt : nil)
         }
         if let quietUntil, quietUntil > now {
             throw BackendClientError(transportReason: "the backend asked for quiet: \(Int((quietUntil - now).rounded(.up))) s left")
         }
-        // The backend is away: only the sender's attempts find out when it is back (each owner asks again then).
+        // The backend is away (no answer at all): only the sender's attempts find out when it is back (each owner asks
+        // again then). A backend that answered, even with a 5xx, is there: owners keep their own schedules.
         if let retryAt, retryAt > now {
             throw BackendClientError(transportReason: "the backend is unreachable: the next attempt in \(Int((retryAt - now).rounded(.up))) s")
         }
@@ -271,12 +276,16 @@ final class Uplink: Sendable {
             try await sendPings(token: token)
             try await sendItems(upTo: .low, token: token)
             try await pollPushes(token: token)
-            effect = state.withLock { $0.machine.attemptSucceeded(now: now) }
+            effect = state.withLock { state in
+                state.backendAwayUntil = nil
+                return state.machine.attemptSucceeded(now: now)
+            }
         } catch let error as BackendClientError where error.errorClass == .unauthorized {
             effect = failed(.unauthorized("the backend refused the stored token: \(error.reason)"))
         } catch let error as BackendClientError {
             let reason = explained(error.reason)
             effect = failed(.transient(reason, retryAfter: error.retryAfter))
+            state.withLock { $0.backendAwayUntil = error.status == nil ? $0.machine.retryAt : nil }
             logger.notice("backend unreachable, retrying", metadata: ["error": "\(reason)", "next": "\(nextAttempt)"])
         } catch let error as NeedsLogin {
             effect = failed(.needsLogin(error.reason))
