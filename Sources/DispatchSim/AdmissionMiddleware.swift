@@ -29,17 +29,16 @@ final class AdmissionControl: Sendable {
     /// The verdict on a request arriving on `channel`; a taken new connection is remembered until it closes.
     func admit(on channel: any Channel) -> AdmissionDesk.Verdict {
         let id = ObjectIdentifier(channel)
-        let verdict = state.withLock { state -> (AdmissionDesk.Verdict, Bool) in
+        let (verdict, taken) = state.withLock { state -> (AdmissionDesk.Verdict, Bool) in
             let isNew = !state.admitted.contains(id)
             let verdict = state.desk.admit(newConnection: isNew, now: SimState.now())
             guard verdict == .accept, isNew else { return (verdict, false) }
             state.admitted.insert(id)
             return (verdict, true)
         }
-        if verdict.1 {
-            channel.closeFuture.whenComplete { [self] _ in _ = state.withLock { $0.admitted.remove(id) } }
-        }
-        return verdict.0
+        // Forgotten when it closes (outside the lock: the close may come on this thread at once).
+        if taken { channel.closeFuture.whenComplete { [self] _ in _ = state.withLock { $0.admitted.remove(id) } } }
+        return verdict
     }
 }
 

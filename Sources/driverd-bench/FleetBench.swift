@@ -1,5 +1,6 @@
 import ArgumentParser
 import DispatchSimCore
+import DriverAPI
 import DriverDomain
 
 /// A fleet and one backend on virtual time: every unit runs the daemon's own `UplinkStateMachine` (its backoff,
@@ -18,7 +19,7 @@ struct FleetBench: ParsableCommand {
 
     func run() {
         say("\(units) units, a backend taking C = \(Int(capacity)) new connections a second, each unit moving (a ping a second, batches every 5 s)")
-        say("theoretical minimum to connect them all: units / C = \(Self.fixed(Double(units) / capacity)) s; times below count from the outage's end")
+        say("theoretical minimum to connect them all: units / C = \(Self.format(Double(units) / capacity)) s; times below count from the outage's end")
         let scenarios: [(String, Scenario)] = [
             ("an outage of \(Int(outageSeconds)) s, nothing answering (connections refused)", .dark),
             ("an outage of \(Int(outageSeconds)) s answered 503 with Retry-After: the time left", .answered),
@@ -37,11 +38,9 @@ struct FleetBench: ParsableCommand {
         }
     }
 
-    static func fixed(_ value: Double, _ digits: Int = 1) -> String {
-        guard value.isFinite else { return "never" }
-        let scale = [1.0, 10, 100, 1000][min(digits, 3)]
-        let rounded = (value * scale).rounded() / scale
-        return digits == 0 ? "\(Int(rounded))" : "\(rounded)"
+    /// A figure for the table: "never" for a time that never came.
+    static func format(_ value: Double, decimals: Int = 1) -> String {
+        value.isFinite ? TextFormat.fixed(value, decimals: decimals) : "never"
     }
 
     enum Scenario { case dark, answered, boot }
@@ -80,11 +79,11 @@ struct FleetBench: ParsableCommand {
 
         func line(_ label: String) -> String {
             func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
-            let ratio = capacity > 0 ? " (\(FleetBench.fixed(Double(peakAfter) / capacity, 2)) C)" : ""
+            let ratio = capacity > 0 ? " (\(FleetBench.format(Double(peakAfter) / capacity, decimals: 2)) C)" : ""
             return [
                 pad(label, 22), pad("\(peakFirst10)", 17), pad("\(peakAfter)\(ratio)", 12), pad("\(peak100ms)", 11),
-                pad(FleetBench.fixed(attemptsPerUnit), 13), pad(FleetBench.fixed(connected50) + " s", 4), pad(FleetBench.fixed(connected99) + " s", 4),
-                pad(FleetBench.fixed(connected100) + " s", 5), pad(FleetBench.fixed(drained) + " s", 7), pad(FleetBench.fixed(refusalsPerUnit, 2), 13), "\(early)",
+                pad(FleetBench.format(attemptsPerUnit), 13), pad(FleetBench.format(connected50) + " s", 4), pad(FleetBench.format(connected99) + " s", 4),
+                pad(FleetBench.format(connected100) + " s", 5), pad(FleetBench.format(drained) + " s", 7), pad(FleetBench.format(refusalsPerUnit, decimals: 2), 13), "\(early)",
             ].joined(separator: " | ")
         }
     }
@@ -182,23 +181,19 @@ struct FleetBench: ParsableCommand {
                     return now + (now - client.sentUpTo >= 500 ? 0.05 : 5)
                 case .refused(let retryAfter):
                     client.failures += 1
-                    return now + retry(&client, retryAfter: Double(retryAfter))
+                    return now + baselineRetry(failures: client.failures, retryAfter: Double(retryAfter))
                 case .unreachable:
                     client.failures += 1
-                    return now + retry(&client, retryAfter: nil)
+                    return now + baselineRetry(failures: client.failures, retryAfter: nil)
                 }
             }
         }
 
-        private mutating func retry(_ client: inout Client, retryAfter: Double?) -> Double {
-            switch policy {
-            case .traccar:
-                return 30
-            case .previous:
-                return (retryAfter ?? 0) + Backoff(base: 1, cap: 300).delay(attempt: client.failures - 1, random: random.nextUnit())
-            case .driverd:
-                return 0
-            }
+        /// A baseline's wait after its `failures`-th failure in a row: Traccar's fixed 30 s, or the previous release's
+        /// full jitter (1 s doubling to 5 min) after the backend's `Retry-After`.
+        private mutating func baselineRetry(failures: Int, retryAfter: Double?) -> Double {
+            guard policy == .previous else { return 30 }
+            return (retryAfter ?? 0) + Backoff(base: 1, cap: 300).delay(attempt: failures - 1, random: random.nextUnit())
         }
 
         enum Outcome { case sent, refused(Int), unreachable }

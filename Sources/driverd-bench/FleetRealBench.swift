@@ -36,7 +36,7 @@ struct FleetRealBench: AsyncParsableCommand {
         try await sim.post("/sim/faults/refuse", ["seconds": outageSeconds])
         let outageEnds = Date().timeIntervalSince1970 + outageSeconds
         say("\(units) driverd processes (no gpsd, \(backlog) pings queued each), booting together into a \(Int(outageSeconds))-s outage;")
-        say("dispatch-sim then takes C = \(FleetBench.fixed(capacity)) new connections a second: theoretical minimum units / C = \(FleetBench.fixed(Double(units) / capacity)) s")
+        say("dispatch-sim then takes C = \(FleetBench.format(capacity)) new connections a second: theoretical minimum units / C = \(FleetBench.format(Double(units) / capacity)) s")
 
         var daemons: [Process] = []
         defer {
@@ -65,21 +65,10 @@ struct FleetRealBench: AsyncParsableCommand {
                 fleet_size = \(units)
                 backend_connect_rate = \(capacity)
                 """.write(toFile: state + "/driverd.toml", atomically: true, encoding: .utf8)
-            let daemon = Process()
-            daemon.executableURL = URL(fileURLWithPath: bin + "/driverd")
-            daemon.arguments = [
+            daemons.append(try spawn(bin + "/driverd", [
                 "--config", state + "/driverd.toml", "--socket", state + "/s.sock", "--state-dir", state, "--gpsd", "127.0.0.1:1",
                 "--log-target", "stderr", "--log-level", keep ? "debug" : "error",
-            ]
-            daemon.standardOutput = FileHandle.nullDevice
-            if keep {
-                FileManager.default.createFile(atPath: state + "/driverd.log", contents: nil)
-                daemon.standardError = FileHandle(forWritingAtPath: state + "/driverd.log")
-            } else {
-                daemon.standardError = FileHandle.nullDevice
-            }
-            try daemon.run()
-            daemons.append(daemon)
+            ], quiet: true, log: keep ? state + "/driverd.log" : nil))
         }
 
         let expected = units * backlog
@@ -110,15 +99,15 @@ struct FleetRealBench: AsyncParsableCommand {
         let during = admission.seconds.filter { $0.second < endSecond }
         say("connection attempts a second: peak during the outage \(during.map(\.connectionAttempts).max() ?? 0), "
             + "first 10 s after \(first.map(\.connectionAttempts).max() ?? 0), later \(after.map(\.connectionAttempts).max() ?? 0) "
-            + "(\(FleetBench.fixed(Double(after.map(\.connectionAttempts).max() ?? 0) / capacity, 2)) C)")
-        say("connections taken a second, peak: \(admission.seconds.map(\.connectionsAccepted).max() ?? 0) (the limit: \(FleetBench.fixed(capacity)))")
+            + "(\(FleetBench.format(Double(after.map(\.connectionAttempts).max() ?? 0) / capacity, decimals: 2)) C)")
+        say("connections taken a second, peak: \(admission.seconds.map(\.connectionsAccepted).max() ?? 0) (the limit: \(FleetBench.format(capacity)))")
         let attempts = admission.seconds.map(\.connectionAttempts).reduce(0, +)
-        say("attempts per unit: \(FleetBench.fixed(Double(attempts) / Double(units))); refused per unit: "
-            + "\(FleetBench.fixed(Double(admission.seconds.map(\.refused).reduce(0, +)) / Double(units), 2))")
+        say("attempts per unit: \(FleetBench.format(Double(attempts) / Double(units))); refused per unit: "
+            + "\(FleetBench.format(Double(admission.seconds.map(\.refused).reduce(0, +)) / Double(units), decimals: 2))")
         say("pings stored: \(stats.uniquePings) of \(expected) (lost \(expected - stats.uniquePings)); stored twice: \(stats.pingsReceived - stats.uniquePings); "
             + "batches repeated (stored once): \(stats.duplicateBatches)")
-        say("after the outage: 50 % of the pings in \(FleetBench.fixed(half ?? .infinity)) s, 99 % in \(FleetBench.fixed(most ?? .infinity)) s, "
-            + "all in \(FleetBench.fixed(drainedAt ?? .infinity)) s (units / C = \(FleetBench.fixed(Double(units) / capacity)) s)")
+        say("after the outage: 50 % of the pings in \(FleetBench.format(half ?? .infinity)) s, 99 % in \(FleetBench.format(most ?? .infinity)) s, "
+            + "all in \(FleetBench.format(drainedAt ?? .infinity)) s (units / C = \(FleetBench.format(Double(units) / capacity)) s)")
         if drainedAt == nil { throw ValidationError("not every ping reached the backend within \(Int(timeout)) s of the outage") }
     }
 

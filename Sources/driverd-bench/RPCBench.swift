@@ -124,7 +124,8 @@ func makeTemporaryDirectory() throws -> String {
     return String(cString: path)
 }
 
-func spawn(_ path: String, _ arguments: [String], environment: [String: String] = [:], quiet: Bool = false) throws -> Process {
+/// `quiet`: its output goes nowhere, or its standard error to `log` (created) when one is named.
+func spawn(_ path: String, _ arguments: [String], environment: [String: String] = [:], quiet: Bool = false, log: String? = nil) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
@@ -132,6 +133,12 @@ func spawn(_ path: String, _ arguments: [String], environment: [String: String] 
     if quiet {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
+        if let log {
+            guard FileManager.default.createFile(atPath: log, contents: nil), let file = FileHandle(forWritingAtPath: log) else {
+                throw ValidationError("cannot create \(log)")
+            }
+            process.standardError = file
+        }
     }
     try process.run()
     return process

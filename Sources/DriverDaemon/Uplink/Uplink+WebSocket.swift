@@ -29,8 +29,8 @@ extension Uplink {
             }
             // The backend is away (the sender got no answer): its attempts find out when it is back; the socket does not
             // knock besides.
-            if let retryAt = state.withLock({ $0.backendAwayUntil }), retryAt > now {
-                await webSocketWakeup.wait(until: retryAt)
+            if let awayUntil = state.withLock({ $0.backendAwayUntil }), awayUntil > now {
+                await webSocketWakeup.wait(until: awayUntil)
                 continue
             }
             let opened = now

@@ -138,7 +138,7 @@ final class Uplink: Sendable {
     /// backend is away (the sender's last attempt got no answer, until its next), or before the sender's first turn
     /// after a start; an owner that hears "not now" tells the sender.
     func authorized<T: Sendable>(_ request: (any BackendAPI, String) async throws -> T) async throws -> T {
-        let (quietUntil, retryAt, turnAt) = state.withLock { state in
+        let (quietUntil, awayUntil, turnAt) = state.withLock { state in
             (state.machine.backendQuietUntil, state.backendAwayUntil, state.machine.link == .idle ? state.machine.firstAttemptAt : nil)
         }
         if let quietUntil, quietUntil > now {
@@ -146,8 +146,8 @@ final class Uplink: Sendable {
         }
         // The backend is away (no answer at all): only the sender's attempts find out when it is back (each owner asks
         // again then). A backend that answered, even with a 5xx, is there: owners keep their own schedules.
-        if let retryAt, retryAt > now {
-            throw BackendClientError(transportReason: "the backend is unreachable: the next attempt in \(Int((retryAt - now).rounded(.up))) s")
+        if let awayUntil, awayUntil > now {
+            throw BackendClientError(transportReason: "the backend is unreachable: the next attempt in \(Int((awayUntil - now).rounded(.up))) s")
         }
         // A fleet's start is spread: no owner knocks before the sender's first turn (each asks again when the link is up).
         if let turnAt, turnAt > now {
