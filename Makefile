@@ -25,7 +25,9 @@ test: deps
 	DRIVERD_BIN_DIR="$(BIN_DIR)" $(SWIFT) test --skip-build --skip IntegrationTests
 	rm -rf .build/test-logs
 	DRIVERD_BIN_DIR="$(BIN_DIR)" DRIVERD_TEST_LOG_DIR="$(CURDIR)/.build/test-logs" $(SWIFT) test --skip-build --filter IntegrationTests
-	DRIVERD_TEST_LOG_DIR="$(CURDIR)/.build/test-logs" scripts/test-kiosk.sh "$(BIN_DIR)"
+	@echo "the slowest integration tests (seconds of their own, from their slot to their end):"
+	@sort -rn .build/test-logs/timings.tsv | head -8
+	DRIVERD_TEST_LOG_DIR="$(CURDIR)/.build/test-logs" scripts/test-kiosk.sh "$(BIN_DIR)" --durations=8
 	scripts/check-log-privacy.sh .build/test-logs
 
 # The kiosk's tests alone: Debian's chromium driven by Playwright on the real stack (screenshots: .build/kiosk-screens).

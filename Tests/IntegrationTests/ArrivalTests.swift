@@ -68,7 +68,7 @@ struct ArrivalTests {
         }
     }
 
-    @Test("auto: one geofence arrival per stop of a drive, none at a stop passed at 30 km/h; kill -9 after an arrival sends it once; both visits reach the backend once")
+    @Test("auto: one geofence arrival per stop of a drive, none at a stop passed at 30 km/h; kill -9 after an arrival sends it once; both visits reach the backend once", .tags(.long))
     func autoArrivals() async throws {
         let rig = try Rig(mode: "auto")
         try rig.ctl("accept", "--task", "task-1001")
@@ -138,7 +138,7 @@ struct ArrivalTests {
         try rig.daemon.stop()
     }
 
-    @Test("suggest: the arrival is suggested (event and card), not performed; a delivery 400 m away is refused without a reason and accepted with one")
+    @Test("suggest: the arrival is suggested (event and card), not performed; a delivery 400 m away is refused without a reason and accepted with one", .tags(.long))
     func suggestAndOutside() async throws {
         let rig = try Rig(mode: "suggest")
         try rig.ctl("accept", "--task", "task-1001")
@@ -180,7 +180,7 @@ struct ArrivalTests {
         try rig.daemon.stop()
     }
 
-    @Test("auto: ten minutes parked on the destination's border with 15 m of scatter and spikes: one arrival, no departure, nothing left unfinished")
+    @Test("auto: ten minutes parked on the destination's border with 15 m of scatter and spikes: one arrival, no departure, nothing left unfinished", .tags(.long))
     func borderScatter() async throws {
         let rig = try Rig(mode: "auto")
         for action in ["accept", "arrive", "pickup"] { try rig.ctl(action, "--task", "task-1001") }

@@ -9,7 +9,7 @@ import Testing
 
 /// A unit whose clock is wrong: libfaketime runs the real daemon under another wall clock (the monotonic clock
 /// stays real), gpsd keeps delivering true fixes, the reference backend sits behind TLS or plain loopback.
-@Suite("Time you can trust", .serialized, .ownThread)
+@Suite("Time you can trust", .ownThread)
 struct ClockTests {
     /// libfaketime, for LD_PRELOAD (Debian's `faketime` package).
     static let libfaketime: String? = {

@@ -9,7 +9,7 @@ import Testing
 
 /// Pushes and the driving-safety gate, shifts, and the rest of auth, against gpsd fed by gpsfake and the
 /// reference backend.
-@Suite("Pushes, safety gate, shifts and auth", .serialized, .ownThread)
+@Suite("Pushes, safety gate, shifts and auth", .ownThread)
 struct DriverSafetyTests {
     /// A drive at 12 m/s on a loop for as long as the test needs it (fed faster than real time); then the
     /// test puts a parked receiver on the same port, and the daemon reconnects to it.

@@ -9,7 +9,7 @@ import Testing
 
 /// What the fleet asks from afar, end to end: dispatch-sim pushes requests, the real driverd answers each once
 /// through its outbox; a diagnostic bundle goes up in chunks through a lossy link and kill -9s.
-@Suite("Fleet requests", .serialized, .ownThread)
+@Suite("Fleet requests", .ownThread)
 struct FleetRequestTests {
     static func overview(_ http: SimHTTP) async throws -> FleetOverview { try await http.request(.GET, "/sim/requests").decode(FleetOverview.self) }
 

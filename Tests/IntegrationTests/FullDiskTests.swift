@@ -3,7 +3,7 @@ import Foundation
 import NMEASynth
 import Testing
 
-@Suite("Full disk", .serialized, .ownThread)
+@Suite("Full disk", .ownThread)
 struct FullDiskTests {
     @Test("over a file-size limit commits fail with a clear error, the daemon keeps answering and keeps the pings; they are written when space returns")
     func fileSizeLimit() throws {

@@ -65,7 +65,7 @@ struct GNSSStreetTests {
         try daemon.stop()
     }
 
-    @Test("a receiver that repeats one stale fix is noFix: one journal warning, and the backend gets a heartbeat instead of an old position")
+    @Test("a receiver that repeats one stale fix is noFix: one journal warning, and the backend gets a heartbeat instead of an old position", .tags(.long))
     func staleRepeatedFix() async throws {
         let sim = try SimProcess()
         let http = SimHTTP(base: sim.base)

@@ -9,7 +9,7 @@ import Testing
 let sharedLogs: ConditionTrait = .enabled(
     if: GPSFake.sharedLog("signalk-gps.log") != nil, "../shared/testdata/nmea is not beside this checkout")
 
-@Suite("GPS through gpsd", .serialized, .ownThread)
+@Suite("GPS through gpsd", .ownThread)
 struct GPSReplayTests {
     @Test("the stationary log (20 min of jitter and slow walking) never flips to moving; 0.1 Hz pings", sharedLogs)
     func stationaryJitter() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Structured journald entries, read back with journalctl.
-@Suite("journald logging", .serialized, .ownThread)
+@Suite("journald logging", .ownThread)
 struct JournalTests {
     @Test("the start-up entry carries its MESSAGE_ID and DRIVERD_ fields")
     func structuredEntry() throws {

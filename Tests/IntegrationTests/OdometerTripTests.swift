@@ -81,7 +81,7 @@ struct OdometerTripTests {
         _ = sim
     }
 
-    @Test("ignition on and standing for five minutes: one idle pair; a trip ends 60 s after the ignition goes off; both reach the backend once")
+    @Test("ignition on and standing for five minutes: one idle pair; a trip ends 60 s after the ignition goes off; both reach the backend once", .tags(.long))
     func idleAndTripEnd() async throws {
         let directory = TemporaryDirectory()
         let start = SyntheticRoute.Point(lat: 49.0200, lon: 12.0850)
@@ -141,7 +141,7 @@ struct OdometerTripTests {
         try again.stop()
     }
 
-    @Test("into a garage: the fixes stop during a trip and the ignition goes off; time alone ends the trip a minute later, dated at the stand, sent once")
+    @Test("into a garage: the fixes stop during a trip and the ignition goes off; time alone ends the trip a minute later, dated at the stand, sent once", .tags(.long))
     func garage() async throws {
         let directory = TemporaryDirectory()
         let start = SyntheticRoute.Point(lat: 49.0200, lon: 12.0850)

@@ -4,7 +4,7 @@ import Testing
 
 /// The power-cut file system keeps only what was synced: proven on SQLite in WAL mode (what driverd runs on) and on
 /// plain files, so the journey's guarantees mean something.
-@Suite("Power-cut file system", .serialized, .ownThread)
+@Suite("Power-cut file system", .ownThread)
 struct PowerCutModelTests {
     static func open(_ directory: String) throws -> Database {
         let db = try Database(path: directory + "/t.sqlite", readOnly: false)

@@ -6,11 +6,11 @@ import Testing
 /// `DRIVERD_POWERCUT_CUTS` sets the cuts per seed (`make soak` runs 1,000 per seed), `DRIVERD_POWERCUT_SEEDS` the seeds.
 @Suite("Power cuts", .ownThread)
 struct PowerCutTests {
-    static let cutsPerSeed = ProcessInfo.processInfo.environment["DRIVERD_POWERCUT_CUTS"].flatMap { Int($0) } ?? 100
+    static let cutsPerSeed = ProcessInfo.processInfo.environment["DRIVERD_POWERCUT_CUTS"].flatMap { Int($0) } ?? 50
     /// `DRIVERD_POWERCUT_SEEDS=11` runs one seed again (a failure's), alone.
     static let seeds = ProcessInfo.processInfo.environment["DRIVERD_POWERCUT_SEEDS"].map { $0.split(separator: ",").compactMap { UInt64($0) } } ?? [11, 29]
 
-    @Test("a shift of orders, SOS calls, logins, configuration trials and bundles through power cuts at random moments", arguments: seeds)
+    @Test("a shift of orders, SOS calls, logins, configuration trials and bundles through power cuts at random moments", .tags(.long), arguments: seeds)
     func journey(seed: UInt64) throws {
         let report = try PowerCutJourney(PowerCutJourney.Settings(seed: seed, cuts: Self.cutsPerSeed)).run()
         print("power-cut soak, seed \(seed): \(report)")

@@ -12,7 +12,7 @@ import Testing
 /// Remote configuration end to end: dispatch-sim signs and pushes documents, the real driverd checks, stores,
 /// restarts into them (under a supervisor that restarts it as systemd's Restart=on-failure does), answers
 /// through its outbox, and rolls back from a document that crashes it.
-@Suite("Remote configuration", .serialized, .ownThread)
+@Suite("Remote configuration", .ownThread)
 struct RemoteConfigTests {
     /// `GET /sim/config`.
     struct Overview: Decodable {

@@ -12,7 +12,7 @@ import Testing
 /// downloaded; a good one downloaded chunk by chunk through a kill -9 without resending what arrived; nothing
 /// asked of driverd-update while on shift; the ask in the window; driverd-update's verdict reported once.
 /// driverd-update itself (root, dpkg, the health gate) runs under systemd in `make test-package`.
-@Suite("Self-update (the daemon's side)", .serialized, .ownThread)
+@Suite("Self-update (the daemon's side)", .ownThread)
 struct UpdateTests {
     struct Overview: Decodable {
         struct Served: Decodable {
@@ -55,7 +55,7 @@ struct UpdateTests {
 
     static func status(_ daemon: DaemonProcess) throws -> UpdateStatus { try daemon.client().call(Methods.updateStatus, NoParams()) }
 
-    @Test("refused with the reason and nothing downloaded: a foreign signature, no signature, not newer, another architecture, a package not installed; a good release resumes after kill -9 without resending a chunk, waits while on shift, is asked for off shift, and driverd-update's verdict is reported once")
+    @Test("refused with the reason and nothing downloaded: a foreign signature, no signature, not newer, another architecture, a package not installed; a good release resumes after kill -9 without resending a chunk, waits while on shift, is asked for off shift, and driverd-update's verdict is reported once", .tags(.long))
     func release() async throws {
         let sim = try SimProcess()
         let http = SimHTTP(base: sim.base)
@@ -208,7 +208,7 @@ struct UpdateTests {
         _ = try crowded.stop()
     }
 
-    @Test("on shift, the install is asked for once the ignition has been off for update.quiet_minutes (not before), or at once inside update.window's hours")
+    @Test("on shift, the install is asked for once the ignition has been off for update.quiet_minutes (not before), or at once inside update.window's hours", .tags(.long))
     func windowOnShift() async throws {
         let sim = try SimProcess()
         let http = SimHTTP(base: sim.base)

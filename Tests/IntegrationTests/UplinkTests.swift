@@ -10,7 +10,7 @@ import SQLiteKit
 import Testing
 
 /// driverd's outbox and uplink against the real reference backend over loopback.
-@Suite("Uplink to dispatch-sim", .serialized, .ownThread)
+@Suite("Uplink to dispatch-sim", .ownThread)
 struct UplinkTests {
     @Test("every recorded ping reaches the backend exactly once through dropped requests, lost answers, 5xx and closed WebSockets")
     func pingsExactlyOnce() async throws {
@@ -91,7 +91,7 @@ struct UplinkTests {
         try daemon.stop()
     }
 
-    @Test("queued transitions go in order per task, each exactly once through faults; a refused one is dead-lettered")
+    @Test("queued transitions go in order per task, each exactly once through faults; a refused one is dead-lettered", .tags(.long))
     func transitionsInOrder() async throws {
         let sim = try SimProcess(arguments: ["--seed", "11"])
         let http = SimHTTP(base: sim.base)
@@ -210,7 +210,7 @@ struct UplinkTests {
             "\(dead.map { ($0.idempotencyKey, $0.backendAnswer ?? "") }) \(comment)")
     }
 
-    @Test("kill -9 at random points of a faulty shift, 20 times: every transition once and in order; a ping lost only inside its commit window")
+    @Test("kill -9 at random points of a faulty shift, 20 times: every transition once and in order; a ping lost only inside its commit window", .tags(.long))
     func crashes() async throws {
         let seed = ProcessInfo.processInfo.environment["DRIVERD_CRASH_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...999_999)
         print("crash test seed: \(seed) (DRIVERD_CRASH_SEED=\(seed) replays it)")
@@ -353,7 +353,7 @@ struct UplinkTests {
         try daemon.stop()
     }
 
-    @Test("8 h offline at 1 Hz: the backlog waits in SQLite; when the backend returns, the live position goes first, then the backlog oldest first")
+    @Test("8 h offline at 1 Hz: the backlog waits in SQLite; when the backend returns, the live position goes first, then the backlog oldest first", .tags(.long))
     func offlineBacklog() async throws {
         let port = GPSFake.freePort()
         let directory = TemporaryDirectory()

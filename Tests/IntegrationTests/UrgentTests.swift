@@ -8,7 +8,7 @@ import Testing
 
 /// Urgent items first: an SOS and a transition overtake a draining ping backlog; an SOS is repeated until the
 /// backend takes it, through kill -9. Real driverd, driverctl and dispatch-sim over loopback.
-@Suite("Urgent items", .serialized, .ownThread)
+@Suite("Urgent items", .ownThread)
 struct UrgentTests {
     /// A 10 s batch interval everywhere, a shift on, the test's own SOS retry interval.
     static func config(_ sim: SimProcess, urgentRetry: Int = 5) -> String {

@@ -8,7 +8,7 @@ import Testing
 
 /// The vehicle through its OBD-II adapter: ELM327-emulator on loopback TCP beside gpsd fed by gpsfake, the real
 /// daemon, driverctl and the reference backend.
-@Suite("The vehicle (OBD-II)", .serialized, .ownThread)
+@Suite("The vehicle (OBD-II)", .ownThread)
 struct VehicleTests {
     static func vehicle(_ daemon: DaemonProcess) throws -> VehicleStatus { try daemon.client().call(Methods.vehicleStatus, NoParams()) }
 
@@ -35,7 +35,7 @@ struct VehicleTests {
         low_voltage_seconds = 5
         """
 
-    @Test("a drive: the engine is the ignition, a fault code goes to the backend once, a tunnel without GNSS keeps the gate closed until the vehicle stops, ignition off leaves the voltage, a sinking voltage protects the battery once")
+    @Test("a drive: the engine is the ignition, a fault code goes to the backend once, a tunnel without GNSS keeps the gate closed until the vehicle stops, ignition off leaves the voltage, a sinking voltage protects the battery once", .tags(.long))
     func drive() async throws {
         let directory = TemporaryDirectory()
         let car = try OBDCar(["rpm": 1800, "speed_kmh": 43, "voltage": 14.1, "fuel_pct": 70, "odometer_km": 12345.6, "run_s": 300])

@@ -9,7 +9,7 @@ import JSONRPC
 import Testing
 
 /// The driver's day through driverctl against the real reference backend over loopback.
-@Suite("Delivery workflow through driverctl", .serialized, .ownThread)
+@Suite("Delivery workflow through driverctl", .ownThread)
 struct WorkflowTests {
     /// A daemon logged in to a fresh dispatch-sim, with the built-in world synced.
     struct Rig {

@@ -7,7 +7,9 @@ import Testing
 /// the cooperative pool, one thread per core. On a 2-core machine two blocked tests stalled every other test, so
 /// the suites, though independent, ran two at a time (a 0.2 s test "took" 156 s). With a task executor preference
 /// the body and its child tasks run on a dedicated thread; a slot limit (`DRIVERD_TEST_PARALLEL`, default 8) keeps
-/// the daemons, simulators and gpsfakes of concurrent tests from starving each other of CPU.
+/// the daemons, simulators and gpsfakes of concurrent tests from starving each other of CPU. Tests tagged `.long`
+/// (a minute or more of real time: replayed drives, the power-cut journey) get their slots first, so the suite
+/// ends soon after its longest test instead of starting one last.
 struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
     var isRecursive: Bool { true }
 
@@ -18,14 +20,50 @@ struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
     func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        try await TestSlots.shared.acquire()
+        try await TestSlots.shared.acquire(long: test.tags.contains(.long))
+        let started = ContinuousClock.now
         let executor = ThreadExecutor(name: String(test.name.prefix(15)))
         defer {
             executor.stop()
+            TestTimings.record(test: test, took: ContinuousClock.now - started)
             Task { await TestSlots.shared.release() }
         }
         try await withTaskExecutorPreference(executor) { try await function() }
     }
+}
+
+/// Each test's own time (from its slot to its end, not the wait for a slot, which Swift Testing's "passed after"
+/// includes), appended to `timings.tsv` in `DRIVERD_TEST_LOG_DIR`: `make test` prints the slowest, so the time
+/// a suite takes can be traced to its tests.
+enum TestTimings {
+    private static let lock = NSLock()
+
+    static func record(test: Test, took: Duration) {
+        guard let directory = ProcessInfo.processInfo.environment["DRIVERD_TEST_LOG_DIR"] else { return }
+        let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
+        let name = test.id.description.replacingOccurrences(of: "\t", with: " ")
+        let line = String(format: "%.1f\t%@\n", seconds, name)
+        lock.lock()
+        defer { lock.unlock() }
+        let url = URL(fileURLWithPath: directory).appendingPathComponent("timings.tsv")
+        do {
+            if !FileManager.default.fileExists(atPath: url.path) {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                FileManager.default.createFile(atPath: url.path, contents: nil)
+            }
+            let handle = try FileHandle(forWritingTo: url)
+            defer { try? handle.close() }  // closing after a write that succeeded; nothing to report
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(line.utf8))
+        } catch {
+            print("timings: \(url.path): \(error)")
+        }
+    }
+}
+
+extension Tag {
+    /// A test that takes a minute or more of real time: it is started before the others (see `OwnThreadTrait`).
+    @Tag static var long: Self
 }
 
 extension Trait where Self == OwnThreadTrait {
@@ -33,28 +71,34 @@ extension Trait where Self == OwnThreadTrait {
     static var ownThread: Self { OwnThreadTrait() }
 }
 
-/// At most `DRIVERD_TEST_PARALLEL` tests at once; waiters wait in order, without holding a thread.
+/// At most `DRIVERD_TEST_PARALLEL` tests at once; waiters wait without holding a thread, long tests ahead of the
+/// rest, each kind in order.
 actor TestSlots {
     static let shared = TestSlots(limit: ProcessInfo.processInfo.environment["DRIVERD_TEST_PARALLEL"].flatMap { Int($0) } ?? 8)
 
     private var free: Int
+    private var waitingLong: [CheckedContinuation<Void, Never>] = []
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
     init(limit: Int) { free = max(1, limit) }
 
-    func acquire() async {
+    func acquire(long: Bool) async {
         if free > 0 {
             free -= 1
             return
         }
-        await withCheckedContinuation { waiting.append($0) }
+        await withCheckedContinuation { continuation in
+            if long { waitingLong.append(continuation) } else { waiting.append(continuation) }
+        }
     }
 
     func release() {
-        if waiting.isEmpty {
-            free += 1
-        } else {
+        if !waitingLong.isEmpty {
+            waitingLong.removeFirst().resume()
+        } else if !waiting.isEmpty {
             waiting.removeFirst().resume()
+        } else {
+            free += 1
         }
     }
 }
