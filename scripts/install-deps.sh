@@ -24,7 +24,8 @@ fi
 
 # From PyPI, in a venv under .build: schemathesis checks dispatch-sim against docs/backend-openapi.yaml;
 # Playwright (driving Debian's chromium, no browser download), axe-core's wrapper, pytest (pytest-xdist runs a few
-# at once) and websockets run the kiosk's tests; ELM327-emulator (`python -m elm`) is the OBD-II adapter of the vehicle tests and the demo.
+# at once) and websockets run the kiosk's tests; ELM327-emulator (`python -m elm`) is the OBD-II adapter of the
+# vehicle tests and the demo.
 python_tools=(schemathesis==4.32.5 playwright==1.65.2 axe-playwright-python==0.1.8 pytest==9.2.0 pytest-xdist==3.8.0 websockets==17.4
     ELM327-emulator==4.0.0)
 venv="$(cd "$(dirname "$0")/.." && pwd)/.build/tools/venv"

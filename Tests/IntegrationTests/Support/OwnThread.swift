@@ -20,7 +20,7 @@ struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
     func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        try await TestSlots.shared.acquire(long: test.tags.contains(.long))
+        await TestSlots.shared.acquire(long: test.tags.contains(.long))
         let started = ContinuousClock.now
         let executor = ThreadExecutor(name: String(test.name.prefix(15)))
         defer {
@@ -36,27 +36,16 @@ struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
 /// includes), appended to `timings.tsv` in `DRIVERD_TEST_LOG_DIR`: `make test` prints the slowest, so the time
 /// a suite takes can be traced to its tests.
 enum TestTimings {
-    private static let lock = NSLock()
-
     static func record(test: Test, took: Duration) {
-        guard let directory = ProcessInfo.processInfo.environment["DRIVERD_TEST_LOG_DIR"] else { return }
-        let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
-        let name = test.id.description.replacingOccurrences(of: "\t", with: " ")
-        let line = String(format: "%.1f\t%@\n", seconds, name)
-        lock.lock()
-        defer { lock.unlock() }
-        let url = URL(fileURLWithPath: directory).appendingPathComponent("timings.tsv")
-        do {
-            if !FileManager.default.fileExists(atPath: url.path) {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-                FileManager.default.createFile(atPath: url.path, contents: nil)
-            }
-            let handle = try FileHandle(forWritingTo: url)
-            defer { try? handle.close() }  // closing after a write that succeeded; nothing to report
-            try handle.seekToEnd()
-            try handle.write(contentsOf: Data(line.utf8))
-        } catch {
-            print("timings: \(url.path): \(error)")
+        guard let directory = ProcessInfo.processInfo.environment["DRIVERD_TEST_LOG_DIR"], !directory.isEmpty else { return }
+        let line = String(format: "%.1f\t%@\n", took / .seconds(1), test.id.description)
+        // One write to a file opened for appending: concurrent tests' lines never interleave, so no lock.
+        mkdir(directory, 0o755)  // EEXIST is the usual answer; open below reports what matters
+        let fd = open("\(directory)/timings.tsv", O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        guard fd >= 0 else { return print("timings: \(directory)/timings.tsv: errno \(errno)") }
+        defer { close(fd) }
+        if line.utf8CString.withUnsafeBufferPointer({ write(fd, $0.baseAddress, $0.count - 1) }) < 0 {
+            print("timings: \(directory)/timings.tsv: errno \(errno)")
         }
     }
 }
