@@ -64,12 +64,15 @@ enum Harness {
         fake.kill()
         var fixes = -1
         var since = ContinuousClock.now
+        // Settled means driverd read gpsd's end (its link left connected), so nothing is still buffered in its
+        // socket: on a loaded machine a reader can pause for seconds mid-log, and a quiet spell alone misleads.
         return try waitFor(daemon, timeout: timeout + .seconds(150)) { status in
             if status.fixesSeen != fixes {
                 fixes = status.fixesSeen
                 since = .now
             }
-            return ContinuousClock.now - since >= .seconds(3) && status.pingsPending == 0
+            let readToEnd = status.link == .lost || status.link == .connecting
+            return readToEnd && ContinuousClock.now - since >= .seconds(3) && status.pingsPending == 0
         }.0
     }
 
