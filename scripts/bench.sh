@@ -36,6 +36,9 @@ echo
 echo "== Outbox and uplink"
 "$bin/driverd-bench" uplink --bin "$bin" --seconds "${BENCH_UPLINK_SECONDS:-60}"
 echo
+echo "== The radio: bursts and awake seconds an hour (the LTE tail), and wake-ups, moving, parked and overnight, beside release 0.1.0's settings (BENCH_RADIO_SECONDS, default 300)"
+"$bin/driverd-bench" radio --bin "$bin" --seconds "${BENCH_RADIO_SECONDS:-300}"
+echo
 echo "== A fleet's storm after an outage: 10,000 units on the daemon's own uplink rules (virtual time), beside Traccar's fixed 30 s and the previous release"
 "$bin/driverd-bench" fleet --units "${BENCH_FLEET_UNITS:-10000}" --capacity "${BENCH_FLEET_CAPACITY:-200}"
 echo

@@ -3,9 +3,10 @@
 # faketime and openssl: the clock tests run the daemon under another wall clock against a TLS backend.
 # chromium, espeak-ng and sox: the kiosk's tests drive the screen in a real browser and measure the voice.
 # fuse3 and python3-fusepy: the power-cut tests put the daemon's state on a file system that drops unsynced writes.
+# tcpdump: `driverd-bench radio` captures every packet between driverd and its backend.
 set -euo pipefail
 packages=(pkg-config libsystemd-dev libsqlite3-dev libgps-dev zlib1g-dev gpsd gpsd-clients systemd python3 python3-venv faketime openssl
-    chromium espeak-ng sox fuse3 python3-fusepy)
+    chromium espeak-ng sox fuse3 python3-fusepy tcpdump)
 # `make deb` and its install test also need Debian's packaging tools.
 if [[ "${1:-}" == "--packaging" ]]; then packages+=(dpkg-dev binutils lintian); fi
 missing=()

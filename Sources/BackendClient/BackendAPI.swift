@@ -6,6 +6,8 @@ import FoundationEssentials
 public protocol BackendAPI: Sendable {
     var baseURL: String { get }
     func shutdown() async
+    /// Keep connections open between requests, or close each after its answer (a parked unit's burst ends there).
+    func keepConnections(_ keep: Bool)
     func login(username: String, password: String) async throws(BackendClientError) -> TokenResponse
     func refresh(refreshToken: String) async throws(BackendClientError) -> TokenResponse
     func activeTasks(token: String) async throws(BackendClientError) -> ActiveTasks

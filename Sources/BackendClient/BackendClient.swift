@@ -5,6 +5,7 @@ import FoundationEssentials
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import Synchronization
 
 /// The backend contract over HTTPS (async-http-client): the one type the daemon talks to the backend
 /// through. TLS is verified against the system roots, or a CA file when one is configured; there is no
@@ -13,6 +14,9 @@ public final class BackendClient: Sendable {
     public let baseURL: String
     private let http: HTTPClient
     private let timeout: TimeAmount
+    /// Whether a connection stays open for the next request (60 s idle at most). A parked unit's requests close
+    /// theirs instead: an idle connection closed later is a packet of its own, a radio waking a minute after the burst.
+    private let keepsConnections = Atomic(true)
 
     public init(baseURL: String, caFile: String? = nil, timeout: TimeAmount = .seconds(30)) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
@@ -32,6 +36,10 @@ public final class BackendClient: Sendable {
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.timeout = timeout
     }
+
+    /// Keep connections open between requests (moving: the next request soon) or close each after its answer
+    /// (parked in battery-saver mode: its burst ends with the answer).
+    public func keepConnections(_ keep: Bool) { keepsConnections.store(keep, ordering: .relaxed) }
 
     public func shutdown() async {
         // Throws only when already shut down: the same end.
@@ -176,6 +184,7 @@ public final class BackendClient: Sendable {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
         request.headers.add(name: "Accept", value: "application/json")
+        if !keepsConnections.load(ordering: .relaxed) { request.headers.add(name: "Connection", value: "close") }
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let idempotencyKey { request.headers.add(name: BackendPaths.idempotencyKeyHeader, value: idempotencyKey) }
         if let body {

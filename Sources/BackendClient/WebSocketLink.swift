@@ -4,6 +4,7 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOSSL
+import NIOWebSocket
 import Synchronization
 import WSClient
 import WSCompression
@@ -21,16 +22,22 @@ public final class WebSocketLink: Sendable {
         var finishRun: (@Sendable (Result<Void, any Error>) -> Void)?
         /// Bumped by each `run`: a connection of an earlier run that opens late closes itself.
         var generation = 0
+        /// When a frame last went or came on the open connection: the keepalive goes only after `keepalive` of quiet.
+        var lastTraffic = ContinuousClock.now
     }
 
     public let url: String
+    /// The keepalive goes after this much quiet only, so a link that carries batches never sends one: a cellular
+    /// radio wakes for any packet, and a keepalive on its own clock is a waking of its own.
+    private let keepalive: Duration
     private let tls: TLSConfiguration?
     private let logger: Logger
     private let state = Mutex(State())
 
     /// `baseURL` is the backend's https:// (or loopback http://) base as `BackendClient.baseURL` has it (no
     /// trailing slash); the WebSocket is wss:// (ws://) beside it.
-    public init(baseURL base: String, caFile: String?, logger: Logger) {
+    public init(baseURL base: String, caFile: String?, keepalive: Duration = .seconds(600), logger: Logger) {
+        self.keepalive = keepalive
         let secure = base.hasPrefix("https://")
         url = (secure ? "wss://" + base.dropFirst("https://".count) : "ws://" + base.dropFirst("http://".count)) + BackendPaths.webSocket
         if secure {
@@ -101,7 +108,11 @@ public final class WebSocketLink: Sendable {
             return
         }
         try await outbound.write(.text(try Self.text(.hello(lastPushId: lastPushId))))
+        noteTraffic()
+        let keepingAlive = Task { await keepAlive(outbound) }
+        defer { keepingAlive.cancel() }
         for try await message in inbound.messages(maxSize: 1 << 20) {
+            noteTraffic()
             // A frame of a kind this release does not know is expected from a newer backend: passed over.
             guard case .text(let text) = message,
                   let frame = try? JSONDecoder().decode(WSServerMessage.self, from: Data(text.utf8))
@@ -114,6 +125,32 @@ public final class WebSocketLink: Sendable {
             case .error(let detail):
                 logger.warning("the backend refused a WebSocket frame", metadata: ["code": "\(detail.code.rawValue)"])
             }
+        }
+    }
+
+    private func noteTraffic() { state.withLock { $0.lastTraffic = .now } }
+
+    /// A ping after `keepalive` without a frame either way, so a carrier's NAT keeps the connection's mapping. A mapping
+    /// the NAT forgot answers the ping with a reset: the connection ends and `run`'s caller connects again (the
+    /// backend then sends the pushes after the last one seen).
+    private func keepAlive(_ outbound: WebSocketOutboundWriter) async {
+        while !Task.isCancelled {
+            let quiet = ContinuousClock.now - state.withLock { $0.lastTraffic }
+            guard quiet >= keepalive else {
+                do {
+                    try await EventLoopSleep.sleep(for: keepalive - quiet)
+                } catch {
+                    return  // cancelled: the connection ended
+                }
+                continue
+            }
+            do {
+                try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer())))
+            } catch {
+                logger.debug("WebSocket keepalive not sent", metadata: ["error": "\(error)"])
+                return
+            }
+            noteTraffic()
         }
     }
 
@@ -136,6 +173,7 @@ public final class WebSocketLink: Sendable {
                         Task {
                             do {
                                 try await outbound.write(.text(text))
+                                self.noteTraffic()
                             } catch {
                                 self.fail(id, error)
                             }

@@ -48,11 +48,16 @@ public struct LocationBatch: Codable, Sendable, Equatable {
     public var batchId: String
     public var pings: [LocationPing]
     public var heartbeat: UnitHeartbeat?
+    /// Seconds within which the unit's next batch is due at its current cadence (5 s moving, 120 s parked with the
+    /// ignition off by default): a backend calls the unit stale only after it passed. Absent when no report is due
+    /// (the shift ended) and from older units.
+    public var nextBatchWithin: Double?
 
-    public init(batchId: String, pings: [LocationPing], heartbeat: UnitHeartbeat? = nil) {
+    public init(batchId: String, pings: [LocationPing], heartbeat: UnitHeartbeat? = nil, nextBatchWithin: Double? = nil) {
         self.batchId = batchId
         self.pings = pings
         self.heartbeat = heartbeat
+        self.nextBatchWithin = nextBatchWithin
     }
 
     public static let maxPings = 500

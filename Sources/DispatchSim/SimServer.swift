@@ -23,6 +23,10 @@ public struct SimOptions: Sendable {
     public var seed = UInt64.random(in: 0 ... .max)
     public var faults = FaultPlan.none
     public var admission = AdmissionLimits.unlimited
+    /// The server's own WebSocket ping, seconds; nil: none (the unit keeps its connection alive, only when idle).
+    public var webSocketPingSeconds: Double?
+    /// A carrier NAT in front (`CarrierNAT`) that forgets a connection after this many idle seconds; nil: none.
+    public var natIdleSeconds: Double?
 
     public init() {}
 }
@@ -33,7 +37,9 @@ public enum SimServer {
     public static func makeApplication(
         _ options: SimOptions, logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
-        let problems = options.scenario.problems() + options.faults.problems() + options.admission.problems()
+        var problems = options.scenario.problems() + options.faults.problems() + options.admission.problems()
+        if let ping = options.webSocketPingSeconds, !(ping > 0) { problems.append("the WebSocket ping must be a positive number of seconds") }
+        if let idle = options.natIdleSeconds, !(idle > 0) { problems.append("the NAT's idle timeout must be a positive number of seconds") }
         guard problems.isEmpty else { throw SimStartupError("unusable configuration: \(problems.joined(separator: "; "))") }
         let hub = WebSocketHub()
         let state = try SimState(
@@ -65,9 +71,23 @@ public enum SimServer {
                     // permessage-deflate when the client offers it: location batches shrink several times.
                     ws: .init(
                         maxFrameSize: RiderWebSocket.maxMessageBytes,
-                        extensions: [.perMessageDeflate(maxDecompressedFrameSize: RiderWebSocket.maxMessageBytes)]))),
-            configuration: .init(address: .hostname(options.host, port: options.port), serverName: "dispatch-sim"),
-            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? options.port) },
+                        extensions: [.perMessageDeflate(maxDecompressedFrameSize: RiderWebSocket.maxMessageBytes)],
+                        autoPing: options.webSocketPingSeconds.map { .enabled(timePeriod: .milliseconds(Int64($0 * 1000))) } ?? .disabled))),
+            // Behind a carrier NAT the server listens on a loopback port of its own, and the NAT on the given address.
+            configuration: .init(
+                address: options.natIdleSeconds == nil ? .hostname(options.host, port: options.port) : .hostname("127.0.0.1", port: 0),
+                serverName: "dispatch-sim"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? options.port
+                guard let idle = options.natIdleSeconds else { return await onRunning(port) }
+                do {
+                    let natPort = try await CarrierNAT.start(
+                        host: options.host, port: options.port, backendPort: port, idleTimeout: .milliseconds(Int64(idle * 1000)), logger: logger)
+                    await onRunning(natPort)
+                } catch {
+                    logger.critical("the carrier NAT cannot listen on \(options.host):\(options.port): \(error)")
+                }
+            },
             logger: logger)
     }
 }

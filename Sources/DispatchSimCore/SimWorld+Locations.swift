@@ -6,6 +6,9 @@ extension SimWorld {
     /// Stores a batch once per batch id (every copy is acked); each ping counts once per driver, time and
     /// position. May produce an ETA push, at most one per `etaPushSeconds` per driver.
     public mutating func ingest(batch: LocationBatch, driverId: String, now: Double, overWebSocket: Bool = false) -> (ack: BatchAck, push: Push?) {
+        // A copy sent again is a report too: the unit is there.
+        lastReportAt[driverId] = now
+        nextReportDue[driverId] = batch.nextBatchWithin.map { now + $0 }
         guard batchIDs.insert(batch.batchId).inserted else {
             stats.duplicateBatches += 1
             stats.duplicateRequests += 1
@@ -42,9 +45,12 @@ extension SimWorld {
     /// Unique pings kept per driver for `/sim/drivers/{id}/locations` (the newest).
     static let receivedKept = 200_000
 
-    /// What a driver's unit sent: unique pings in arrival order and heartbeats.
+    /// What a driver's unit sent: unique pings in arrival order and heartbeats, and whether it is present (its last
+    /// report, and the next due by its own cadence).
     public func locations(driverId: String) -> DriverLocations {
-        DriverLocations(pings: received[driverId] ?? [], heartbeats: heartbeats[driverId] ?? [])
+        DriverLocations(
+            pings: received[driverId] ?? [], heartbeats: heartbeats[driverId] ?? [], lastReportAt: lastReportAt[driverId],
+            nextReportDue: nextReportDue[driverId])
     }
 
     private mutating func etaPush(driverId: String, now: Double) -> Push? {
@@ -87,4 +93,8 @@ extension SimWorld {
 public struct DriverLocations: Codable, Sendable, Equatable {
     public var pings: [LocationPing]
     public var heartbeats: [UnitHeartbeat]
+    /// The simulator's clock (seconds since 1970) at the unit's last batch or heartbeat.
+    public var lastReportAt: Double?
+    /// When the next is due by the cadence the unit told; nil when it told none (off shift, an older unit).
+    public var nextReportDue: Double?
 }

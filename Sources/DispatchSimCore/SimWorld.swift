@@ -34,6 +34,10 @@ public struct SimWorld: Codable, Sendable {
     var received: [String: [LocationPing]] = [:]
     var heartbeats: [String: [UnitHeartbeat]] = [:]
     var lastETAPush: [String: Double] = [:]
+    /// When each driver's unit last reported (a batch, a heartbeat), and when its next report is due by the cadence it
+    /// told (`LocationBatch.nextBatchWithin`): a parked van that reports every two minutes is present, not stale.
+    var lastReportAt: [String: Double] = [:]
+    var nextReportDue: [String: Double] = [:]
     /// Bumped to revoke every token issued to a driver before.
     public private(set) var tokenGeneration: [String: Int] = [:]
     public internal(set) var stats = SimStats()

@@ -74,7 +74,8 @@ public enum Daemon {
         let daemon = try DaemonAssembly.make(DaemonAssembly.Inputs(
             config: config, configPath: configPath, configWarnings: configWarnings, remote: remote, bundleMaker: bundleMaker, store: store,
             backend: backend,
-            webSocket: backend.map { WebSocketLink(baseURL: $0.baseURL, caFile: caFile, logger: Logger(label: "uplink")) }, clock: clock,
+            webSocket: backend.map { WebSocketLink(
+                baseURL: $0.baseURL, caFile: caFile, keepalive: .milliseconds(Int64(config.uplinkKeepaliveSeconds * 1000)), logger: Logger(label: "uplink")) }, clock: clock,
             levelControl: levelControl, recentWarnings: recentWarnings, socketActivated: activated))
         if policy.groupID == nil {
             logger.warning("group '\(config.rpcGroup)' does not exist: only root may call mutating methods")

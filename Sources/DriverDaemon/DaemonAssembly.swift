@@ -76,7 +76,7 @@ struct DaemonAssembly: Sendable {
         // pings wait longer: `PingRecorder.parkedWindow`).
         let recorder = config.trackingEnabled ? PingRecorder(
             store: store, movingWindow: config.uplinkMovingSeconds + PingRecorder.answerGrace,
-            stationaryWindow: max(config.uplinkStationarySeconds + PingRecorder.answerGrace, PingRecorder.parkedWindow),
+            stationaryWindow: max(max(config.uplinkStationarySeconds, config.uplinkSaverSeconds) + PingRecorder.answerGrace, PingRecorder.parkedWindow),
             retention: config.retention,
             onRetention: Self.logRetention) : nil
         let hub = EventHub()
@@ -102,11 +102,17 @@ struct DaemonAssembly: Sendable {
             credentials: config.backendUsername.isEmpty ? nil : .init(username: config.backendUsername, password: config.backendPassword),
             hub: hub, configuration: UplinkStateMachine.Configuration(
                 movingInterval: config.uplinkMovingSeconds, stationaryInterval: config.uplinkStationarySeconds,
+                saverInterval: config.uplinkSaverSeconds,
                 backoff: Backoff(base: 1, cap: config.retryCapSeconds), urgentRetryInterval: config.urgentRetrySeconds,
                 spreadWindow: config.spreadWindowSeconds),
-            logger: Logger(label: "uplink"), isMoving: { tracker.summary.motion == .moving },
+            logger: Logger(label: "uplink"), cadence: { tracker.uplinkCadence },
             onShift: { shift.isOn }, maxLoginAge: config.maxLoginAgeHours * 3600, clock: clock,
             heartbeat: { tracker.heartbeat() }) }
+        if let uplink {
+            pipeline.whenCadenceMayHaveChanged { [weak uplink] in uplink?.cadenceMayHaveChanged() }
+            shift.whenChanged { [weak uplink] _ in uplink?.cadenceMayHaveChanged() }
+        }
+        shift.whenChanged { [weak pipeline] _ in pipeline?.shiftChanged() }
         ClockLog.start(clock, uplink: uplink)
         let pushes = PushCenter(box: PushBox(store: store), hub: hub, safety: safety, shift: shift, logger: Logger(label: "pushes"))
         // What the push centre must react to arrives as a stream its service consumes (no task per callback).

@@ -27,6 +27,10 @@ struct DispatchSimCommand: AsyncParsableCommand {
     @Option(help: "Latency added to each API request, milliseconds.") var faultLatencyMs = 0
     @Option(help: "New connections taken a second; the rest are answered 429 with Retry-After (no limit without it).") var admitConnections: Double?
     @Option(help: "API requests taken a second; the rest are answered 429 with Retry-After (no limit without it).") var admitRequests: Double?
+    @Option(help: "Ping each WebSocket this often, seconds (none without it: units keep their own connections alive).")
+    var wsPingSeconds: Double?
+    @Option(help: "Put a carrier NAT in front that forgets a connection idle this many seconds: later pushes are lost, the unit's next packet is reset.")
+    var natIdleSeconds: Double?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func run() async throws {
@@ -45,6 +49,8 @@ struct DispatchSimCommand: AsyncParsableCommand {
         options.accessTokenSeconds = tokenTtl
         options.refreshTokenSeconds = refreshTtl
         if let seed { options.seed = seed }
+        options.webSocketPingSeconds = wsPingSeconds
+        options.natIdleSeconds = natIdleSeconds
         options.admission = AdmissionLimits(connectionsPerSecond: admitConnections, requestsPerSecond: admitRequests)
         options.faults = FaultPlan(
             dropBeforeRate: faultDropBefore, dropAfterRate: faultDropAfter, errorRate: faultError, latencyMs: faultLatencyMs)

@@ -158,7 +158,7 @@ struct FleetBench: ParsableCommand {
             switch policy {
             case .driverd:
                 let backlog = UplinkStateMachine.Backlog(pings: pings, items: 0, fullBatch: pings >= 500)
-                switch client.machine.next(now: now, moving: true, backlog: backlog) {
+                switch client.machine.next(now: now, cadence: .moving, backlog: backlog) {
                 case .wait(let until): return max(until, now + 0.001)
                 case .waitForLogin, .finished: return nil
                 case .attempt, .finalAttempt: break

@@ -38,6 +38,7 @@ struct RemoteConfigRulesTests {
             "daemon.log_level", "gps.max_horizontal_error", "motion.stationary_seconds", "battery.saver_threshold_percent",
             "battery.poll_seconds", "sampling.moving_hz", "sampling.stationary_hz", "sampling.saver_moving_hz", "sampling.saver_stationary_hz",
             "outbox.max_ping_age_hours", "outbox.max_pings", "uplink.moving_batch_seconds", "uplink.stationary_batch_seconds",
+            "uplink.saver_batch_seconds", "uplink.keepalive_seconds",
             "uplink.urgent_retry_seconds", "uplink.retry_cap_seconds", "uplink.fleet_size", "uplink.backend_connect_rate", "safety.speed_limit", "safety.stale_fix_seconds", "arrival.mode", "arrival.radius",
             "arrival.dwell_seconds", "trips.idle_seconds", "harsh.braking_mps2", "harsh.acceleration_mps2",
             "vehicle.low_voltage", "vehicle.low_voltage_seconds", "vehicle.fault_check_seconds", "vehicle.parked_poll_seconds",

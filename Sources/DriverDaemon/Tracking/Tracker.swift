@@ -256,6 +256,11 @@ final class Tracker: Sendable {
         }
     }
 
+    /// The uplink's cadence: moving, or parked, saving the battery (the ignition off, a low battery) or not.
+    var uplinkCadence: UplinkStateMachine.Cadence {
+        state.withLock { $0.detector.motion == .moving ? .moving : $0.policy.batterySaver ? .saver : .stationary }
+    }
+
     var summary: (link: GPSLinkState, motion: Motion, hz: Double) {
         let now = clock.monotonic
         return state.withLock { (Self.effectiveLink($0, now: now), $0.detector.motion, $0.policy.effectiveHz) }

@@ -39,6 +39,7 @@ final class TrackingPipeline: GPSEventHandler {
     private let receiverReleased = Mutex(false)
     /// Told when the motion changes (the vehicle's reader polls by it).
     private let motionListener = Mutex<(@Sendable (Motion) -> Void)?>(nil)
+    private let cadenceListener = Mutex<(@Sendable () -> Void)?>(nil)
 
     init(
         tracker: Tracker, recorder: PingRecorder?, hub: EventHub, geofences: GeofenceMonitor? = nil, travel: TravelMonitor? = nil,
@@ -64,6 +65,9 @@ final class TrackingPipeline: GPSEventHandler {
     func attach(_ reader: GPSDReader) { self.reader.withLock { $0 = reader } }
 
     func whenMotionChanged(_ action: @escaping @Sendable (Motion) -> Void) { motionListener.withLock { $0 = action } }
+    /// Told when the motion or the battery mode changed: the uplink's cadence may have (an ignition on ends a parked
+    /// van's 2-minute wait for its burst at once).
+    func whenCadenceMayHaveChanged(_ action: @escaping @Sendable () -> Void) { cadenceListener.withLock { $0 = action } }
 
     /// What the vehicle's adapter says, for the decisions the fixes also feed (motion, ignition and power, the
     /// safety gate, the receiver).
@@ -112,6 +116,7 @@ final class TrackingPipeline: GPSEventHandler {
     private func announce(_ motion: Motion) {
         logger.info("motion: \(motion.rawValue)", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.motionChanged.rawValue)", "motion": "\(motion.rawValue)"])
         motionListener.withLock { $0 }?(motion)
+        cadenceListener.withLock { $0 }?()
     }
 
     private static let releasedPause = 3600.0
@@ -208,7 +213,7 @@ final class TrackingPipeline: GPSEventHandler {
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.fixGap.rawValue)", "gap_seconds": "\(Int(gap.rounded()))"])
         }
         if outcome.motionChanged { announce(outcome.motion) }
-        if receiverReleased.withLock({ $0 }) { return .pause(seconds: Self.releasedPause, release: true) }
+        if receiverReleased.withLock({ $0 }) || isOvernight { return .pause(seconds: Self.releasedPause, release: true) }
         // Suspected movement: stay awake to confirm it within seconds, not at the next slow sample (even when an
         // earlier fix of the same batch asked for a pause).
         let plan = outcome.confirmingMovement ? .continuous : outcome.plan
@@ -234,6 +239,15 @@ final class TrackingPipeline: GPSEventHandler {
         hub.publish(Events.gpsFix, fix)
         return pace(after: plan)
     }
+
+    /// Off shift with the ignition off (a van overnight): nothing is recorded and nothing needs the sky, so the
+    /// receiver is released (gpsd may power it down) until the shift starts or the ignition comes on. Without an
+    /// ignition input the receiver stays watched: its fixes are then the only sign the van drives off.
+    private var isOvernight: Bool { !(shift?.isOn ?? true) && tracker.ignition == false }
+
+    /// The shift started or ended: a released receiver is watched again at once (one that should rest is released
+    /// at its next fix).
+    func shiftChanged() { reader.withLock { $0 }?.resume() }
 
     /// Read nothing until the next sample is due (adaptive watch at slow rates): one wake-up a sample.
     private func pace(after plan: SamplingPolicy.WatchPlan) -> GPSPace {
@@ -281,10 +295,14 @@ final class TrackingPipeline: GPSEventHandler {
         safety?.setIgnition(ignition)
         travel?.noFixes(ignition: ignition, onShift: shift?.isOn ?? true, monotonic: tracker.clock.monotonic)
         let saver = BatteryPolicy.saver(readings: power.readSupplies(), thresholdPercent: saverThresholdPercent, ignition: ignition)
+        let ignitionBefore = tracker.ignition
         guard tracker.setPower(saver: saver, ignition: ignition) != nil else { return }
+        // The ignition on wakes a receiver released for the night.
+        if ignition == true, ignitionBefore != true { reader.withLock { $0 }?.resume() }
         logger.notice(
             "power: battery \(saver ? "saver" : "normal"), ignition \(ignition.map { $0 ? "on" : "off" } ?? "absent")",
             metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.powerMode.rawValue)", "battery_mode": "\(saver ? "saver" : "normal")"])
         planChanged()
+        cadenceListener.withLock { $0 }?()
     }
 }

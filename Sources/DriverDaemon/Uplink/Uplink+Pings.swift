@@ -13,7 +13,7 @@ extension Uplink {
         guard onShift() || state.withLock({ $0.shiftEndFlush }) else { return }
         if let batch = recorder?.claimBatch(maxPings: Self.maxPings, newBatchId: { RandomID.uuid() }) {
             do {
-                try await send(LocationBatch(batchId: batch.batchId, pings: batch.pings.map(Self.locationPing)), token: token)
+                try await send(locationBatch(batch.batchId, pings: batch.pings.map(Self.locationPing)), token: token)
             } catch {
                 recorder?.sendFailed(batch.batchId)
                 throw error
@@ -28,19 +28,27 @@ extension Uplink {
                 try await sendHeartbeatIfDue(token: token)
                 return
             }
-            try await send(LocationBatch(batchId: batch.batchId, pings: batch.pings.map(Self.locationPing)), token: token)
+            try await send(locationBatch(batch.batchId, pings: batch.pings.map(Self.locationPing)), token: token)
             try outbox.ackPingBatch(batch.batchId)
             state.withLock { $0.machine.pingsSent(now: now) }
         }
     }
 
+    /// A batch that tells the backend when the next is due (its cadence's interval; none after the shift).
+    private func locationBatch(_ batchId: String, pings: [LocationPing], heartbeat: UnitHeartbeat? = nil) -> LocationBatch {
+        let cadence = self.cadence()
+        let within = onShift() ? state.withLock { $0.machine.interval(cadence) } : nil
+        return LocationBatch(batchId: batchId, pings: pings, heartbeat: heartbeat, nextBatchWithin: within)
+    }
+
     /// While the receiver has no usable fix, the backend hears so at once and every minute instead of nothing
     /// (or an old position): a batch without pings, with the unit's GPS state and its time stamp.
     func sendHeartbeatIfDue(token: String) async throws {
+        let cadence = self.cadence()
         guard onShift(), let heartbeat = heartbeat(), let gps = GPSLinkState(rawValue: heartbeat.gps),
-              state.withLock({ $0.machine.heartbeatDue(now: now, gps: gps) })
+              state.withLock({ $0.machine.heartbeatDue(now: now, gps: gps, cadence: cadence) })
         else { return }
-        try await send(LocationBatch(batchId: RandomID.uuid(), pings: [], heartbeat: heartbeat), token: token)
+        try await send(locationBatch(RandomID.uuid(), pings: [], heartbeat: heartbeat), token: token)
         state.withLock { $0.machine.heartbeatSent(now: now, gps: gps) }
         logger.debug("heartbeat sent", metadata: ["gps": "\(heartbeat.gps)"])
     }

@@ -58,7 +58,8 @@ final class Uplink: Sendable {
     private let credentials: Credentials?
     let hub: EventHub
     let logger: Logger
-    private let isMoving: @Sendable () -> Bool
+    /// Moving, parked, or parked saving the battery: how often timed records go.
+    let cadence: @Sendable () -> UplinkStateMachine.Cadence
     /// Off shift no ping is sent (they wait for the next shift).
     let onShift: @Sendable () -> Bool
     let clock: DaemonClock
@@ -81,7 +82,7 @@ final class Uplink: Sendable {
     init(
         client: any BackendAPI, webSocket: WebSocketLink?, outbox: Outbox, recorder: PingRecorder? = nil, stateDirectory: String, credentials: Credentials?,
         hub: EventHub, configuration: UplinkStateMachine.Configuration = .init(), logger: Logger,
-        isMoving: @escaping @Sendable () -> Bool, onShift: @escaping @Sendable () -> Bool = { true }, maxLoginAge: Double = 24 * 3600,
+        cadence: @escaping @Sendable () -> UplinkStateMachine.Cadence, onShift: @escaping @Sendable () -> Bool = { true }, maxLoginAge: Double = 24 * 3600,
         clock: DaemonClock, heartbeat: @escaping @Sendable () -> UnitHeartbeat? = { nil }
     ) {
         self.clock = clock
@@ -96,7 +97,7 @@ final class Uplink: Sendable {
         self.credentials = credentials
         self.hub = hub
         self.logger = logger
-        self.isMoving = isMoving
+        self.cadence = cadence
         unitState = UnitState(store: outbox.store)
         tokens = TokenStore(directory: stateDirectory, clock: clock, maxLoginAge: maxLoginAge, logger: logger)
         pushes = PushInbox(store: outbox.store, driver: tokens.driverId, logger: logger)
@@ -172,8 +173,9 @@ final class Uplink: Sendable {
         loop: while true {
             let now = self.now
             let backlog = currentBacklog()
-            let moving = isMoving()
-            let action = state.withLock { $0.machine.next(now: now, moving: moving, backlog: backlog) }
+            let cadence = onShift() ? self.cadence() : .offShift
+            client.keepConnections(cadence == .moving || cadence == .stationary)
+            let action = state.withLock { $0.machine.next(now: now, cadence: cadence, backlog: backlog) }
             switch action {
             case .attempt, .finalAttempt:
                 await attempt()
@@ -217,6 +219,10 @@ final class Uplink: Sendable {
             wakeup.signal()
         }
     }
+
+    /// The van's motion or battery mode changed, or the shift started or ended: the loop looks again at once (a
+    /// parked van's 2-minute wait for its burst ends when it drives off).
+    func cadenceMayHaveChanged() { wakeup.signal() }
 
     /// An item was queued: an SOS, a transition or a proof goes now (a low-priority one with the next batch).
     func itemQueued() {

@@ -8,6 +8,9 @@ struct WorkflowService: Service {
     let workflow: Workflow
     let logger: Logger
     static let etaInterval = 30.0
+    /// Off shift, or parked with the ignition off, the ETA of the next stop waits for the van to move: the loop
+    /// looks again this seldom (each look is a wake-up of a sleeping unit; the backend's ETA pushes still come).
+    static let restingETAInterval = 600.0
     /// A failed sync is retried, 1 s doubling to a minute, even without a new reason.
     static let retryBackoff = Backoff(base: 1, cap: 60)
 
@@ -31,11 +34,13 @@ struct WorkflowService: Service {
                         logger.debug("task sync failed", metadata: ["error": "\(error)", "failures": "\(failures)"])
                     }
                 }
+                let etaInterval = await workflow.isResting ? Self.restingETAInterval : Self.etaInterval
                 if now >= nextETA {
                     await workflow.refreshServerETA()
-                    nextETA = now + Self.etaInterval
+                    nextETA = now + etaInterval
                 }
-                let retry = failures > 0 ? Self.retryBackoff.ceiling(attempt: failures) : Self.etaInterval
+                nextETA = min(nextETA, now + etaInterval)
+                let retry = failures > 0 ? Self.retryBackoff.ceiling(attempt: failures) : etaInterval
                 if failures > 0 { await workflow.requestSyncQuietly() }
                 await workflow.syncNeeded.wait(until: min(now + retry, nextETA))
             }
@@ -44,6 +49,9 @@ struct WorkflowService: Service {
 }
 
 extension Workflow {
+    /// Off shift, or parked with the ignition off: no ETA to refresh until the van moves.
+    var isResting: Bool { !shift.isOn || tracker.uplinkCadence == .saver }
+
     /// Marks a sync as due without waking the loop (a retry after a failure).
     func requestSyncQuietly() { syncRequested = true }
 }

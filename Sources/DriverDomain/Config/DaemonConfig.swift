@@ -76,6 +76,11 @@ public struct DaemonConfig: Sendable, Equatable {
     /// Ping batches while moving and while stationary, seconds; an unacked SOS is tried at least this often.
     public var uplinkMovingSeconds = 5.0
     public var uplinkStationarySeconds = 10.0
+    /// Parked with the ignition off or a low battery: one burst of pings and heartbeats this often (a radio pays per waking).
+    public var uplinkSaverSeconds = 120.0
+    /// The unit's keepalive on an idle WebSocket, seconds: sent only when nothing else went or came for this long. It must
+    /// stay under the carrier NAT's idle timeout (RFC 5382 asks for at least 2 h 4 min; carriers' vary: measure).
+    public var uplinkKeepaliveSeconds = 600.0
     public var urgentRetrySeconds = 5.0
     /// The longest wait between attempts while the backend is away (seconds).
     public var retryCapSeconds = 120.0
@@ -314,6 +319,8 @@ public struct DaemonConfig: Sendable, Equatable {
         "outbox.max_pings": integer(\.maxPings, 1000...100_000_000).fleetMayChange,
         "uplink.moving_batch_seconds": number(\.uplinkMovingSeconds, 1...300, "seconds from 1 to 300").fleetMayChange,
         "uplink.stationary_batch_seconds": number(\.uplinkStationarySeconds, 1...300, "seconds from 1 to 300").fleetMayChange,
+        "uplink.saver_batch_seconds": number(\.uplinkSaverSeconds, 10...600, "seconds from 10 to 600").fleetMayChange,
+        "uplink.keepalive_seconds": number(\.uplinkKeepaliveSeconds, 10...7200, "seconds from 10 to 7200").fleetMayChange,
         "uplink.urgent_retry_seconds": number(\.urgentRetrySeconds, 1...60, "seconds from 1 to 60").fleetMayChange,
         "uplink.retry_cap_seconds": number(\.retryCapSeconds, 30...3600, "seconds from 30 to 3600").fleetMayChange,
         "uplink.fleet_size": integer(\.fleetSize, 1...10_000_000).fleetMayChange,

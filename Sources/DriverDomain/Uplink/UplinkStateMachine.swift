@@ -16,6 +16,12 @@ public struct UplinkStateMachine: Sendable, Equatable {
     public struct Configuration: Sendable, Equatable {
         public var movingInterval: Double
         public var stationaryInterval: Double
+        /// Parked in battery-saver mode (the ignition off, or a low battery): pings wait this long for one burst, since
+        /// a cellular radio pays per waking, not per byte (`Cadence.saver`).
+        public var saverInterval: Double
+        /// Off shift, how often the loop looks again with nothing timed (`Cadence.offShift`): each look wakes a
+        /// sleeping unit.
+        public var restingInterval: Double
         public var backoff: Backoff
         /// While the receiver has no usable fix, the backend hears so this often (seconds), and at once when
         /// the receiver's state changes.
@@ -31,11 +37,14 @@ public struct UplinkStateMachine: Sendable, Equatable {
         public var spreadWindow: Double
 
         public init(
-            movingInterval: Double = 5, stationaryInterval: Double = 10, backoff: Backoff = Backoff(base: 1, cap: 120),
-            heartbeatInterval: Double = 60, urgentRetryInterval: Double = 5, stableAfter: Double = 30, spreadWindow: Double = 0
+            movingInterval: Double = 5, stationaryInterval: Double = 10, saverInterval: Double = 120,
+            backoff: Backoff = Backoff(base: 1, cap: 120), heartbeatInterval: Double = 60, urgentRetryInterval: Double = 5,
+            stableAfter: Double = 30, spreadWindow: Double = 0, restingInterval: Double = 600
         ) {
             self.movingInterval = movingInterval
             self.stationaryInterval = stationaryInterval
+            self.saverInterval = saverInterval
+            self.restingInterval = restingInterval
             self.backoff = backoff
             self.heartbeatInterval = heartbeatInterval
             self.urgentRetryInterval = urgentRetryInterval
@@ -67,6 +76,17 @@ public struct UplinkStateMachine: Sendable, Equatable {
             self.fullBatch = fullBatch
             self.gpsWithoutFix = gpsWithoutFix
         }
+    }
+
+    /// How often timed records go: the van's motion and, parked, whether it saves its battery.
+    public enum Cadence: Sendable, Equatable {
+        case moving
+        case stationary
+        /// Parked with the ignition off (or on a low battery): batches, and heartbeats, one burst a `saverInterval`.
+        case saver
+        /// Off shift: nothing is recorded, so nothing is timed; the loop looks again every `restingInterval` (an item
+        /// queued, or the shift's start, wakes its runner at once).
+        case offShift
     }
 
     public enum Link: Sendable, Equatable {
@@ -168,7 +188,7 @@ public struct UplinkStateMachine: Sendable, Equatable {
 
     public mutating func stop() { isStopping = true }
 
-    public mutating func next(now: Double, moving: Bool, backlog: Backlog) -> Action {
+    public mutating func next(now: Double, cadence: Cadence, backlog: Backlog) -> Action {
         if isStopping {
             // The final flush: one more attempt for what is queued, unless the backend is known to be away.
             guard !finalAttemptMade, link == .online, backlog.pings + backlog.items + backlog.lowItems > 0 else { return .finished }
@@ -187,11 +207,11 @@ public struct UplinkStateMachine: Sendable, Equatable {
             return .attempt
         }
         let timed = backlog.pings + backlog.lowItems
-        let heartbeat = backlog.pings == 0 && heartbeatDue(now: now, gps: backlog.gpsWithoutFix)
+        let heartbeat = backlog.pings == 0 && heartbeatDue(now: now, gps: backlog.gpsWithoutFix, cadence: cadence)
         if flushRequested || restoreOnSuccess || backlog.items > 0 || backlog.fullBatch || heartbeat || retryAt != nil && timed > 0 {
             return .attempt
         }
-        let interval = moving ? configuration.movingInterval : configuration.stationaryInterval
+        let interval = self.interval(cadence)
         // Nothing waits: look again one interval from now (new pings and records do not wake the uplink).
         guard timed > 0 else { return .wait(until: now + interval) }
         let due = lastAttemptAt + interval
@@ -277,9 +297,21 @@ public struct UplinkStateMachine: Sendable, Equatable {
 
     /// While the receiver has no usable fix, the backend must hear so: at once when that state is new, then
     /// once per heartbeat interval without a position.
-    public func heartbeatDue(now: Double, gps: GPSLinkState?) -> Bool {
+    /// The batch interval of `cadence`: what the backend is told as the time its next report is due within.
+    public func interval(_ cadence: Cadence) -> Double {
+        switch cadence {
+        case .moving: configuration.movingInterval
+        case .stationary: configuration.stationaryInterval
+        case .saver: configuration.saverInterval
+        case .offShift: configuration.restingInterval
+        }
+    }
+
+    /// In saver mode a heartbeat waits for the saver's burst as pings do (a receiver that changed state is told at once).
+    public func heartbeatDue(now: Double, gps: GPSLinkState?, cadence: Cadence = .stationary) -> Bool {
         guard let gps else { return false }
-        return heartbeatTold != gps || now - (locationSentAt ?? -.infinity) >= configuration.heartbeatInterval
+        let every = cadence == .saver ? max(configuration.heartbeatInterval, configuration.saverInterval) : configuration.heartbeatInterval
+        return heartbeatTold != gps || now - (locationSentAt ?? -.infinity) >= every
     }
 
     /// Pings reached the backend (a heartbeat will tell the next spell without a fix anew).

@@ -22,6 +22,9 @@ final class StandInBackend: BackendAPI {
 
     func shutdown() async {}
 
+    /// No connections: every call is in process.
+    func keepConnections(_ keep: Bool) {}
+
     /// The world as it stands (what was received).
     var world: SimWorld { state.withLock { $0.world } }
     var requests: [String] { state.withLock { $0.requests } }

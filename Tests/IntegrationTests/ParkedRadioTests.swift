@@ -1,0 +1,105 @@
+import BackendContract
+import DispatchSimCore
+import DriverAPI
+import Foundation
+import JSONRPC
+import NMEASynth
+import Testing
+
+/// A parked van's radio: one burst per saver interval, the backend told when the next is due, the WebSocket kept
+/// through a carrier NAT only by a keepalive sent when the link is quiet.
+@Suite("Parked means quiet", .ownThread)
+struct ParkedRadioTests {
+    /// A unit off shift with no receiver: nothing to send but the keepalive.
+    private static func quietUnit(_ sim: SimProcess, keepalive: Int) throws -> DaemonProcess {
+        try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Harness.config(backend: sim) + """
+            [uplink]
+            keepalive_seconds = \(keepalive)
+            """)
+    }
+
+    private static func webSocketOpen(_ daemon: DaemonProcess) throws {
+        try waitUntil("the WebSocket open", detail: daemon.log) { try Harness.outbox(daemon).transport == .websocket }
+    }
+
+    @Test("a carrier NAT that forgets a connection idle for 12 s: a keepalive of 10 s keeps the WebSocket and a push after 25 quiet seconds arrives at once; one of 25 s loses it, and the push sent into the forgotten mapping arrives after the unit's next packet, over a new connection")
+    func carrierNAT() async throws {
+        // Kept: a keepalive inside the NAT's timeout.
+        let keptSim = try SimProcess(arguments: ["--nat-idle-seconds", "12"])
+        let kept = try Self.quietUnit(keptSim, keepalive: 10)
+        // Lost: a keepalive past it.
+        let lostSim = try SimProcess(arguments: ["--nat-idle-seconds", "12"])
+        let lost = try Self.quietUnit(lostSim, keepalive: 25)
+        try Self.webSocketOpen(kept)
+        try Self.webSocketOpen(lost)
+        let opened = ContinuousClock.now
+        try await Task.sleep(for: .seconds(15))
+        // The lost unit's mapping is gone by now (12 s of quiet); its unit cannot know.
+        _ = try await SimHTTP(base: lostSim.base).request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "into the void"])
+        try await Task.sleep(for: .seconds(10))
+        _ = try await SimHTTP(base: keptSim.base).request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "after 25 s of quiet"])
+        try await waitUntil("the kept unit's push", timeout: .seconds(3), detail: kept.log) {
+            try kept.client().call(Methods.eventsPending, NoParams()).pending == 1
+        }
+        // One WebSocket all along (the NAT forgets the idle HTTPS connections of the login, as a carrier's does).
+        #expect(keptSim.log.components(separatedBy: "rider WebSocket open").count - 1 == 1, "\(keptSim.log)")
+        // The lost unit's keepalive, 25 s after the hello, meets a reset; it connects again and the backend sends what
+        // came after the last push it saw.
+        try await waitUntil("the lost unit's push after its keepalive", timeout: .seconds(30), detail: lost.log + lostSim.log) {
+            try lost.client().call(Methods.eventsPending, NoParams()).pending == 1
+        }
+        let waited = ContinuousClock.now - opened
+        #expect(waited >= .seconds(24), "the push came before the keepalive: \(waited)")
+        #expect(lostSim.log.components(separatedBy: "rider WebSocket open").count - 1 == 2, "\(lostSim.log)")
+        try kept.stop()
+        try lost.stop()
+    }
+
+    @Test("parked with the ignition off, pings go in one burst per saver interval and each batch says when the next is due; the ignition on ends the wait at once", .tags(.long))
+    func saverBursts() async throws {
+        let sim = try SimProcess()
+        let http = SimHTTP(base: sim.base)
+        let directory = TemporaryDirectory()
+        let log = directory.file("parked.nmea")
+        try NMEAWriter.log(RoutePresets.parked(seconds: 400, noise: 5)).write(toFile: log, atomically: true, encoding: .utf8)
+        let fake = try GPSFake(log: log, delay: 0.25)
+        let ignition = directory.file("ignition")
+        try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Harness.config(backend: sim) + """
+            [shift]
+            auto_start = true
+            [ignition]
+            path = "\(ignition)"
+            [battery]
+            poll_seconds = 1
+            [sampling]
+            saver_stationary_hz = 1.0
+            [uplink]
+            saver_batch_seconds = 20
+            """, directory: directory)
+        try await waitUntil("the first batch", detail: daemon.log) { try await http.locations().nextReportDue != nil }
+        try await Task.sleep(for: .seconds(50))
+        let stats = try await http.request(.GET, "/sim/stats").decode(SimStats.self)
+        let times = stats.batchLog.map(\.time)
+        let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
+        // Pings at 1 Hz (saver_stationary_hz), yet batches 20 s apart (5 s and 10 s before this release's saver cadence).
+        #expect(!gaps.isEmpty && gaps.allSatisfy { $0 >= 19 }, "batch gaps \(gaps)")
+        let locations = try await http.locations()
+        let due = try #require(locations.nextReportDue), last = try #require(locations.lastReportAt)
+        #expect(abs(due - last - 20) < 0.001, "told \(due - last) s")
+        // The ignition on: saver mode ends and the pings go at the stationary cadence from the next power read, not
+        // after the rest of the 20 s.
+        let batchesBefore = stats.batchLog.count
+        try await Task.sleep(for: .seconds(2))
+        try "1\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        let turnedOn = ContinuousClock.now
+        try await waitUntil("a batch after the ignition on", timeout: .seconds(15), detail: daemon.log) {
+            try await http.request(.GET, "/sim/stats").decode(SimStats.self).batchLog.count > batchesBefore
+        }
+        #expect(ContinuousClock.now - turnedOn < .seconds(6), "the first batch after the ignition on took \(ContinuousClock.now - turnedOn)")
+        let after = try await http.locations()
+        #expect(after.nextReportDue.map { $0 - (after.lastReportAt ?? 0) } ?? 0 <= 10)
+        fake.kill()
+        try daemon.stop()
+    }
+}
