@@ -15,7 +15,7 @@ struct ParkedRadioTests {
         try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Harness.config(backend: sim) + """
             [uplink]
             keepalive_seconds = \(keepalive)
-            """)
+            """, onShift: false)
     }
 
     private static func webSocketOpen(_ daemon: DaemonProcess) throws {
@@ -53,6 +53,41 @@ struct ParkedRadioTests {
         #expect(lostSim.log.components(separatedBy: "rider WebSocket open").count - 1 == 2, "\(lostSim.log)")
         try kept.stop()
         try lost.stop()
+    }
+
+    @Test("overnight (off shift, the ignition off) the receiver is released: no fix is read; the shift's start has it watched again within seconds, and so does the ignition on")
+    func overnightReceiver() async throws {
+        let directory = TemporaryDirectory()
+        let log = directory.file("parked.nmea")
+        try NMEAWriter.log(RoutePresets.parked(seconds: 900, noise: 5)).write(toFile: log, atomically: true, encoding: .utf8)
+        let fake = try GPSFake(log: log, delay: 0.25)
+        let ignition = directory.file("ignition")
+        try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: """
+            [ignition]
+            path = "\(ignition)"
+            [battery]
+            poll_seconds = 1
+            """, directory: directory, onShift: false)
+        func fixes() throws -> Int { try Harness.status(daemon).fixesSeen }
+        try waitUntil("a first fix", detail: daemon.log) { try fixes() > 0 }
+        // Released after its first fix: nothing read for a while, though gpsd has an epoch every 0.25 s.
+        try await Task.sleep(for: .seconds(2))
+        let resting = try fixes()
+        try await Task.sleep(for: .seconds(6))
+        #expect(try fixes() == resting, "fixes read overnight")
+        _ = try daemon.client().call(Methods.shiftStart, NoParams())
+        try waitUntil("fixes after the shift's start", timeout: .seconds(8), detail: daemon.log) { try fixes() > resting }
+        // Off shift again: released again; the ignition on (read each second here) has it watched again.
+        _ = try daemon.client().call(Methods.shiftEnd, NoParams())
+        try await Task.sleep(for: .seconds(4))
+        let released = try fixes()
+        try await Task.sleep(for: .seconds(5))
+        #expect(try fixes() == released, "fixes read after the shift's end")
+        try "1\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        try waitUntil("fixes after the ignition on", timeout: .seconds(8), detail: daemon.log) { try fixes() > released }
+        fake.kill()
+        try daemon.stop()
     }
 
     @Test("parked with the ignition off, pings go in one burst per saver interval and each batch says when the next is due; the ignition on ends the wait at once", .tags(.long))

@@ -176,7 +176,8 @@ final class TrackingPipeline: GPSEventHandler {
         let pace = observe(fix)
         // The gate opens with time: a slow sample would hear it up to an interval late (the screen's card stayed
         // disabled 10 s after a start in a parked van), so the reader reads again when the vehicle has settled.
-        guard case .pause(let seconds, let release) = pace, let settlesIn = safety?.settlesIn, settlesIn < seconds else { return pace }
+        // Overnight the receiver rests: the screen has no card to enable before the shift starts.
+        guard !isOvernight, case .pause(let seconds, let release) = pace, let settlesIn = safety?.settlesIn, settlesIn < seconds else { return pace }
         return .pause(seconds: settlesIn + Self.dueEpochMargin, release: release)
     }
 
