@@ -123,16 +123,26 @@ public final class OBDReader: Sendable {
                 let now = monotonicSeconds()
                 return (control.schedule.due(now: now), control.schedule.secondsUntilDue(now: now), control.schedule.mode)
             }
-            if mode == .protecting, !session.restingSent {
-                session.restingSent = true
+            // Protecting the battery, the adapter rests between its reads (ATLP), put back to sleep after each; the
+            // journal hears of it once a spell.
+            if mode == .protecting, !session.asleep {
                 let reply = ELMReply.parse(try connection.command("ATLP", timeout: timeouts.command), command: "ATLP")
-                handler.handle(.lowPower(accepted: reply == .text("OK")))
+                session.asleep = reply == .text("OK")
+                if !session.restingSent { handler.handle(.lowPower(accepted: session.asleep)) }
+                session.restingSent = true
             } else if mode != .protecting {
                 session.restingSent = false
             }
             guard !due.isEmpty else {
                 sleep(seconds: wait)
                 continue
+            }
+            // A sleeping ELM327 wakes at the first character it receives, loses that command and restarts (its banner,
+            // its settings back to the defaults): the reset of `initialise` is the command it loses, then its
+            // settings again, and only then the read.
+            if session.asleep {
+                try initialise(connection)
+                session.asleep = false
             }
             let now = monotonicSeconds()
             control.withLock { control in for query in due { control.schedule.ran(query, at: now) } }
@@ -150,7 +160,10 @@ public final class OBDReader: Sendable {
         var timeouts = 0
         /// Consecutive `NO DATA` answers to PIDs the vehicle claimed: its units went to sleep (ignition off).
         var noData = 0
+        /// `ATLP` was sent this protection spell (told once).
         var restingSent = false
+        /// The adapter took `ATLP` and has not been woken since.
+        var asleep = false
         /// The vehicle's bus is CAN: mode 01 PIDs go several to a request (one wake-up of the adapter, the bus
         /// and this thread instead of up to six). Off again when an answer to several makes no sense.
         var severalPIDs = false

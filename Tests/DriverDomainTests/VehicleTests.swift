@@ -31,6 +31,27 @@ import Testing
         #expect(schedule.due(now: 200).isEmpty)
     }
 
+    @Test("parked after a drive, the minute's queries and the speed fall into one request a minute, the fault codes riding on it")
+    func parkedQueriesMerge() {
+        var schedule = VehiclePollSchedule()
+        schedule.setMode(.moving(interval: 1))
+        for query in VehiclePollSchedule.Query.allCases { schedule.ran(query, at: 0) }
+        // Driving: the speed every second, the rest at 60.
+        for second in 1...63 { schedule.ran(.speedAndRPM, at: Double(second)) }
+        for query in [VehiclePollSchedule.Query.voltage, .fuel, .odometer, .runTime] { schedule.ran(query, at: 60) }
+        // Parked at 63: the minute's queries are due at 120, the speed at 123. At 120 they go together.
+        schedule.setMode(.parked)
+        #expect(schedule.due(now: 119).isEmpty)
+        let first = schedule.due(now: 120)
+        #expect(first == [.speedAndRPM, .voltage, .fuel, .odometer, .runTime])
+        for query in first { schedule.ran(query, at: 120) }
+        #expect(schedule.secondsUntilDue(now: 120) == 60)
+        #expect(schedule.due(now: 180) == [.speedAndRPM, .voltage, .fuel, .odometer, .runTime])
+        // The fault codes (every 10 minutes) ride on the minute's request whose turn comes before theirs.
+        for query in VehiclePollSchedule.Query.allCases where query != .faults { schedule.ran(query, at: 580) }
+        #expect(schedule.due(now: 640) == VehiclePollSchedule.Query.allCases)
+    }
+
     @Test("the engine starting makes the fault codes due at once; pulling away the speed")
     func ignitionOnReadsFaults() {
         var schedule = VehiclePollSchedule()
@@ -38,7 +59,8 @@ import Testing
         for query in VehiclePollSchedule.Query.allCases { schedule.ran(query, at: 0) }
         schedule.setMode(.ignitionOff)
         schedule.setMode(.parked)
-        #expect(schedule.due(now: 5) == [.faults])
+        // The fault codes are due; the minute's queries, due within the minute, ride along (one request).
+        #expect(schedule.due(now: 5) == VehiclePollSchedule.Query.allCases)
         schedule.ran(.faults, at: 5)
         schedule.setMode(.moving(interval: 1))
         #expect(schedule.due(now: 6) == [.speedAndRPM])

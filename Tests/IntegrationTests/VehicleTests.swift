@@ -109,9 +109,15 @@ struct VehicleTests {
             try await Self.vehicleEvents(http).contains { $0.kind == .batteryLow }
         }
         #expect(daemon.log.contains("vehicle battery low"))
-        // Charged again: reading the vehicle again.
+        // Resting between reads (ATLP), the adapter is woken as the chip needs: a reset it loses, then its settings,
+        // then the read. Charged again: released at the next protected read (every 5 × 5 s here), not minutes later.
+        try await Task.sleep(for: .seconds(30))
         try car.set(["mode": "off", "voltage": 12.6])
+        let charged = ContinuousClock.now
         try Self.waitFor(daemon, "protection released", timeout: .seconds(420)) { $0.batteryProtectionSince == nil }
+        #expect(ContinuousClock.now - charged < .seconds(60), "protection ended \(ContinuousClock.now - charged) after the charge")
+        let lost = car.lostWakingUp
+        #expect(!lost.isEmpty && lost.allSatisfy { $0 == "ATZ" }, "commands lost to the sleeping adapter: \(lost)")
 
         // The trip ended with the ignition (its end waits for the trip rules' time with the ignition off): its report carries the vehicle's odometer, fuel and engine run time.
         try await waitUntil("the trip reached the backend", timeout: .seconds(240), detail: daemon.log) {

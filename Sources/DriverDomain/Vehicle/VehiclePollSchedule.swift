@@ -6,7 +6,7 @@
 /// | moving | the fix interval (1 s) | a minute | at ignition on, then every 10 minutes |
 /// | parked, engine on | a minute | a minute | the same |
 /// | ignition off | never | voltage only, a minute | never |
-/// | protecting the battery | never | voltage only, every 5 minutes | never |
+/// | protecting the battery | never | voltage only, every `protectingInterval` (5 × the parked interval, 5 min by default) | never |
 public struct VehiclePollSchedule: Sendable, Equatable {
     public enum Mode: Sendable, Equatable {
         case moving(interval: Double)
@@ -76,12 +76,20 @@ public struct VehiclePollSchedule: Sendable, Equatable {
         }
     }
 
-    /// The queries due at `now`, in a fixed order (speed first: the safety gate waits for it).
+    /// The queries due at `now`, in a fixed order (speed first: the safety gate waits for it). When one is due,
+    /// whatever would fall due before the mode's next turn (its shortest interval) rides along: one request wakes the
+    /// adapter and the car's units once, and the queries keep one rhythm afterwards (after a drive, parked, the
+    /// speed's and the minute's queries had fallen out of step: two requests a minute, three seconds apart; the fault
+    /// codes ride on the minute's).
     public func due(now: Double) -> [Query] {
-        Query.allCases.filter { query in
-            guard let interval = interval(of: query) else { return false }
-            return lastRun[query].map { now - $0 >= interval - 0.05 } ?? true
-        }
+        let pending = Query.allCases.compactMap { query in interval(of: query).map { (query, $0, nextDue(query, interval: $0)) } }
+        guard pending.contains(where: { $0.2 <= now }), let turn = pending.map(\.1).min() else { return [] }
+        return pending.filter { $0.2 < now + turn }.map(\.0)
+    }
+
+    /// When `query` is next due (a small tolerance early: timers wake a little late or early).
+    private func nextDue(_ query: Query, interval: Double) -> Double {
+        lastRun[query].map { $0 + interval - 0.05 } ?? -.infinity
     }
 
     public mutating func ran(_ query: Query, at now: Double) { lastRun[query] = now }

@@ -47,6 +47,13 @@ final class OBDCar {
         }
     }
 
+    /// The commands the adapter lost waking from `ATLP`, as the chip does (obd_car.py writes each to elm-lost.log).
+    var lostWakingUp: [String] {
+        // No file: nothing was lost.
+        let log = (try? String(contentsOfFile: directory.file("elm-lost.log"), encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").map(String.init)
+    }
+
     /// Starts the adapter (again) on its port.
     func plugIn() throws {
         let process = Process()

@@ -5,7 +5,8 @@ as it drives.
 
 State file keys (all optional): speed_kmh, rpm, voltage, fuel_pct, odometer_km, run_s, stored ["P0301"],
 pending ["P0420"], mode: "ok" (default), "off" (no engine unit answers: ignition off), "nodata" (the vehicle
-claims PIDs and answers NO DATA to each), "garbage" (noise instead of answers).
+claims PIDs and answers NO DATA to each), "garbage" (noise instead of answers). After ATLP the adapter sleeps as the
+chip does: the next command is lost (listed in elm-lost.log) and answered with the reset's banner.
 
 --no-odometer: a car without PID A6. --silent: a socket that accepts and never answers (a dead adapter).
 Without --port the adapter is a pseudo-terminal (a USB or Bluetooth serial adapter): its path is the first line of
@@ -134,6 +135,22 @@ def several_pids(self, cmd, header):
         return ST("#~!%x7F q")
     return _several(self, cmd, header)
 elm_core.Elm.multi_pid_answer = several_pids
+
+# A real ELM327 after ATLP sleeps: the first character it receives wakes it, the command that character began is
+# lost, and the chip restarts as after ATZ (its banner, its settings back to the defaults). ELM327-emulator answers
+# ATLP with OK and keeps serving; this is the chip. Each lost command is written to elm-lost.log beside the state.
+lost_log = os.path.join(os.path.dirname(args.state), "elm-lost.log")
+_handle_request = elm_core.Elm.handle_request
+def handle_request(self, cmd, do_write=False):
+    if getattr(self, "asleep", False):
+        self.asleep = False
+        with open(lost_log, "a") as file:
+            file.write((cmd or "").strip() + "\n")
+        return _handle_request(self, "ATZ", do_write)
+    if (cmd or "").replace(" ", "").upper() == "ATLP":
+        self.asleep = True
+    return _handle_request(self, cmd, do_write)
+elm_core.Elm.handle_request = handle_request
 
 from elm import interpreter
 batch = os.path.join(os.path.dirname(os.path.abspath(args.state)), "elm-batch-%s.out" % (args.port or "pty"))
