@@ -36,8 +36,12 @@ echo
 echo "== Outbox and uplink"
 "$bin/driverd-bench" uplink --bin "$bin" --seconds "${BENCH_UPLINK_SECONDS:-60}"
 echo
-echo "== The radio: bursts and awake seconds an hour (the LTE tail), and wake-ups, moving, parked and overnight, beside release 0.1.0's settings (BENCH_RADIO_SECONDS, default 300)"
-"$bin/driverd-bench" radio --bin "$bin" --seconds "${BENCH_RADIO_SECONDS:-300}"
+echo "== The radio: bursts and awake seconds an hour (the LTE tail), and wake-ups, moving, parked and overnight (BENCH_RADIO_SECONDS, default 300; overnight 1260: about 24 minutes)"
+# BENCH_RADIO_BASELINE_BIN: a directory with the previous release's driverd and dispatch-sim to compare with; without
+# it the baseline is these binaries with release 0.1.0's radio settings (the backend's 30-s ping, 10-s parked batches).
+radio_args=(--bin "$bin" --seconds "${BENCH_RADIO_SECONDS:-300}" --overnight-seconds "${BENCH_RADIO_OVERNIGHT_SECONDS:-1260}")
+if [[ -n "${BENCH_RADIO_BASELINE_BIN:-}" ]]; then radio_args+=(--baseline-bin "$BENCH_RADIO_BASELINE_BIN"); fi
+"$bin/driverd-bench" radio "${radio_args[@]}"
 echo
 echo "== A fleet's storm after an outage: 10,000 units on the daemon's own uplink rules (virtual time), beside Traccar's fixed 30 s and the previous release"
 "$bin/driverd-bench" fleet --units "${BENCH_FLEET_UNITS:-10000}" --capacity "${BENCH_FLEET_CAPACITY:-200}"

@@ -55,6 +55,41 @@ struct ParkedRadioTests {
         try lost.stop()
     }
 
+    @Test("a van overnight behind a NAT that forgets it sooner than its keepalive: the fleet's configuration document still reaches it at its next keepalive, is applied, and the shorter keepalive it sets keeps the WebSocket from then on", .tags(.long))
+    func overnightConfiguration() async throws {
+        let sim = try SimProcess(arguments: ["--nat-idle-seconds", "12"])
+        let http = SimHTTP(base: sim.base)
+        // The test's own requests close their connections: the NAT would forget a pooled one too.
+        let close = [("Connection", "close")]
+        let key = try await http.request(.GET, "/sim/config", headers: close).decode(RemoteConfigTests.Overview.self).publicKey
+        let directory = TemporaryDirectory()
+        let ignition = directory.file("ignition")
+        try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        let unit = try Supervised(config: RemoteConfigTests.config(sim, key: key).replacingOccurrences(of: "auto_start = true", with: "auto_start = false") + """
+            [ignition]
+            path = "\(ignition)"
+            [uplink]
+            keepalive_seconds = 30
+            """)
+        try waitUntil("the WebSocket open", detail: unit.log) { try Harness.outbox(unit.current).transport == .websocket }
+        // The NAT forgets the connection after 12 s; the document's push is lost in it until the unit's keepalive.
+        try await Task.sleep(for: .seconds(15))
+        let published = ContinuousClock.now
+        let reply = try await http.request(
+            .PUT, "/sim/config", headers: close, json: RemoteConfigTests.Publication(version: 2, settings: ["uplink.keepalive_seconds": .integer(10)]))
+        #expect(reply.status == 200)
+        let applied = try await RemoteConfigTests.ack(http, version: 2, .applied, timeout: .seconds(90), detail: unit.log + sim.log)
+        #expect(applied.runningVersion == 2)
+        #expect(ContinuousClock.now - published < .seconds(60), "the document took \(ContinuousClock.now - published)")
+        // From now on the keepalive (10 s) keeps the mapping: no new WebSocket in 40 quiet seconds.
+        try waitUntil("the WebSocket open again", detail: unit.log) { try Harness.outbox(unit.current).transport == .websocket }
+        try await Task.sleep(for: .seconds(2))
+        let opens = sim.log.components(separatedBy: "rider WebSocket open").count
+        try await Task.sleep(for: .seconds(40))
+        #expect(sim.log.components(separatedBy: "rider WebSocket open").count == opens, "the WebSocket was opened again: \(sim.log)")
+        unit.stop()
+    }
+
     @Test("overnight (off shift, the ignition off) the receiver is released: no fix is read; the shift's start has it watched again within seconds, and so does the ignition on")
     func overnightReceiver() async throws {
         let directory = TemporaryDirectory()
