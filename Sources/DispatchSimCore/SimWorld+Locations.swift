@@ -35,12 +35,24 @@ extension SimWorld {
         }
         if let count = received[driverId]?.count, count > Self.receivedKept { received[driverId]?.removeFirst(count - Self.receivedKept) }
         stats.uniquePings += unique
+        // The live pings (newer than the last position; a backlog comes after the live one) say whether it stands.
+        let live = batch.pings.filter { $0.timestamp > lastPosition[driverId]?.timestamp ?? -.infinity }.sorted { $0.timestamp < $1.timestamp }
+        for ping in live {
+            if (ping.speed ?? 0) >= Self.parkedSpeed {
+                parkedSince[driverId] = nil
+            } else if parkedSince[driverId] == nil {
+                parkedSince[driverId] = ping.timestamp
+            }
+        }
         if let newest = batch.pings.max(by: { $0.timestamp < $1.timestamp }),
            newest.timestamp >= (lastPosition[driverId]?.timestamp ?? -.infinity) {
             lastPosition[driverId] = newest
         }
         return (BatchAck(batchId: batch.batchId, received: batch.pings.count, unique: unique, duplicate: false), etaPush(driverId: driverId, now: now))
     }
+
+    /// Below this speed (m/s) a ping is a van standing (a receiver's Doppler speed while parked is centimetres a second).
+    static let parkedSpeed = 1.0
 
     /// Unique pings kept per driver for `/sim/drivers/{id}/locations` (the newest).
     static let receivedKept = 200_000
@@ -49,8 +61,8 @@ extension SimWorld {
     /// report, and the next due by its own cadence).
     public func locations(driverId: String) -> DriverLocations {
         DriverLocations(
-            pings: received[driverId] ?? [], heartbeats: heartbeats[driverId] ?? [], lastReportAt: lastReportAt[driverId],
-            nextReportDue: nextReportDue[driverId])
+            pings: received[driverId] ?? [], heartbeats: heartbeats[driverId] ?? [], lastPosition: lastPosition[driverId],
+            parkedSince: parkedSince[driverId], lastReportAt: lastReportAt[driverId], nextReportDue: nextReportDue[driverId])
     }
 
     private mutating func etaPush(driverId: String, now: Double) -> Push? {
@@ -93,6 +105,10 @@ extension SimWorld {
 public struct DriverLocations: Codable, Sendable, Equatable {
     public var pings: [LocationPing]
     public var heartbeats: [UnitHeartbeat]
+    /// The newest ping by fix time: where the van is.
+    public var lastPosition: LocationPing?
+    /// The fix time since which the van stands (nil while it moves): a dispatcher's "parked since".
+    public var parkedSince: Double?
     /// The simulator's clock (seconds since 1970) at the unit's last batch or heartbeat.
     public var lastReportAt: Double?
     /// When the next is due by the cadence the unit told; nil when it told none (off shift, an older unit).

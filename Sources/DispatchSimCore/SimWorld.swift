@@ -38,6 +38,9 @@ public struct SimWorld: Codable, Sendable {
     /// told (`LocationBatch.nextBatchWithin`): a parked van that reports every two minutes is present, not stale.
     var lastReportAt: [String: Double] = [:]
     var nextReportDue: [String: Double] = [:]
+    /// Since when each driver's van has stood (the fix time of the first ping of its latest run below
+    /// `SimWorld.parkedSpeed`); nil while it moves.
+    var parkedSince: [String: Double] = [:]
     /// Bumped to revoke every token issued to a driver before.
     public private(set) var tokenGeneration: [String: Int] = [:]
     public internal(set) var stats = SimStats()

@@ -137,6 +137,24 @@ struct SimWorldTests {
         #expect(world.ingest(batch: LocationBatch(batchId: "b3", pings: [pings[0]]), driverId: "drv-1", now: 130).push?.kind == .eta)
     }
 
+    @Test("a parked van is present: its last position, since when it stands, when its next report is due by the cadence it told")
+    func presence() {
+        var world = world()
+        func ping(_ t: Double, speed: Double) -> LocationPing { LocationPing(lat: 49.02, lng: 12.1 + t * 1e-6, speed: speed, timestamp: t) }
+        _ = world.ingest(batch: LocationBatch(batchId: "m", pings: [ping(1, speed: 12), ping(2, speed: 8)], nextBatchWithin: 5), driverId: "drv-1", now: 100)
+        #expect(world.locations(driverId: "drv-1").parkedSince == nil)
+        _ = world.ingest(batch: LocationBatch(batchId: "p", pings: [ping(3, speed: 0.4), ping(63, speed: 0.05)], nextBatchWithin: 120), driverId: "drv-1", now: 160)
+        // A backlog batch of older pings afterwards changes nothing.
+        _ = world.ingest(batch: LocationBatch(batchId: "old", pings: [ping(0.5, speed: 14)]), driverId: "drv-1", now: 161)
+        let parked = world.locations(driverId: "drv-1")
+        #expect(parked.parkedSince == 3 && parked.lastPosition?.timestamp == 63)
+        #expect(parked.lastReportAt == 161 && parked.nextReportDue == nil)
+        _ = world.ingest(batch: LocationBatch(batchId: "p2", pings: [ping(183, speed: 0.1)], nextBatchWithin: 120), driverId: "drv-1", now: 280)
+        #expect(world.locations(driverId: "drv-1").nextReportDue == 400 && world.locations(driverId: "drv-1").parkedSince == 3)
+        _ = world.ingest(batch: LocationBatch(batchId: "d", pings: [ping(190, speed: 6)], nextBatchWithin: 5), driverId: "drv-1", now: 290)
+        #expect(world.locations(driverId: "drv-1").parkedSince == nil)
+    }
+
     @Test("ETA: great-circle distance to the next stop over the scenario speed")
     func eta() {
         var world = world()
