@@ -67,7 +67,8 @@ struct RadioBench: ParsableCommand {
         ]
         let situations = everySituation.filter { only.map($0.name.contains) ?? true }
         let directory = try keep ?? makeTemporaryDirectory()
-        defer { if keep == nil { try? FileManager.default.removeItem(atPath: directory) } }  // a scratch directory: one left behind harms no figure
+        // Expected answer: a scratch directory that cannot be removed harms no figure (it stays in /tmp).
+        defer { if keep == nil { try? FileManager.default.removeItem(atPath: directory) } }
         say("Radio: every packet between driverd and dispatch-sim (tcpdump on loopback) over \(seconds) s after a warm-up (overnight \(overnightSeconds) s), real time;")
         say("a burst ends \(Self.tail) s after its last packet (the LTE tail); awake s/h = the radio's high-power seconds an hour.")
         say("Goals: parked with the ignition off ≤ 600 awake s/h; overnight ≤ 120 awake s/h and ≤ 2 wake-ups a minute; moving: batches every 5 to 10 s.")

@@ -18,6 +18,14 @@ struct ParkedRadioTests {
             """, onShift: false)
     }
 
+    /// A receiver parked with 5 m of scatter (an epoch every 0.25 s) and an ignition file saying off.
+    private static func parkedWithIgnitionOff(seconds: Int, _ directory: TemporaryDirectory) throws -> (GPSFake, ignition: String) {
+        let fake = try GPSFake(log: Harness.synthesise(RoutePresets.parked(seconds: seconds, noise: 5), directory, "parked.nmea"), delay: 0.25)
+        let ignition = directory.file("ignition")
+        try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        return (fake, ignition)
+    }
+
     private static func webSocketOpen(_ daemon: DaemonProcess) throws {
         try waitUntil("the WebSocket open", detail: daemon.log) { try Harness.outbox(daemon).transport == .websocket }
     }
@@ -93,11 +101,7 @@ struct ParkedRadioTests {
     @Test("overnight (off shift, the ignition off) the receiver is released: no fix is read; the shift's start has it watched again within seconds, and so does the ignition on")
     func overnightReceiver() async throws {
         let directory = TemporaryDirectory()
-        let log = directory.file("parked.nmea")
-        try NMEAWriter.log(RoutePresets.parked(seconds: 900, noise: 5)).write(toFile: log, atomically: true, encoding: .utf8)
-        let fake = try GPSFake(log: log, delay: 0.25)
-        let ignition = directory.file("ignition")
-        try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        let (fake, ignition) = try Self.parkedWithIgnitionOff(seconds: 900, directory)
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: """
             [ignition]
             path = "\(ignition)"
@@ -130,11 +134,7 @@ struct ParkedRadioTests {
         let sim = try SimProcess()
         let http = SimHTTP(base: sim.base)
         let directory = TemporaryDirectory()
-        let log = directory.file("parked.nmea")
-        try NMEAWriter.log(RoutePresets.parked(seconds: 400, noise: 5)).write(toFile: log, atomically: true, encoding: .utf8)
-        let fake = try GPSFake(log: log, delay: 0.25)
-        let ignition = directory.file("ignition")
-        try "0\n".write(toFile: ignition, atomically: true, encoding: .utf8)
+        let (fake, ignition) = try Self.parkedWithIgnitionOff(seconds: 400, directory)
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Harness.config(backend: sim) + """
             [shift]
             auto_start = true

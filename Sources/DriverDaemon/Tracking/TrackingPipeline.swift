@@ -173,15 +173,16 @@ final class TrackingPipeline: GPSEventHandler {
     }
 
     private func handle(_ fix: Fix) -> GPSPace {
-        let pace = observe(fix)
+        let overnight = isOvernight
+        let pace = observe(fix, overnight: overnight)
         // The gate opens with time: a slow sample would hear it up to an interval late (the screen's card stayed
         // disabled 10 s after a start in a parked van), so the reader reads again when the vehicle has settled.
         // Overnight the receiver rests: the screen has no card to enable before the shift starts.
-        guard !isOvernight, case .pause(let seconds, let release) = pace, let settlesIn = safety?.settlesIn, settlesIn < seconds else { return pace }
+        guard !overnight, case .pause(let seconds, let release) = pace, let settlesIn = safety?.settlesIn, settlesIn < seconds else { return pace }
         return .pause(seconds: settlesIn + Self.dueEpochMargin, release: release)
     }
 
-    private func observe(_ fix: Fix) -> GPSPace {
+    private func observe(_ fix: Fix, overnight: Bool) -> GPSPace {
         let outcome = tracker.observe(fix)
         switch outcome.verdict {
         case .reject(let reason):
@@ -214,7 +215,7 @@ final class TrackingPipeline: GPSEventHandler {
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.fixGap.rawValue)", "gap_seconds": "\(Int(gap.rounded()))"])
         }
         if outcome.motionChanged { announce(outcome.motion) }
-        if receiverReleased.withLock({ $0 }) || isOvernight { return .pause(seconds: Self.releasedPause, release: true) }
+        if receiverReleased.withLock({ $0 }) || overnight { return .pause(seconds: Self.releasedPause, release: true) }
         // Suspected movement: stay awake to confirm it within seconds, not at the next slow sample (even when an
         // earlier fix of the same batch asked for a pause).
         let plan = outcome.confirmingMovement ? .continuous : outcome.plan
