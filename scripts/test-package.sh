@@ -34,13 +34,15 @@ old_deb="$work/releases/driverd_${version}~older_${arch}.deb"
 visible=/var/cache/driverd-test-package
 visible_deb="$visible/$(basename "$new_deb")"
 visible_kiosk_deb="$visible/$(basename "$kiosk_deb")"
-sim_port=$((20000 + RANDOM % 10000))
-gps_port=$((30000 + RANDOM % 10000))
+# Free ports, asked of the kernel (CI runs this beside the integration suite, whose daemons take ports too).
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+sim_port=$(free_port)
+gps_port=$(free_port)
 failures=0
 pids=()
 sdpid=""
 
-say() { printf '\n== %s\n' "$*"; }
+say() { printf '\n== %s (at %d s)\n' "$*" "$SECONDS"; }
 pass() { printf '   ok    %s\n' "$*"; }
 fail() { printf '   FAIL  %s\n' "$*"; failures=$((failures + 1)); }
 check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then pass "$what"; else fail "$what"; fi; }
@@ -55,7 +57,7 @@ cleanup() {
     disown -a
     [[ -n "$sdpid" ]] && kill -KILL "$sdpid" 2>/dev/null
     for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null; done
-    pkill -KILL -f "gpsd .*-S $gps_port" 2>/dev/null
+    pkill -KILL -f "gpsd .*-S $gps_port( |$)" 2>/dev/null
     wait 2>/dev/null
     if dpkg-query -W -f='${Status}' driverd-kiosk 2>/dev/null | grep -q "ok"; then dpkg -P driverd-kiosk >/dev/null 2>&1; fi
     if dpkg-query -W -f='${Status}' driverd 2>/dev/null | grep -q "ok"; then dpkg -P driverd >/dev/null 2>&1; fi
@@ -362,8 +364,8 @@ sed -i -e "s|^#public_key = \"\"  # base64 of the fleet's 32-byte Ed25519 releas
     -e 's|^#healthy_seconds = 120.*|healthy_seconds = 15|' -e 's|^#max_bytes_per_day = 52428800 .*|max_bytes_per_day = 209715200|' /etc/driverd/driverd.toml
 check "driverd --check-config accepts the update keys" /usr/bin/driverd --check-config
 sim cancel task-1001
-pkill -KILL -f "gpsfake .*-P $gps_port" 2>/dev/null || true
-pkill -KILL -f "gpsd .*-S $gps_port" 2>/dev/null || true
+pkill -KILL -f "gpsfake .*-P $gps_port( |$)" 2>/dev/null || true
+pkill -KILL -f "gpsd .*-S $gps_port( |$)" 2>/dev/null || true
 ns systemctl restart driverd.service
 check "driverd-update.path is active (enabled by the package)" wait_for 10 ns systemctl is-active --quiet driverd-update.path
 wait_for 30 sh -c "nsenter -t $sdpid -m -p -- driverctl --json queue | grep -q '\"link\":\"online\"'" || true
@@ -466,6 +468,8 @@ for failing in "crashloop:crash loop:crash-loop-on-purpose.conf:stopping4" "nore
     rolled_back "$failing_version" "$reason" "$good_version" "$dropin" "$failing_started"
     check "  driverd active and answering again" wait_for 60 sh -c "nsenter -t $sdpid -m -p -- systemctl is-active --quiet driverd.service && nsenter -t $sdpid -m -p -- driverctl status >/dev/null"
     check "  driverd-update has finished" wait_for 120 update_done
+    ns journalctl --no-pager -u driverd-update.service -u driverd.service --since "-$((SECONDS - failing_started + 5))s" \
+        >"$work/journal-update-$mode.txt" 2>&1 || true
     echo "   figures: release that fails with '$reason' published -> ROLLED_BACK ${rolled_back_seconds} s"
 done
 # The rest of the test starts from the version this tree builds, with the demo drive going again.
@@ -518,8 +522,8 @@ make_release "$kiosk_version" good "$kiosk_deb"
 kiosk_started=$SECONDS
 sim publish "$work/releases/driverd-kiosk_${kiosk_version}_${arch}.deb" driverd-kiosk "$kiosk_version" "$arch" fleet
 sim cancel task-3001
-pkill -KILL -f "gpsfake .*-P $gps_port" 2>/dev/null || true
-pkill -KILL -f "gpsd .*-S $gps_port" 2>/dev/null || true
+pkill -KILL -f "gpsfake .*-P $gps_port( |$)" 2>/dev/null || true
+pkill -KILL -f "gpsd .*-S $gps_port( |$)" 2>/dev/null || true
 ctl shift end >/dev/null 2>&1 || true
 check "a driverd-kiosk release is applied" wait_for 300 sim ack "$kiosk_version" APPLIED
 kiosk_seconds=$((SECONDS - kiosk_started))
