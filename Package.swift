@@ -234,7 +234,7 @@ let package = Package(
         .testTarget(name: "DriverUpdaterTests", dependencies: ["DriverUpdater", "DriverStore"]),
         .testTarget(
             name: "DriverctlCommandsTests",
-            dependencies: ["DriverctlCommands", "DriverDomain", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: ["DriverAPI", "DriverctlCommands", "DriverDomain", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // Unit tests of the daemon's parts, and the whole daemon built in-process (`DaemonAssembly`) against a
         // stand-in backend that answers by the reference backend's own rules.
         .testTarget(

@@ -472,6 +472,11 @@ for failing in "crashloop:crash loop:crash-loop-on-purpose.conf:stopping4" "nore
         >"$work/journal-update-$mode.txt" 2>&1 || true
     echo "   figures: release that fails with '$reason' published -> ROLLED_BACK ${rolled_back_seconds} s"
 done
+# Every answer reached the backend: none refused there. (A release offered again to the version it installed, or
+# while dpkg still listed a judged one, was answered "not newer than the installed", and the backend, holding the
+# verdict, refused that answer: a dead letter after each rollback.)
+no_dead_letters() { ctl --json queue | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["deadLetters"] == 0 else 1)'; }
+check "no answer of the self-update refused by the backend (no dead letter)" no_dead_letters
 # The rest of the test starts from the version this tree builds, with the demo drive going again.
 start_gnss
 ns dpkg -i --force-downgrade --force-confold "$visible_deb" >"$work/downgrade.log" 2>&1 || { cat "$work/downgrade.log"; fail "back to $version"; }

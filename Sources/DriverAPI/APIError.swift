@@ -5,82 +5,67 @@
 /// place (`JSONRPC.WireError`).
 public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        private enum Code: Sendable, Hashable {
-            case parseError, invalidRequest, methodNotFound, invalidParams, internalError
-            case permissionDenied, unavailable, actionRefused, notFound, proofRejected, drivingGate, outsideGeofence
-            case other(Int)
+        /// Every error the daemon sends, by its number on the wire: the one declaration of the codes (docs/API.md's
+        /// table is checked against it). Spec errors are negative; application errors are in 1000...1999.
+        private enum Code: Int, CaseIterable, Sendable {
+            case parseError = -32700, invalidRequest = -32600, methodNotFound = -32601, invalidParams = -32602
+            case internalError = -32603
+            case permissionDenied = 1001, unavailable = 1002, actionRefused = 1003, notFound = 1004, proofRejected = 1005
+            case drivingGate = 1006, outsideGeofence = 1007
+
+            var description: String {
+                switch self {
+                case .parseError: "parse error"
+                case .invalidRequest: "invalid request"
+                case .methodNotFound: "method not found"
+                case .invalidParams: "invalid params"
+                case .internalError: "internal error"
+                case .permissionDenied: "permission denied"
+                case .unavailable: "unavailable"
+                case .actionRefused: "action refused"
+                case .notFound: "not found"
+                case .proofRejected: "proof rejected"
+                case .drivingGate: "pull over to complete"
+                case .outsideGeofence: "away from the stop"
+                }
+            }
         }
-        private let code: Code
+        /// The wire number; `code` is nil for a number this version does not know (a newer daemon's).
+        public let wireCode: Int
+        private var code: Code? { Code(rawValue: wireCode) }
 
         /// The text is not JSON.
-        public static let parseError = Kind(code: .parseError)
+        public static let parseError = Kind(.parseError)
         /// The JSON is not a valid JSON-RPC 2.0 request, or the line is too long.
-        public static let invalidRequest = Kind(code: .invalidRequest)
-        public static let methodNotFound = Kind(code: .methodNotFound)
-        public static let invalidParams = Kind(code: .invalidParams)
-        public static let internalError = Kind(code: .internalError)
+        public static let invalidRequest = Kind(.invalidRequest)
+        public static let methodNotFound = Kind(.methodNotFound)
+        public static let invalidParams = Kind(.invalidParams)
+        public static let internalError = Kind(.internalError)
         /// A mutating method called by a peer that is neither root nor in the configured group.
-        public static let permissionDenied = Kind(code: .permissionDenied)
+        public static let permissionDenied = Kind(.permissionDenied)
         /// The feature exists but cannot answer now (no fix yet, store not open, ...).
-        public static let unavailable = Kind(code: .unavailable)
+        public static let unavailable = Kind(.unavailable)
         /// A driver action the task's state does not allow; `data` holds `current` and `allowed`.
-        public static let actionRefused = Kind(code: .actionRefused)
+        public static let actionRefused = Kind(.actionRefused)
         /// No such task or stop (or no active task when none was named).
-        public static let notFound = Kind(code: .notFound)
+        public static let notFound = Kind(.notFound)
         /// The backend refused a proof of delivery (a wrong OTP: `data.attemptsLeft`); capture it again.
-        public static let proofRejected = Kind(code: .proofRejected)
+        public static let proofRejected = Kind(.proofRejected)
         /// The vehicle moves (or its speed is unknown): the action needs the driver's attention.
-        public static let drivingGate = Kind(code: .drivingGate)
+        public static let drivingGate = Kind(.drivingGate)
         /// A delivery or failure farther from the stop than its geofence's exit border, without an
         /// `outsideReason`; `data` holds `distanceMeters`, `exitBorderMeters` and the allowed `reasons`.
-        public static let outsideGeofence = Kind(code: .outsideGeofence)
+        public static let outsideGeofence = Kind(.outsideGeofence)
 
-        /// The number on the wire. Spec errors are negative; application errors are in 1000...1999.
-        public var wireCode: Int {
-            switch code {
-            case .parseError: -32700
-            case .invalidRequest: -32600
-            case .methodNotFound: -32601
-            case .invalidParams: -32602
-            case .internalError: -32603
-            case .permissionDenied: 1001
-            case .unavailable: 1002
-            case .actionRefused: 1003
-            case .notFound: 1004
-            case .proofRejected: 1005
-            case .drivingGate: 1006
-            case .outsideGeofence: 1007
-            case .other(let value): value
-            }
-        }
+        /// Every kind this version knows, in the order of their numbers' declaration.
+        public static let all: [Kind] = Code.allCases.map(Kind.init)
 
-        public init(wireCode: Int) {
-            let known: [Kind] = [
-                .parseError, .invalidRequest, .methodNotFound, .invalidParams, .internalError,
-                .permissionDenied, .unavailable, .actionRefused, .notFound, .proofRejected, .drivingGate, .outsideGeofence,
-            ]
-            self = known.first { $0.wireCode == wireCode } ?? Kind(code: .other(wireCode))
-        }
+        /// Any number: one this version does not know keeps its number and reads "error N".
+        public init(wireCode: Int) { self.wireCode = wireCode }
 
-        private init(code: Code) { self.code = code }
+        private init(_ code: Code) { wireCode = code.rawValue }
 
-        public var description: String {
-            switch code {
-            case .parseError: "parse error"
-            case .invalidRequest: "invalid request"
-            case .methodNotFound: "method not found"
-            case .invalidParams: "invalid params"
-            case .internalError: "internal error"
-            case .permissionDenied: "permission denied"
-            case .unavailable: "unavailable"
-            case .actionRefused: "action refused"
-            case .notFound: "not found"
-            case .proofRejected: "proof rejected"
-            case .drivingGate: "pull over to complete"
-            case .outsideGeofence: "away from the stop"
-            case .other(let value): "error \(value)"
-            }
-        }
+        public var description: String { code?.description ?? "error \(wireCode)" }
     }
 
     public let kind: Kind

@@ -38,6 +38,18 @@ public enum KioskServer {
             }
             return .noContent
         }
+        // The languages there are catalogs for, and one language's texts already layered (region over language over
+        // English): no secret, like the page's files. The page names each language in its own words itself (Intl).
+        router.get("/languages") { _, _ -> Response in
+            try jsonResponse(["languages": language.codes])
+        }
+        router.get("/catalog") { request, _ -> Response in
+            let code = request.uri.queryParameters["code"].map(String.init) ?? ""
+            guard let tag = LanguageTag(code), language.available.contains(tag.language) else {
+                throw HTTPError(.notFound, message: "code: one of \(language.codes.joined(separator: ", "))")
+            }
+            return try jsonResponse(language.catalog(tag))
+        }
         if let tiles {
             // Tiles are no secret (the page's files are served the same way); a missing one is a 404 the map skips.
             router.get(RouterPath(MBTiles.route)) { _, context -> Response in
@@ -66,6 +78,13 @@ public enum KioskServer {
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger)
     }
+}
+
+/// A JSON answer the page reads again at each load (a package update may bring new catalogs).
+private func jsonResponse<Value: Encodable>(_ value: Value) throws -> Response {
+    Response(
+        status: .ok, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-cache"],
+        body: ResponseBody(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(value))))
 }
 
 /// The page loads nothing from elsewhere but map tiles, never sends the token in a `Referer`, and cannot be

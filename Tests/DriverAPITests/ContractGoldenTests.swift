@@ -255,33 +255,46 @@ struct ContractGoldenTests {
         try Self.check(SetLogLevelResult(previous: .info, current: .debug), "agent.setLogLevel.result")
     }
 
-    @Test("wire error codes are the documented ones and round-trip")
-    func errorCodes() {
-        let expected: [(APIError.Kind, Int)] = [
-            (.parseError, -32700), (.invalidRequest, -32600), (.methodNotFound, -32601), (.invalidParams, -32602),
-            (.internalError, -32603), (.permissionDenied, 1001), (.unavailable, 1002), (.actionRefused, 1003),
-            (.notFound, 1004), (.proofRejected, 1005), (.drivingGate, 1006), (.outsideGeofence, 1007),
-        ]
-        for (kind, code) in expected {
-            #expect(kind.wireCode == code)
-            #expect(APIError.Kind(wireCode: code) == kind)
+    @Test("every error code is in docs/API.md's table with its text, and the table has no other")
+    func errorCodes() throws {
+        // Rows of the "## Errors" table: | `-32700` | parse error | ... |
+        let section = try Self.apiDoc().components(separatedBy: "\n## Errors")[1].components(separatedBy: "\n## ")[0]
+        var documented: [Int: String] = [:]
+        for line in section.split(separator: "\n") where line.hasPrefix("| `") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 2, let code = Int(cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))) else { continue }
+            documented[code] = cells[1]
         }
+        let declared = Dictionary(uniqueKeysWithValues: APIError.Kind.all.map { ($0.wireCode, $0.description) })
+        #expect(declared == documented)
+        for kind in APIError.Kind.all { #expect(APIError.Kind(wireCode: kind.wireCode) == kind) }
         #expect(APIError.Kind(wireCode: 4242).wireCode == 4242)
+        #expect(APIError.Kind(wireCode: 4242).description == "error 4242")
         #expect(APIError.Kind(wireCode: 4242) != .unavailable)
+    }
+
+    @Test("events.subscribe's section in docs/API.md lists every topic, and no other")
+    func topicsDocumented() throws {
+        let section = try Self.apiDoc().components(separatedBy: "### `events.subscribe`")[1].components(separatedBy: "\n### ")[0]
+        // Bullets of the notifications list: - `gps.fix`: ...
+        let documented = section.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("- `"), let end = line.dropFirst(3).firstIndex(of: "`") else { return nil }
+            return String(line[line.index(line.startIndex, offsetBy: 3)..<end])
+        }
+        #expect(Set(documented) == Set(Events.topics))
+        #expect(documented.count == Events.topics.count, "a topic documented twice")
+    }
+
+    static func apiDoc() throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return try String(contentsOf: root.appendingPathComponent("docs/API.md"), encoding: .utf8)
     }
 
     @Test("every method is documented in docs/API.md")
     func methodsDocumented() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let doc = try String(contentsOf: root.appendingPathComponent("docs/API.md"), encoding: .utf8)
+        let doc = try Self.apiDoc()
         for name in Methods.all.map(\.name) {
             #expect(doc.contains("### `\(name)`"), "docs/API.md lacks a section for \(name)")
-        }
-        for topic in Events.topics {
-            #expect(doc.contains("`\(topic)`"), "docs/API.md lacks topic \(topic)")
-        }
-        for code in [-32700, -32600, -32601, -32602, -32603, 1001, 1002, 1003, 1004, 1005, 1006, 1007] {
-            #expect(doc.contains("`\(code)`"), "docs/API.md lacks error code \(code)")
         }
     }
 }

@@ -102,6 +102,23 @@ struct UpdateStateMachineTests {
         #expect(machine.offered(Self.a) == .ignore)
     }
 
+    @Test("the release being installed, offered to the process its install started, and the one just judged, are known: no rule is asked again")
+    func knownReleases() {
+        // The new version's driverd, started by dpkg's postinst, finds its own release on disk with the install asked.
+        var machine = UpdateStateMachine()
+        machine.resumed(Self.a, chunksHave: 3, complete: true, installAsked: true)
+        #expect(machine.knows(Self.a) && !machine.knows(Self.b))
+        // Rolled back: given up. Applied: the last judged, until the backend stops offering it.
+        _ = machine.verdict(sha256: "a", applied: false)
+        #expect(machine.knows(Self.a) && machine.current == nil)
+        _ = machine.offered(Self.b)
+        Self.download(&machine, Self.b)
+        machine.installAsked()
+        _ = machine.verdict(sha256: "b", applied: true)
+        #expect(machine.knows(Self.b) && !machine.givenUp.contains("b") && machine.offered(Self.b) == .ignore)
+        #expect(!machine.knows(Self.c) && machine.offered(Self.c) == .take(replacing: nil))
+    }
+
     @Test("resumed from disk: complete, partial, asked; given up across restarts")
     func resumed() {
         var machine = UpdateStateMachine(givenUp: ["c"])

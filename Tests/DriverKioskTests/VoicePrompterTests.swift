@@ -125,4 +125,21 @@ struct VoicePrompterTests {
         for refused in ["xx-BR", "pt-Brazil", "pt-BR-x", "pt-", "", "de-1a"] { #expect(!language.set(refused), "\(refused)") }
         #expect(language.tag.description == "de")
     }
+
+    @Test("the screen's list is every catalog, English first; a catalog is a region's words over its language's over English's")
+    func catalogs() throws {
+        let language = KioskLanguage(www: URL(fileURLWithPath: Self.catalogs).deletingLastPathComponent().path)
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.catalogs).filter { $0.hasSuffix(".json") }
+        #expect(language.codes.first == "en")
+        #expect(Set(language.codes) == Set(files.map { String($0.dropLast(5)) }))
+        #expect(Array(language.codes.dropFirst()) == language.codes.dropFirst().sorted())
+        func own(_ code: String) throws -> [String: String] {
+            try JSONDecoder().decode([String: String].self, from: Data(contentsOf: URL(fileURLWithPath: "\(Self.catalogs)/\(code).json")))
+        }
+        let brazil = language.catalog(LanguageTag("pt-BR")!)
+        #expect(brazil == (try own("en")).merging(try own("pt")) { $1 }.merging(try own("pt-BR")) { $1 })
+        #expect(try own("pt-BR").count < (try own("pt")).count, "a region's catalog holds only its own words")
+        #expect(language.catalog(LanguageTag("pt-PT")!) == (try own("en")).merging(try own("pt")) { $1 })
+        #expect(language.catalog(LanguageTag("xx")!) == (try own("en")))
+    }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DriverAPI
 import DriverDomain
 import DriverctlCommands
 import Foundation
@@ -29,6 +30,32 @@ struct DocumentationTests {
         #expect(paths.count > 20)
         for path in paths {
             #expect(api.contains("driverctl: `driverctl \(path)"), "docs/API.md does not name driverctl \(path) after a method")
+        }
+    }
+
+    /// The table a newcomer reads: each method's section in docs/API.md names the command that calls it, or says
+    /// why there is none. (The daemon's owner of each method: RegistryDriftTests.routerMatchesDescriptors.)
+    @Test("every method names its driverctl command in docs/API.md, one that exists, or says why it has none")
+    func everyMethodHasACommand() throws {
+        let api = try Self.text("docs/API.md")
+        let paths = Set(Self.commandPaths(Driverctl.self))
+        for method in Methods.all.map(\.name) {
+            let sections = api.components(separatedBy: "\n### `\(method)`\n")
+            guard sections.count == 2 else {
+                Issue.record("docs/API.md has \(sections.count - 1) sections for \(method)")
+                continue
+            }
+            let section = sections[1].components(separatedBy: "\n### ")[0]
+            guard let line = section.split(separator: "\n").first(where: { $0.hasPrefix("driverctl: ") }) else {
+                Issue.record("docs/API.md's \(method) names no driverctl command (or `driverctl: none`, and why)")
+                continue
+            }
+            if line.hasPrefix("driverctl: none") { continue }
+            // `driverctl pod otp CODE` → "pod otp": the words before the first argument or option.
+            // `driverctl shift start`: a command (`shift`) and its argument, so any leading words that make a command.
+            let words = try #require(line.firstMatch(of: /`driverctl ([^`]*)`/)).1.split(separator: " ")
+            let named = (1...words.count).contains { paths.contains(words.prefix($0).joined(separator: " ")) }
+            #expect(named, "docs/API.md's \(method) names driverctl \(words.joined(separator: " ")), which is not a command")
         }
     }
 

@@ -2,11 +2,14 @@
 driver switches (the page's own I18n.choose, then a render), every action checked inside the screen with no text cut
 off, a screenshot each (lang-<code>-<size>-<view>.png), axe at 800x480. The view itself is reached for real by the
 test that calls this (a drive, a killed daemon, a proof step)."""
+import glob
 import os
 
 from audit import SIZES, audit, check_in_view
 
-LANGUAGES = ["en", "de", "fr", "es", "pt", "pt-BR", "pl", "tr", "ar"]
+# Every catalog the kiosk ships, as driverd-kiosk lists them (GET /languages): English first, then by code.
+LANGUAGES = sorted((os.path.basename(path)[:-5] for path in glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "kiosk", "www", "i18n", "*.json"))),
+                   key=lambda code: "" if code == "en" else code)
 
 
 def in_every_language(page, screens_dir, view, visible, sizes=SIZES):

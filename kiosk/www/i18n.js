@@ -6,27 +6,40 @@
 "use strict";
 
 const I18n = (() => {
-  // Each language by its own name: a driver who cannot read the current one still finds theirs.
-  const LANGUAGES = [
-    { code: "en", name: "English" }, { code: "de", name: "Deutsch" }, { code: "fr", name: "Français" },
-    { code: "es", name: "Español" }, { code: "pt", name: "Português" }, { code: "pt-BR", name: "Português (Brasil)" },
-    { code: "pl", name: "Polski" }, { code: "tr", name: "Türkçe" }, { code: "ar", name: "العربية", rtl: true },
-  ];
+  // The languages there are catalogs for, as driverd-kiosk lists them (English first); each by its own name, so a
+  // driver who cannot read the current one still finds theirs, and its direction, both from the browser's own data.
+  let languages = [{ code: "en", name: "English", rtl: false }];
+  let listed = null;
   let code = "en";
   let units = "metric";
   let messages = {};
-  let fallback = {};
   // The logged-in driver and the language their profile names (agent.status), once known.
   let driver = null;
   let profile = null;
+
+  function described(code) {
+    const name = new Intl.DisplayNames([code], { type: "language", languageDisplay: "standard" }).of(code) || code;
+    const locale = new Intl.Locale(code);
+    const info = locale.getTextInfo ? locale.getTextInfo() : locale.textInfo;
+    return { code, name: name.charAt(0).toLocaleUpperCase(code) + name.slice(1), rtl: Boolean(info && info.direction === "rtl") };
+  }
+
+  // Once a page's life: the list cannot change under a running kiosk (a package update restarts it).
+  async function list() {
+    listed = listed || fetch("languages", { cache: "no-cache" }).then((response) => {
+      if (!response.ok) throw new Error(`no language list (${response.status})`);
+      return response.json();
+    }).then((answer) => { languages = answer.languages.map(described); });
+    return listed.catch((error) => { listed = null; throw error; });
+  }
 
   // A catalog's code for a BCP 47 tag, or null: the region's own where there is one ("pt-BR"), else the language's
   // ("pt-PT" and "es-MX" are Portuguese and Spanish).
   function supported(tag) {
     if (typeof tag !== "string") return null;
-    const regional = LANGUAGES.find((language) => language.code.toLowerCase() === tag.toLowerCase());
+    const regional = languages.find((language) => language.code.toLowerCase() === tag.toLowerCase());
     const base = tag.toLowerCase().split("-")[0];
-    return regional ? regional.code : LANGUAGES.some((language) => language.code === base) ? base : null;
+    return regional ? regional.code : languages.some((language) => language.code === base) ? base : null;
   }
 
   function chosen() {
@@ -35,22 +48,17 @@ const I18n = (() => {
     return "en";
   }
 
-  async function fetchCatalog(language) {
-    const response = await fetch(`i18n/${language}.json`, { cache: "no-cache" });
-    if (!response.ok) throw new Error(`no catalog for ${language}`);
-    return response.json();
-  }
-
-  // Loads the chosen language (English fills any gap, so a missing key never shows a key; a region's catalog holds
-  // only the words it says differently, over its language's) and applies it to the page's fixed text: elements with
-  // data-i18n (their text) and data-i18n-label (their aria-label).
+  // Loads the chosen language, layered by driverd-kiosk (a region's words over its language's over English's, so a
+  // missing text is English, never a key), and applies it to the page's fixed text: elements with data-i18n (their
+  // text) and data-i18n-label (their aria-label).
   async function load(language) {
-    code = language || chosen();
-    const base = code.split("-")[0];
-    fallback = Object.keys(fallback).length ? fallback : await fetchCatalog("en");
-    messages = base === "en" ? fallback : await fetchCatalog(base).catch(() => fallback);
-    if (base !== code) messages = { ...messages, ...(await fetchCatalog(code).catch(() => ({}))) };
-    const entry = LANGUAGES.find((language) => language.code === code);
+    await list();
+    const next = language || chosen();
+    const response = await fetch(`catalog?code=${encodeURIComponent(next)}`, { cache: "no-cache" });
+    if (!response.ok) throw new Error(`no catalog for ${next}`);
+    messages = await response.json();
+    code = next;
+    const entry = languages.find((candidate) => candidate.code === code);
     localStorage.setItem("kiosk-language", code);
     document.documentElement.lang = code;
     document.documentElement.dir = entry && entry.rtl ? "rtl" : "ltr";
@@ -80,7 +88,7 @@ const I18n = (() => {
 
   // The message for `key` with {placeholders} filled in.
   function t(key, params) {
-    const text = messages[key] !== undefined ? messages[key] : fallback[key] !== undefined ? fallback[key] : key;
+    const text = messages[key] !== undefined ? messages[key] : key;
     return params ? text.replace(/\{(\w+)\}/g, (whole, name) => (params[name] !== undefined ? String(params[name]) : whole)) : text;
   }
 
@@ -116,7 +124,8 @@ const I18n = (() => {
   }
 
   return {
-    LANGUAGES, load, choose, follow, t,
+    load, choose, follow, t,
+    get LANGUAGES() { return languages; },
     get code() { return code; },
     get tag() { return tag(); },
     // The fleet's units (kiosk.describe): metric, uk or us; anything else is metric.

@@ -132,12 +132,13 @@ final class UpdateDesk: Sendable {
             return
         }
         let offer = Self.offerDigest(signed)
-        if state.withLock({ $0.refused.contains(offer) }) { return }
+        let release = UpdateStateMachine.Release(sha256: manifest.sha256, chunks: manifest.chunks.count)
+        // Answered already (refused), or one the machine holds: the one installing or just judged is no new offer.
+        if state.withLock({ $0.refused.contains(offer) || $0.machine.knows(release) }) { return }
         if let reason = refusal(manifest, signed: signed) {
             refuse(manifest, offer: offer, reason: reason)
             return
         }
-        let release = UpdateStateMachine.Release(sha256: manifest.sha256, chunks: manifest.chunks.count)
         let action = state.withLock { state -> UpdateStateMachine.OfferAction in
             let action = state.machine.offered(release)
             switch action {

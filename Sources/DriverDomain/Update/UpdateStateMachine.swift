@@ -28,7 +28,19 @@ public struct UpdateStateMachine: Sendable, Equatable {
     /// Releases driverd-update rolled back, and manifests no download can satisfy: never taken again.
     public private(set) var givenUp: Set<String>
 
+    /// The release driverd-update's last verdict (applied or not) named, until the backend stops offering it.
+    public private(set) var lastJudged: String?
+
     public init(givenUp: Set<String> = []) { self.givenUp = givenUp }
+
+    /// Whether an offer of `release` is one this machine already holds an answer for: the one downloading or being
+    /// installed (this very process may be it, started by the install), the one waiting, one given up, or the one just
+    /// judged. The rules are not asked again about it: a release judged while dpkg still lists it, or the running
+    /// release offered to itself, would otherwise be refused as "not newer than the installed", an answer the
+    /// backend can only refuse (it has the verdict).
+    public func knows(_ release: Release) -> Bool {
+        release == current || release == waiting || givenUp.contains(release.sha256) || release.sha256 == lastJudged
+    }
 
     // MARK: Offers
 
@@ -44,7 +56,7 @@ public struct UpdateStateMachine: Sendable, Equatable {
 
     /// The backend offers `release`, which passed the rules (signature, manifest, package, architecture, version).
     public mutating func offered(_ release: Release) -> OfferAction {
-        if release == current || release == waiting || givenUp.contains(release.sha256) { return .ignore }
+        if knows(release) { return .ignore }
         if phase == .installing, current != nil {
             waiting = release
             return .wait
@@ -140,6 +152,7 @@ public struct UpdateStateMachine: Sendable, Equatable {
     /// then the current release, as it was the one asked for).
     public mutating func verdict(sha256: String?, applied: Bool) -> VerdictAction {
         let judged = sha256 ?? current?.sha256
+        lastJudged = judged
         var action = VerdictAction(release: judged, giveUp: nil, clearFiles: false, take: nil)
         if !applied, let judged {
             givenUp.insert(judged)

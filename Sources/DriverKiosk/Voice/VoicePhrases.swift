@@ -13,22 +13,10 @@ public struct VoicePhrases: Sendable, Equatable {
         self.texts = texts
     }
 
-    /// The catalogs in `directory` for `tag`: its region's where there is one (`pt-BR.json`, the words Brazil says
-    /// differently) over its language's, over English's. Empty when none can be read (the voice then says nothing: a
-    /// package without its catalogs is broken, and the journal says so).
+    /// The `voice.*` texts of the catalogs in `directory` for `tag`, layered as the screen's (`KioskLanguage.catalog`).
+    /// Empty when none can be read (the voice then says nothing, and the journal says so).
     public static func load(_ tag: LanguageTag, from directory: String) -> VoicePhrases {
-        // A language or region without a catalog is expected (English fills in); the shipped catalogs are each
-        // checked as JSON by Tests/kiosk/test_i18n.py, and an empty result is logged by the voice.
-        func read(_ code: String) -> [String: String] {
-            guard let data = FileManager.default.contents(atPath: "\(directory)/\(code).json"),
-                  let catalog = try? JSONDecoder().decode([String: String].self, from: data)
-            else { return [:] }
-            return catalog.filter { $0.key.hasPrefix("voice.") }
-        }
-        var texts = read("en")
-        if tag.language != "en" { texts.merge(read(tag.language)) { $1 } }
-        if tag.region != nil { texts.merge(read(tag.description)) { $1 } }
-        return VoicePhrases(tag: tag, texts: texts)
+        VoicePhrases(tag: tag, texts: KioskLanguage.catalog(tag, in: directory).filter { $0.key.hasPrefix("voice.") })
     }
 
     public var isEmpty: Bool { texts.isEmpty }

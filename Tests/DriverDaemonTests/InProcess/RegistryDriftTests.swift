@@ -4,7 +4,7 @@ import DriverStore
 import Foundation
 import Testing
 
-/// The registries are declared once (`Methods.all`, `Events.topics`); these checks fail when the daemon or the
+/// The registries are declared once (`Methods.all`, `Topic`); these checks fail when the daemon or the
 /// screen drifts from them.
 @Suite("Registries")
 struct RegistryDriftTests {
@@ -43,17 +43,17 @@ struct RegistryDriftTests {
         }
     }
 
-    @Test("every event declared in DriverAPI is in Events.topics once, and docs/API.md documents each")
+    @Test("every topic has one event descriptor in DriverAPI, and every descriptor its own topic")
     func topicsDerivedFromDeclarations() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let source = try String(contentsOf: root.appendingPathComponent("Sources/DriverAPI/Event.swift"), encoding: .utf8)
-        let declared = Self.matches(of: #"= Event<[^>]+>\("([^"]+)"\)"#, in: source)
-        #expect(declared.count >= 19)
-        #expect(Set(Events.topics).count == Events.topics.count, "a topic listed twice")
-        #expect(Set(declared) == Set(Events.topics), "declared but not listed: \(Set(declared).subtracting(Events.topics)); listed but not declared: \(Set(Events.topics).subtracting(declared))")
-        let api = try String(contentsOf: root.appendingPathComponent("docs/API.md"), encoding: .utf8)
-        for topic in Events.topics { #expect(api.contains("`\(topic)`"), "docs/API.md does not document \(topic)") }
+        let described = Self.matches(of: #"= Event<[^>]+>\(\.(\w+)\)"#, in: source)
+        let topics = Topic.allCases.map { String(describing: $0) }
+        #expect(described.count == Set(described).count, "two descriptors of one topic")
+        #expect(Set(described) == Set(topics), "topics without a descriptor: \(Set(topics).subtracting(described))")
+        #expect(Events.topics == Topic.allCases.map(\.rawValue))
+        // docs/API.md's list of topics: ContractGoldenTests.topicsDocumented.
     }
 
     static func quoted(in text: String) -> [String] { matches(of: #""([^"]+)""#, in: text) }
