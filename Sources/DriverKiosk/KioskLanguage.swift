@@ -25,24 +25,25 @@ public final class KioskLanguage: Sendable {
 
     /// The texts for `tag` (`GET /catalog`, and the voice's): its region's catalog where there is one (`pt-BR.json`,
     /// the words Brazil says differently) over its language's, over English's, so a missing text is English, never a
-    /// key. The one place catalogs are layered. Empty when none can be read (a package without its catalogs is
-    /// broken: the voice says so in the journal, the page shows its keys).
-    public static func catalog(_ tag: LanguageTag, in directory: String) -> [String: String] {
-        // A language or region without a catalog is expected (English fills in); the shipped catalogs are each
-        // checked as JSON by Tests/kiosk/test_i18n.py.
-        func read(_ code: String) -> [String: String] {
-            guard let data = FileManager.default.contents(atPath: "\(directory)/\(code).json"),
-                  let catalog = try? JSONDecoder().decode([String: String].self, from: data)
-            else { return [:] }
-            return catalog
+    /// key. The one place catalogs are layered. A language or region without a catalog is expected (English fills
+    /// in); a catalog that is there but not a JSON object of texts is a broken package, and throws.
+    public static func catalog(_ tag: LanguageTag, in directory: String) throws(KioskCatalogError) -> [String: String] {
+        func read(_ code: String) throws(KioskCatalogError) -> [String: String] {
+            let path = "\(directory)/\(code).json"
+            guard let data = FileManager.default.contents(atPath: path) else { return [:] }
+            do {
+                return try JSONDecoder().decode([String: String].self, from: data)
+            } catch {
+                throw KioskCatalogError(path: path, reason: "\(error)")
+            }
         }
-        var texts = read("en")
-        if tag.language != "en" { texts.merge(read(tag.language)) { $1 } }
-        if tag.region != nil { texts.merge(read(tag.description)) { $1 } }
+        var texts = try read("en")
+        if tag.language != "en" { texts.merge(try read(tag.language)) { $1 } }
+        if tag.region != nil { texts.merge(try read(tag.description)) { $1 } }
         return texts
     }
 
-    public func catalog(_ tag: LanguageTag) -> [String: String] { Self.catalog(tag, in: catalogs) }
+    public func catalog(_ tag: LanguageTag) throws(KioskCatalogError) -> [String: String] { try Self.catalog(tag, in: catalogs) }
 
     /// Takes `text` when it is a language tag (a region of two letters or three digits at most) of a language
     /// there is a catalog for; false otherwise.
@@ -51,4 +52,12 @@ public final class KioskLanguage: Sendable {
         current.withLock { $0 = tag }
         return true
     }
+}
+
+/// A shipped catalog that cannot be read as texts: the package is broken.
+public struct KioskCatalogError: Error, CustomStringConvertible {
+    public let path: String
+    public let reason: String
+
+    public var description: String { "\(path) is not a catalog (a JSON object of texts): \(reason)" }
 }

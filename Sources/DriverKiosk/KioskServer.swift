@@ -48,7 +48,12 @@ public enum KioskServer {
             guard let tag = LanguageTag(code), language.available.contains(tag.language) else {
                 throw HTTPError(.notFound, message: "code: one of \(language.codes.joined(separator: ", "))")
             }
-            return try jsonResponse(language.catalog(tag))
+            do {
+                return try jsonResponse(try language.catalog(tag))
+            } catch let error as KioskCatalogError {
+                logger.error("catalog for \(tag) not served: \(error)")
+                throw HTTPError(.internalServerError, message: "the kiosk's catalog for \(tag) is broken")
+            }
         }
         if let tiles {
             // Tiles are no secret (the page's files are served the same way); a missing one is a 404 the map skips.

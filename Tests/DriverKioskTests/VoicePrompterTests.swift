@@ -17,7 +17,7 @@ struct VoicePrompterTests {
     /// The catalogs the package ships (kiosk/www/i18n): the voice says what they hold.
     static let catalogs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("kiosk/www/i18n").path
-    static let english = VoicePhrases.load(LanguageTag("en")!, from: catalogs)
+    static let english = try! VoicePhrases.load(LanguageTag("en")!, from: catalogs)
 
     func push(_ id: Int, _ kind: String, message: String? = nil) -> PushEvent {
         PushEvent(id: id, kind: kind, taskId: "task-1003", message: message, title: "New order task-1003", interruptive: true, receivedAt: 0)
@@ -85,9 +85,9 @@ struct VoicePrompterTests {
     }
 
     @Test("each language says a new order in its own words with its own espeak-ng voice; English keeps the configured voice; a language without a catalog speaks English")
-    func languages() {
+    func languages() throws {
         for code in ["de", "fr", "es", "pt", "pl", "tr", "ar"] {
-            let phrases = VoicePhrases.load(LanguageTag(code)!, from: Self.catalogs)
+            let phrases = try VoicePhrases.load(LanguageTag(code)!, from: Self.catalogs)
             var prompter = VoicePrompter(phrases: phrases)
             prompter.route(Self.route)
             guard case .say(let text)? = prompter.push(push(5, "TASK_ASSIGNED")) else {
@@ -98,21 +98,21 @@ struct VoicePrompterTests {
             #expect(phrases.voice(configured: "en-gb") == code)
         }
         #expect(Self.english.voice(configured: "en-gb") == "en-gb")
-        #expect(VoicePhrases.load(LanguageTag("xx")!, from: Self.catalogs).say("voice.newOrder") == "New order.")
+        #expect(try VoicePhrases.load(LanguageTag("xx")!, from: Self.catalogs).say("voice.newOrder") == "New order.")
     }
 
     @Test("a region picks espeak-ng's voice of that region (pt-BR, es-MX, fr-BE, fr-CH); its words are the region's catalog's over the language's")
-    func regionalVoices() {
+    func regionalVoices() throws {
         let voices = ["pt-BR": "pt-br", "pt-PT": "pt", "es-MX": "es-419", "es-419": "es-419", "es-ES": "es", "fr-BE": "fr-be",
                       "fr-CH": "fr-ch", "fr-FR": "fr", "de-AT": "de", "en-US": "en-gb"]
         for (tag, voice) in voices {
-            #expect(VoicePhrases.load(LanguageTag(tag)!, from: Self.catalogs).voice(configured: "en-gb") == voice, "\(tag)")
+            #expect(try VoicePhrases.load(LanguageTag(tag)!, from: Self.catalogs).voice(configured: "en-gb") == voice, "\(tag)")
         }
-        let brazil = VoicePhrases.load(LanguageTag("pt-BR")!, from: Self.catalogs)
-        let portugal = VoicePhrases.load(LanguageTag("pt-PT")!, from: Self.catalogs)
+        let brazil = try VoicePhrases.load(LanguageTag("pt-BR")!, from: Self.catalogs)
+        let portugal = try VoicePhrases.load(LanguageTag("pt-PT")!, from: Self.catalogs)
         #expect(brazil.say("voice.newOrder") == "Novo pedido." && portugal.say("voice.newOrder") == "Nova encomenda.")
         #expect(brazil.say("voice.arrived", ["place": "Loja"]) == portugal.say("voice.arrived", ["place": "Loja"]))  // not said differently
-        #expect(VoicePhrases.load(LanguageTag("es-MX")!, from: Self.catalogs).say("voice.newOrder")
+        #expect(try VoicePhrases.load(LanguageTag("es-MX")!, from: Self.catalogs).say("voice.newOrder")
             == VoicePhrases.load(LanguageTag("es")!, from: Self.catalogs).say("voice.newOrder"))
     }
 
@@ -136,10 +136,17 @@ struct VoicePrompterTests {
         func own(_ code: String) throws -> [String: String] {
             try JSONDecoder().decode([String: String].self, from: Data(contentsOf: URL(fileURLWithPath: "\(Self.catalogs)/\(code).json")))
         }
-        let brazil = language.catalog(LanguageTag("pt-BR")!)
+        let brazil = try language.catalog(LanguageTag("pt-BR")!)
         #expect(brazil == (try own("en")).merging(try own("pt")) { $1 }.merging(try own("pt-BR")) { $1 })
         #expect(try own("pt-BR").count < (try own("pt")).count, "a region's catalog holds only its own words")
-        #expect(language.catalog(LanguageTag("pt-PT")!) == (try own("en")).merging(try own("pt")) { $1 })
-        #expect(language.catalog(LanguageTag("xx")!) == (try own("en")))
+        #expect(try language.catalog(LanguageTag("pt-PT")!) == (try own("en")).merging(try own("pt")) { $1 })
+        #expect(try language.catalog(LanguageTag("xx")!) == (try own("en")))
+        // A catalog that is there but broken is an error (a broken package), not silently English.
+        let broken = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-catalogs-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: broken, withIntermediateDirectories: true)
+        defer { _ = try? FileManager.default.removeItem(atPath: broken) }  // a test's scratch directory
+        try Data("{\"language.choose\": 3}".utf8).write(to: URL(fileURLWithPath: broken + "/de.json"))
+        #expect(throws: KioskCatalogError.self) { try KioskLanguage.catalog(LanguageTag("de")!, in: broken) }
+        #expect(try KioskLanguage.catalog(LanguageTag("fr")!, in: broken).isEmpty)
     }
 }

@@ -14,9 +14,9 @@ public struct VoicePhrases: Sendable, Equatable {
     }
 
     /// The `voice.*` texts of the catalogs in `directory` for `tag`, layered as the screen's (`KioskLanguage.catalog`).
-    /// Empty when none can be read (the voice then says nothing, and the journal says so).
-    public static func load(_ tag: LanguageTag, from directory: String) -> VoicePhrases {
-        VoicePhrases(tag: tag, texts: KioskLanguage.catalog(tag, in: directory).filter { $0.key.hasPrefix("voice.") })
+    /// Empty when there is no catalog (the voice then says nothing, and the journal says so).
+    public static func load(_ tag: LanguageTag, from directory: String) throws(KioskCatalogError) -> VoicePhrases {
+        VoicePhrases(tag: tag, texts: try KioskLanguage.catalog(tag, in: directory).filter { $0.key.hasPrefix("voice.") })
     }
 
     public var isEmpty: Bool { texts.isEmpty }

@@ -30,7 +30,7 @@ public struct VoiceService: Service {
             return
         }
         await cancelWhenGracefulShutdown {
-            let phrases = VoicePhrases.load(language.tag, from: language.catalogs)
+            let phrases = phrases(language.tag)
             if phrases.isEmpty { logger.error("the voice has nothing to say: no catalog in \(language.catalogs)") }
             var prompter = VoicePrompter(phrases: phrases)
             var backoff = 1.0
@@ -44,6 +44,16 @@ public struct VoiceService: Service {
                 try? await Task.sleep(for: .seconds(backoff))  // cancelled only by the stop, which the loop sees
                 backoff = min(backoff * 2, 10)
             }
+        }
+    }
+
+    /// The voice's texts for `tag`; none (silence, said in the journal) when a shipped catalog is broken.
+    private func phrases(_ tag: LanguageTag) -> VoicePhrases {
+        do {
+            return try VoicePhrases.load(tag, from: language.catalogs)
+        } catch {
+            logger.error("the voice is silent in \(tag): \(error)")
+            return VoicePhrases(tag: tag, texts: [:])
         }
     }
 
@@ -62,7 +72,7 @@ public struct VoiceService: Service {
                 guard case .line(let line) = frame, let message = try? JSONParser.parse(line.readableBytesView) else { continue }
                 // The screen may have changed the driver's language since the last line.
                 let tag = language.tag
-                if prompter.phrases.tag != tag { prompter.phrases = VoicePhrases.load(tag, from: language.catalogs) }
+                if prompter.phrases.tag != tag { prompter.phrases = phrases(tag) }
                 for action in Self.actions(for: message, &prompter) {
                     switch action {
                     case .say(let text): await speaker.say(text, voice: prompter.phrases.voice(configured: configuration.voiceName))
