@@ -119,7 +119,7 @@ let package = Package(
         .executableTarget(
             name: "dispatch-sim",
             dependencies: [
-                "DispatchSim", "DispatchSimCore",
+                "DispatchSim", "DispatchSimCore", "RuntimeMetadata",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -145,13 +145,23 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
+        // Type metadata built once on the main thread before event loops race to build it (a Swift 6.3.1 runtime crash).
+        .target(
+            name: "RuntimeMetadata",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]
+        ),
+        // Reproduces that crash: two threads build the HTTP decoder's metadata at once (IntegrationTests/RuntimeMetadataTests).
+        .executableTarget(
+            name: "metadata-race",
+            dependencies: ["RuntimeMetadata", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]
+        ),
         // The Swift runtime's global-executor hook by link-time reference: `dlsym` cannot see it in a static binary.
         // Only driverd imports it.
         .target(name: "CConcurrencyHook"),
         .executableTarget(
             name: "driverd",
             dependencies: [
-                "DriverDaemon", "DriverctlCommands", "DriverUpdater", "CConcurrencyHook",
+                "DriverDaemon", "DriverctlCommands", "DriverUpdater", "CConcurrencyHook", "RuntimeMetadata",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -194,7 +204,7 @@ let package = Package(
         .executableTarget(
             name: "driverd-kiosk",
             dependencies: [
-                "DriverKiosk",
+                "DriverKiosk", "RuntimeMetadata",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

@@ -4,6 +4,7 @@ import DispatchSimCore
 import Foundation
 import Hummingbird
 import Logging
+import RuntimeMetadata
 
 /// The reference backend of driverd's backend contract, for tests, the demo, benchmarks and integrators.
 @main
@@ -34,6 +35,8 @@ struct DispatchSimCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func run() async throws {
+        // Before the server accepts: Swift's runtime can crash when two connections build this metadata at once.
+        RuntimeMetadata.instantiateHTTPServerTypes()
         var options = SimOptions()
         options.host = host
         options.port = port

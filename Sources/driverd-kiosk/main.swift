@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 import Synchronization
+import RuntimeMetadata
 
 /// driverd-kiosk: the driver's screen (a page served on loopback, bridged to driverd's local API) and voice.
 @main
@@ -30,6 +31,8 @@ struct DriverdKiosk: AsyncParsableCommand {
     @Option(help: "Log level (trace, debug, info, notice, warning, error, critical).") var logLevel = "info"
 
     func run() async throws {
+        // Before the server accepts: Swift's runtime can crash when two connections build this metadata at once.
+        RuntimeMetadata.instantiateHTTPServerTypes()
         var settings: KioskConfiguration
         do {
             settings = try KioskConfiguration.load(path: config)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import RuntimeMetadata
 import DriverAPI
 import DriverDaemon
 import DriverDomain
@@ -28,6 +29,8 @@ enum DriverdEntry {
         // Over a file-size limit a write must fail with EFBIG (SQLite reports "disk full" and keeps what it had),
         // not kill the daemon.
         signal(SIGXFSZ, SIG_IGN)
+        // Before any event loop connects: Swift's runtime can crash when two threads build this metadata at once.
+        RuntimeMetadata.instantiateHTTPClientTypes()
         // The daemon is I/O-light: two event loops at most (one served 50 RPC clients at 2.3× a raw echo's p99, two
         // at 1.65×, and waking no more often), two threads for blocking file work. Measured with `driverd-bench rpc`.
         NIOSingletons.groupLoopCountSuggestion = min(2, System.coreCount)
@@ -47,9 +50,9 @@ enum DriverdEntry {
             status = 1
         }
         // `_exit`, never `exit`: the daemon has stopped gracefully (its final flush is on disk), but an event loop may
-        // still be finishing work it started (a WebSocket connect cannot be cancelled), and `exit` destroys the C++
-        // statics that Swift's runtime uses to look up generic types under it. (A seed-202 soak crashed in that
-        // lookup during exit 75; seed 29 crashed at the same site while running, so exit is not the whole cause.)
+        // still be finishing work it started (a WebSocket connect cannot be cancelled), and `exit` would run the
+        // process's destructors under it. (The soak's crashes once blamed on exit were the metadata race
+        // RuntimeMetadata closes.)
         fflush(nil)
         _exit(status)
     }
