@@ -81,3 +81,76 @@ public enum Events {
     /// What `events.subscribe` accepts.
     public static let topics: [String] = Topic.allCases.map(\.rawValue)
 }
+
+/// Params of `events.subscribe`.
+public struct SubscribeParams: Codable, Sendable, Equatable {
+    public var topics: [String]
+    public init(topics: [String]) { self.topics = topics }
+}
+
+public struct SubscribeResult: Codable, Sendable, Equatable {
+    /// Every topic this connection now receives.
+    public var topics: [String]
+    public init(topics: [String]) { self.topics = topics }
+}
+
+/// Params of the `push.summary` event and result of `events.pending`: what waits, said without interrupting.
+/// `push.summary` also goes out after every acknowledgement (API 1.9), so every front end knows what is left.
+public struct PushSummary: Codable, Sendable, Equatable {
+    /// Unacknowledged pushes, and how many of them are held because the vehicle moves.
+    public var pending: Int
+    public var held: Int
+    /// "1 new order, 2 messages" (empty when nothing waits).
+    public var summary: String
+    /// The ids of the unacknowledged pushes (API 1.9): a screen drops what another front end acknowledged.
+    public var ids: [Int]?
+    public init(pending: Int, held: Int, summary: String, ids: [Int]? = nil) {
+        self.pending = pending
+        self.held = held
+        self.summary = summary
+        self.ids = ids
+    }
+}
+
+/// Params of `events.ack`.
+public struct AckParams: Codable, Sendable, Equatable {
+    public var id: Int
+    public init(id: Int) { self.id = id }
+}
+
+/// A push from the backend as front ends get it (topic `push`), kept until a front end acknowledges it.
+public struct PushEvent: Codable, Sendable, Equatable {
+    public var id: Int
+    /// `TASK_ASSIGNED`, `ROUTE_CHANGED`, `TASK_CANCELLED` or `CUSTOMER_MESSAGE`.
+    public var kind: String
+    public var taskId: String?
+    /// The customer's or dispatcher's text (personal data: shown, never logged).
+    public var message: String?
+    /// A short line a UI or a voice can read: "New order task-1003".
+    public var title: String
+    /// Interruptive pushes (all of these kinds) are held while the vehicle moves.
+    public var interruptive: Bool
+    public var receivedAt: Double
+    public init(id: Int, kind: String, taskId: String?, message: String?, title: String, interruptive: Bool, receivedAt: Double) {
+        self.id = id
+        self.kind = kind
+        self.taskId = taskId
+        self.message = message
+        self.title = title
+        self.interruptive = interruptive
+        self.receivedAt = receivedAt
+    }
+}
+
+// MARK: Methods
+
+extension Methods {
+    public static let eventsSubscribe = Method<SubscribeParams, SubscribeResult>("events.subscribe", mutating: false, screen: true)
+    /// Acknowledges a push: it is not sent again. Interruptive ones only while the vehicle stands.
+    public static let eventsAck = Method<AckParams, PushSummary>("events.ack", mutating: true, screen: true)
+    /// What pushes wait, said without interrupting (also while driving).
+    public static let eventsPending = Method<NoParams, PushSummary>("events.pending", mutating: false, screen: true)
+
+    /// This file's methods, in `Methods.all`.
+    static let events: [MethodDescriptor] = [eventsSubscribe.descriptor, eventsAck.descriptor, eventsPending.descriptor]
+}

@@ -113,18 +113,6 @@ public struct RequestRateResult: Codable, Sendable, Equatable {
     }
 }
 
-/// Params of `events.subscribe`.
-public struct SubscribeParams: Codable, Sendable, Equatable {
-    public var topics: [String]
-    public init(topics: [String]) { self.topics = topics }
-}
-
-public struct SubscribeResult: Codable, Sendable, Equatable {
-    /// Every topic this connection now receives.
-    public var topics: [String]
-    public init(topics: [String]) { self.topics = topics }
-}
-
 // MARK: Methods
 
 extension Methods {
@@ -132,10 +120,9 @@ extension Methods {
     /// The latest fix; `unavailable` (1002) before the first.
     public static let gpsFix = Method<NoParams, Fix>("gps.fix", mutating: false)
     public static let gpsRequestRate = Method<RequestRateParams, RequestRateResult>("gps.requestRate", mutating: true)
-    public static let eventsSubscribe = Method<SubscribeParams, SubscribeResult>("events.subscribe", mutating: false, screen: true)
 
     /// This file's methods, in `Methods.all`.
     static let gps: [MethodDescriptor] = [
-        gpsStatus.descriptor, gpsFix.descriptor, gpsRequestRate.descriptor, eventsSubscribe.descriptor,
+        gpsStatus.descriptor, gpsFix.descriptor, gpsRequestRate.descriptor,
     ]
 }

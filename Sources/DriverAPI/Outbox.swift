@@ -61,27 +61,6 @@ public struct OutboxStatus: Codable, Sendable, Equatable {
     }
 }
 
-/// Params of `auth.login`.
-public struct LoginParams: Codable, Sendable, Equatable {
-    public var username: String
-    public var password: String
-    public init(username: String, password: String) {
-        self.username = username
-        self.password = password
-    }
-}
-
-/// Result of `auth.login`.
-public struct LoginResult: Codable, Sendable, Equatable {
-    public var driverId: String
-    /// Unix seconds when the access token expires (the daemon refreshes it before).
-    public var expiresAt: Double
-    public init(driverId: String, expiresAt: Double) {
-        self.driverId = driverId
-        self.expiresAt = expiresAt
-    }
-}
-
 /// Params of the `auth.required` notification.
 public struct AuthRequiredEvent: Codable, Sendable, Equatable {
     public var reason: String
@@ -114,8 +93,7 @@ extension Methods {
     public static let outboxStatus = Method<NoParams, OutboxStatus>("outbox.status", mutating: false, screen: true)
     /// Sends what waits now (overriding a backoff) and answers once that attempt is over.
     public static let outboxFlush = Method<NoParams, OutboxStatus>("outbox.flush", mutating: true)
-    public static let authLogin = Method<LoginParams, LoginResult>("auth.login", mutating: true)
 
     /// This file's methods, in `Methods.all`.
-    static let outbox: [MethodDescriptor] = [outboxStatus.descriptor, outboxFlush.descriptor, authLogin.descriptor]
+    static let outbox: [MethodDescriptor] = [outboxStatus.descriptor, outboxFlush.descriptor]
 }

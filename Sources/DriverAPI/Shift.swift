@@ -61,84 +61,13 @@ public struct SafetyStatus: Codable, Sendable, Equatable {
     }
 }
 
-/// A push from the backend as front ends get it (topic `push`), kept until a front end acknowledges it.
-public struct PushEvent: Codable, Sendable, Equatable {
-    public var id: Int
-    /// `TASK_ASSIGNED`, `ROUTE_CHANGED`, `TASK_CANCELLED` or `CUSTOMER_MESSAGE`.
-    public var kind: String
-    public var taskId: String?
-    /// The customer's or dispatcher's text (personal data: shown, never logged).
-    public var message: String?
-    /// A short line a UI or a voice can read: "New order task-1003".
-    public var title: String
-    /// Interruptive pushes (all of these kinds) are held while the vehicle moves.
-    public var interruptive: Bool
-    public var receivedAt: Double
-    public init(id: Int, kind: String, taskId: String?, message: String?, title: String, interruptive: Bool, receivedAt: Double) {
-        self.id = id
-        self.kind = kind
-        self.taskId = taskId
-        self.message = message
-        self.title = title
-        self.interruptive = interruptive
-        self.receivedAt = receivedAt
-    }
-}
-
-/// Params of the `push.summary` event and result of `events.pending`: what waits, said without interrupting.
-/// `push.summary` also goes out after every acknowledgement (API 1.9), so every front end knows what is left.
-public struct PushSummary: Codable, Sendable, Equatable {
-    /// Unacknowledged pushes, and how many of them are held because the vehicle moves.
-    public var pending: Int
-    public var held: Int
-    /// "1 new order, 2 messages" (empty when nothing waits).
-    public var summary: String
-    /// The ids of the unacknowledged pushes (API 1.9): a screen drops what another front end acknowledged.
-    public var ids: [Int]?
-    public init(pending: Int, held: Int, summary: String, ids: [Int]? = nil) {
-        self.pending = pending
-        self.held = held
-        self.summary = summary
-        self.ids = ids
-    }
-}
-
-/// Params of `events.ack`.
-public struct AckParams: Codable, Sendable, Equatable {
-    public var id: Int
-    public init(id: Int) { self.id = id }
-}
-
-/// Result of `auth.logout`.
-public struct LogoutResult: Codable, Sendable, Equatable {
-    /// Transitions and proofs kept to send after the same driver's next login.
-    public var keptItems: Int
-    /// Personal data removed: tasks (with names, phones, addresses), uploaded photos, pushes.
-    public var removedTasks: Int
-    public var removedPhotos: Int
-    public init(keptItems: Int, removedTasks: Int, removedPhotos: Int) {
-        self.keptItems = keptItems
-        self.removedTasks = removedTasks
-        self.removedPhotos = removedPhotos
-    }
-}
-
 // MARK: Methods
 
 extension Methods {
-    /// Acknowledges a push: it is not sent again. Interruptive ones only while the vehicle stands.
-    public static let eventsAck = Method<AckParams, PushSummary>("events.ack", mutating: true, screen: true)
-    /// What pushes wait, said without interrupting (also while driving).
-    public static let eventsPending = Method<NoParams, PushSummary>("events.pending", mutating: false, screen: true)
     public static let shiftStart = Method<NoParams, ShiftStatus>("shift.start", mutating: true, screen: true)
     public static let shiftEnd = Method<NoParams, ShiftStatus>("shift.end", mutating: true, screen: true)
     public static let shiftStatus = Method<NoParams, ShiftStatus>("shift.status", mutating: false, screen: true)
-    /// Clears personal data and the tokens; keeps what is queued for the same driver's next login.
-    public static let authLogout = Method<NoParams, LogoutResult>("auth.logout", mutating: true)
 
     /// This file's methods, in `Methods.all`.
-    static let driver: [MethodDescriptor] = [
-        eventsAck.descriptor, eventsPending.descriptor, shiftStart.descriptor, shiftEnd.descriptor,
-        shiftStatus.descriptor, authLogout.descriptor,
-    ]
+    static let shift: [MethodDescriptor] = [shiftStart.descriptor, shiftEnd.descriptor, shiftStatus.descriptor]
 }

@@ -43,6 +43,8 @@ struct DaemonAssembly: Sendable {
     }
 
     let router: RPCRouter
+    /// Method name → the type that registered it (`MethodTable`).
+    let methodOwners: [String: String]
     let counters: RPCCounters
     /// The long-running parts, in start order; graceful shutdown runs in reverse (tracking commits its last pings
     /// before the uplink's final flush sends them).
@@ -96,7 +98,7 @@ struct DaemonAssembly: Sendable {
             shift: shift, safety: safety, powerPollInterval: Double(config.powerPollSeconds), ignitionSource: config.effectiveIgnitionSource)
         let reader = inputs.fixSource == .gpsd ? GPSDReader(endpoint: endpoint, handler: pipeline) : nil
         if let reader { pipeline.attach(reader) }
-        let tracking = TrackingRuntime(tracker: tracker, recorder: recorder, reader: reader, hub: hub, pipeline: pipeline)
+        let tracking = TrackingRuntime(tracker: tracker, recorder: recorder, reader: reader, pipeline: pipeline, logger: Logger(label: "gps"))
         let uplink = inputs.backend.map { backend in Uplink(
             client: backend, webSocket: inputs.webSocket, outbox: outbox, recorder: recorder, stateDirectory: config.stateDirectory,
             credentials: config.backendUsername.isEmpty ? nil : .init(username: config.backendUsername, password: config.backendPassword),
@@ -158,33 +160,37 @@ struct DaemonAssembly: Sendable {
         if let vehicleReader { vehicle.attach(vehicleReader) }
         travel.readVehicle { vehicle.tripReading() }
         let remote = inputs.remote ?? RemoteConfigStart(layers: ConfigLayers(file: [:]), config: config, running: nil, onTrial: false)
+        let outboxDesk = OutboxDesk(uplink: uplink, outbox: outbox, clock: clock)
         let remoteConfig = RemoteConfigDesk(
             book: RemoteConfigBook(store: store), outbox: outbox, uplink: uplink, start: remote, clock: clock, logger: Logger(label: "config"))
         let runtime = AgentRuntime(
             started: .now, socketPath: config.socketPath, socketActivated: inputs.socketActivated, counters: counters,
             logLevel: inputs.levelControl, tracking: tracking,
-            uplinkStatus: { try UplinkHandlers.status(uplink, outbox, clock: clock, maxAge: .seconds(1)) },
-            shiftStatus: { shift.status }, safetyStatus: { safety.status(heldPushes: pushes.heldCount.withLock { $0 }) })
+            uplinkStatus: { [outboxDesk] in try outboxDesk.status(maxAge: .seconds(1)) },
+            shiftStatus: { shift.status }, safetyStatus: { safety.status(heldPushes: pushes.heldCount.withLock { $0 }) },
+            logger: Logger(label: "driverd"))
 
-        var router = RPCRouter()
-        AgentHandlers.register(in: &router, runtime: runtime, logger: Logger(label: "driverd"))
+        var methods = MethodTable()
+        methods.add(runtime)
         let diagRuntime = DiagRuntime(
             agent: runtime, config: config, configPath: inputs.configPath, configWarnings: inputs.configWarnings, store: store,
             recentWarnings: inputs.recentWarnings, vehicle: { vehicle.status() })
-        DiagHandlers.register(in: &router, runtime: diagRuntime)
+        methods.add(diagRuntime)
         let fleetRequests = FleetRequestDesk(
             book: FleetRequestBook(store: store), outbox: outbox, uplink: uplink, tracker: tracker, levelControl: inputs.levelControl,
             settings: .init(
                 chunkBytes: config.diagChunkBytes, maxBundleBytes: config.diagMaxBundleBytes, configuredLevel: Logger.Level(config.logLevel),
                 spoolDirectory: config.stateDirectory + "/diagnostics"),
-            report: { try DiagHandlers.report(diagRuntime) }, bundleMaker: inputs.bundleMaker, logger: Logger(label: "fleet"))
-        GPSHandlers.register(in: &router, runtime: tracking, logger: Logger(label: "gps"))
-        UplinkHandlers.register(in: &router, uplink: uplink, outbox: outbox, clock: clock)
-        WorkflowHandlers.register(in: &router, workflow: workflow, safety: safety)
-        remoteConfig.register(in: &router)
-        vehicle.register(in: &router)
-        travel.register(in: &router)
-        visits.register(in: &router)
+            report: { try diagRuntime.report() }, bundleMaker: inputs.bundleMaker, logger: Logger(label: "fleet"))
+        methods.add(tracking)
+        methods.add(pushes)
+        methods.add(outboxDesk)
+        methods.add(AuthDesk(uplink: uplink, workflow: workflow))
+        methods.add(WorkflowDesk(workflow: workflow, safety: safety))
+        methods.add(remoteConfig)
+        methods.add(vehicle)
+        methods.add(travel)
+        methods.add(visits)
         let update = UpdateDesk(
             settings: .init(
                 mode: config.updateMode, publicKey: config.updatePublicKey, maxBytesPerDay: config.updateMaxBytesPerDay,
@@ -200,11 +206,10 @@ struct DaemonAssembly: Sendable {
                     hour: LocalHour.now(clock.now().time), tasksInProgress: await workflow.tasksInProgress(), queuedItems: depth.items - depth.byKind[.updateAck, default: 0])
             },
             logger: Logger(label: "update"))
-        update.register(in: &router)
+        methods.add(update)
         let sos = SOSDesk(outbox: outbox, uplink: uplink, tracker: tracker, clock: clock, hub: hub, logger: Logger(label: "sos"))
-        DriverHandlers.register(
-            in: &router, shift: shift, pushes: pushes, workflow: workflow, recorder: recorder, uplink: uplink, travel: travel, sos: sos,
-            logger: Logger(label: "shift"))
+        methods.add(sos)
+        methods.add(ShiftDesk(shift: shift, pushes: pushes, recorder: recorder, uplink: uplink, travel: travel, logger: Logger(label: "shift")))
         if let uplink {
             // Front ends hear every push first; then each owner sends its lanes, takes their outcomes and picks its pushes.
             uplink.whenPushed { await pushes.received($0) }
@@ -230,7 +235,7 @@ struct DaemonAssembly: Sendable {
                 .init(service: UpdateService(desk: update)),
             ] + (vehicleReader.map { [ServiceGroupConfiguration.ServiceConfiguration(service: VehicleService(reader: $0))] } ?? [])
         return DaemonAssembly(
-            router: router, counters: counters, services: services, tracker: tracker, pipeline: pipeline, recorder: recorder, outbox: outbox, uplink: uplink,
+            router: methods.router, methodOwners: methods.owners, counters: counters, services: services, tracker: tracker, pipeline: pipeline, recorder: recorder, outbox: outbox, uplink: uplink,
             workflow: workflow, pushes: pushes, safety: safety, shift: shift, hub: hub, remoteConfig: remoteConfig, fleetRequests: fleetRequests,
             vehicle: vehicle)
     }

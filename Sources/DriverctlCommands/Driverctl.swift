@@ -10,8 +10,8 @@ public struct Driverctl: ParsableCommand {
         abstract: "Talk to driverd, the in-vehicle delivery agent.",
         version: "driverctl (API \(APIVersion.major).\(APIVersion.minor))",
         // Each file declares its commands; a new command touches only its file.
-        subcommands: agentCommands + gpsCommands + outboxCommands + routeCommands + taskCommands + watchCommands + shiftCommands
-            + sosCommands + configCommands + diagCommands + vehicleCommands + updateCommands)
+        subcommands: agentCommands + gpsCommands + eventsCommands + outboxCommands + authCommands + routeCommands + taskCommands
+            + shiftCommands + sosCommands + configCommands + diagCommands + vehicleCommands + updateCommands)
 
     static let agentCommands: [any ParsableCommand.Type] = [Status.self, Describe.self, LogLevelCommand.self]
 

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArgumentParser
 import DriverAPI
 
@@ -24,51 +21,6 @@ struct Sync: ParsableCommand {
         // A flush answers after its attempt, which may wait for a slow backend.
         let status = try Session(options, timeout: .seconds(90)).call(Methods.outboxFlush, NoParams())
         try Output(options).emit(status) { OutboxFormatter.text(status) }
-    }
-}
-
-struct Login: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Log the driver in to the backend.",
-        discussion: "The password is read without echo from the terminal, or as the first line of standard input.")
-
-    @OptionGroup var options: GlobalOptions
-
-    @Option(name: .long, help: "The driver's username (asked for when left out).")
-    var username: String?
-
-    func run() throws {
-        guard let username = username ?? Prompt.line("username: ", echo: true), !username.isEmpty else {
-            throw ValidationError("a username is required")
-        }
-        guard let password = Prompt.line("password: ", echo: false), !password.isEmpty else {
-            throw ValidationError("a password is required")
-        }
-        let result = try Session(options, timeout: .seconds(60)).call(Methods.authLogin, LoginParams(username: username, password: password))
-        try Output(options).emit(result) { "logged in as \(result.driverId); token valid until \(TextFormat.UTC(result.expiresAt).iso8601)" }
-    }
-}
-
-/// Reads a line from the terminal (echo off for secrets) or from standard input when it is not a terminal.
-enum Prompt {
-    static func line(_ prompt: String, echo: Bool) -> String? {
-        let interactive = isatty(STDIN_FILENO) == 1
-        var saved = termios()
-        if interactive {
-            Environment.printErrorInline(prompt)
-            if !echo, tcgetattr(STDIN_FILENO, &saved) == 0 {
-                var quiet = saved
-                quiet.c_lflag &= ~tcflag_t(ECHO)
-                tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
-            }
-        }
-        defer {
-            if interactive && !echo {
-                tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
-                Environment.printErrorInline("\n")
-            }
-        }
-        return readLine(strippingNewline: true)
     }
 }
 
@@ -98,5 +50,5 @@ enum OutboxFormatter {
 
 extension Driverctl {
     /// This file's commands, in the root's subcommands.
-    static let outboxCommands: [any ParsableCommand.Type] = [Queue.self, Sync.self, Login.self]
+    static let outboxCommands: [any ParsableCommand.Type] = [Queue.self, Sync.self]
 }

@@ -36,32 +36,7 @@ struct ShiftCommand: ParsableCommand {
     }
 }
 
-struct Logout: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Log out: clears the route, names, phones and uploaded photos; keeps unsent changes for your next login.")
-    @OptionGroup var options: GlobalOptions
-
-    func run() throws {
-        let result = try Session(options).call(Methods.authLogout, NoParams())
-        try Output(options).emit(result) {
-            "logged out: \(StatusFormatter.plural(result.removedTasks, "task")) and \(StatusFormatter.plural(result.removedPhotos, "photo")) removed; "
-                + "\(StatusFormatter.plural(result.keptItems, "unsent change")) kept for your next login"
-        }
-    }
-}
-
-struct Ack: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Acknowledge a message or order notice (driverctl watch shows their ids).")
-    @OptionGroup var options: GlobalOptions
-    @Argument(help: "The push id.") var id: Int
-
-    func run() throws {
-        let summary = try Session(options).call(Methods.eventsAck, AckParams(id: id))
-        try Output(options).emit(summary) { summary.pending == 0 ? "nothing else waits" : "still waiting: \(summary.summary)" }
-    }
-}
-
 extension Driverctl {
     /// This file's commands, in the root's subcommands.
-    static let shiftCommands: [any ParsableCommand.Type] = [ShiftCommand.self, Ack.self, Logout.self]
+    static let shiftCommands: [any ParsableCommand.Type] = [ShiftCommand.self]
 }

@@ -7,8 +7,7 @@ import ReaderThread
 import Synchronization
 
 /// Reads gpsd through libgps on a thread of its own (blocking C calls never touch the Swift concurrency
-/// pool) and publishes link states and fixes: as an `AsyncStream`, and to an optional handler that runs on
-/// the reader's thread and sets the pace.
+/// pool) and hands link states and fixes to its handler, which runs on the reader's thread and sets the pace.
 ///
 /// gpsd may be absent at start, die, restart or lose the fix: the reader reports each state and reconnects
 /// with jittered backoff, forever, until `stop()`.
@@ -22,9 +21,7 @@ import Synchronization
 /// asks gpsd to stream, sleeps until a fresh epoch must have arrived, and reads it.
 public final class GPSDReader: Sendable {
     public let endpoint: GPSDEndpoint
-    public let events: AsyncStream<GPSEvent>
-    private let continuation: AsyncStream<GPSEvent>.Continuation
-    private let handler: (any GPSEventHandler)?
+    private let handler: any GPSEventHandler
     private let backoff: Backoff
     /// Longest wait between reads while streaming, and the time given to gpsd to deliver an epoch after a
     /// quiet spell.
@@ -44,20 +41,19 @@ public final class GPSDReader: Sendable {
     }
 
     public init(
-        endpoint: GPSDEndpoint, handler: (any GPSEventHandler)? = nil, backoff: Backoff = Backoff(base: 0.5, cap: 10),
+        endpoint: GPSDEndpoint, handler: any GPSEventHandler, backoff: Backoff = Backoff(base: 0.5, cap: 10),
         batchInterval: Double = 1.0
     ) {
         self.endpoint = endpoint
         self.handler = handler
         self.backoff = backoff
         self.batchInterval = batchInterval
-        (events, continuation) = AsyncStream.makeStream(of: GPSEvent.self, bufferingPolicy: .bufferingNewest(256))
     }
 
     /// Starts the reader thread (once).
     public func start() { runner.start(named: "gpsd-reader") { self.run() } }
 
-    /// Stops the thread; the stream finishes.
+    /// Stops the thread.
     public func stop() {
         runner.stop()
     }
@@ -126,13 +122,11 @@ public final class GPSDReader: Sendable {
             // At least 100 ms, so a gpsd that accepts and drops at once cannot make this spin.
             wait(seconds: max(0.1, delay))
         }
-        continuation.finish()
     }
 
     @discardableResult
     private func publish(_ event: GPSEvent) -> GPSPace {
-        continuation.yield(event)
-        return handler?.handle(event) ?? .continue
+        handler.handle(event)
     }
 
     private func apply(_ pace: GPSPace) {
@@ -189,7 +183,7 @@ public final class GPSDReader: Sendable {
             } else if !drainPause {
                 let inHand = connection.waiting(microseconds: 0)
                 // Nothing read: a control change or a deadline.
-                if !inHand, !wait(readable: connection.descriptor, seconds: handler?.idle()) { continue }
+                if !inHand, !wait(readable: connection.descriptor, seconds: handler.idle()) { continue }
                 // Woken as the data came: the pacer dates the epoch by this wake-up.
                 arrived = !inHand
             } else {
@@ -248,7 +242,7 @@ public final class GPSDReader: Sendable {
     @discardableResult
     private func wait(readable descriptor: Int32? = nil, seconds: Double?) -> Bool {
         runInbox()
-        let seconds = [seconds, handler?.housekeeping()].compactMap { $0 }.min()
+        let seconds = [seconds, handler.housekeeping()].compactMap { $0 }.min()
         return wakePipe.wait(readable: descriptor, seconds: seconds)
     }
 

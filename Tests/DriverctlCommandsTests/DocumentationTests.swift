@@ -88,4 +88,57 @@ struct DocumentationTests {
             #expect(FileManager.default.fileExists(atPath: Self.root.appendingPathComponent(link).path), "README links to missing \(link)")
         }
     }
+
+    /// The targets Package.swift declares (tests aside), each with the targets of this package it depends on.
+    static func packageTargets() throws -> [String: Set<String>] {
+        let package = try text("Package.swift")
+        var declared: [(name: String, kind: Substring, dependencies: [String])] = []
+        for call in package.matches(of: /\.(target|executableTarget|systemLibrary|testTarget)\(/) {
+            let body = enclosed(in: package[call.range.upperBound...], open: "(", close: ")")
+            guard let name = body.firstMatch(of: /name: "([^"]+)"/)?.1 else { continue }
+            var dependencies: [String] = []
+            if let list = body.firstMatch(of: /dependencies: \[/) {
+                let inner = enclosed(in: body[list.range.upperBound...], open: "[", close: "]")
+                // Products of other packages are `.product(name: "X", package: "Y")`; this package's targets are bare names.
+                let own = inner.replacing(/\.product\([^)]*\)/, with: "")
+                dependencies = own.matches(of: /"([^"]+)"/).map { String($0.1) }
+            }
+            declared.append((String(name), call.1, dependencies))
+        }
+        return Dictionary(uniqueKeysWithValues: declared.filter { $0.kind != "testTarget" }.map { ($0.name, Set($0.dependencies)) })
+    }
+
+    /// What follows an opening bracket up to its matching close.
+    static func enclosed(in text: Substring, open: Character, close: Character) -> Substring {
+        var depth = 1
+        var index = text.startIndex
+        while index < text.endIndex {
+            if text[index] == open { depth += 1 } else if text[index] == close { depth -= 1 }
+            if depth == 0 { return text[text.startIndex..<index] }
+            index = text.index(after: index)
+        }
+        return text
+    }
+
+    @Test("docs/ARCHITECTURE.md's module map names every target of Package.swift once, none that is gone, and each one's own imports")
+    func moduleMapMatchesThePackage() throws {
+        let targets = try Self.packageTargets()
+        #expect(targets.count > 20 && targets["DriverDaemon"]?.contains("DriverStore") == true)
+        let architecture = try Self.text("docs/ARCHITECTURE.md")
+        let map = architecture.components(separatedBy: "\n## Module map\n").dropFirst().first?.components(separatedBy: "\n## ")[0] ?? ""
+        var rows: [String: Set<String>] = [:]
+        for row in map.split(separator: "\n") where row.hasPrefix("| `") {
+            let cells = row.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 4, let name = cells[1].firstMatch(of: /^`([^`]+)`$/)?.1 else { continue }
+            #expect(rows[String(name)] == nil, "the module map names \(name) twice")
+            let imports = cells[cells.count - 2].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            rows[String(name)] = Set(imports.filter { targets[$0] != nil })
+        }
+        #expect(Set(rows.keys).subtracting(targets.keys).isEmpty, "the module map names targets that are gone: \(Set(rows.keys).subtracting(targets.keys).sorted())")
+        #expect(Set(targets.keys).subtracting(rows.keys).isEmpty, "the module map lacks \(Set(targets.keys).subtracting(rows.keys).sorted())")
+        for (name, imports) in rows {
+            guard let declared = targets[name] else { continue }
+            #expect(imports == declared, "the module map's imports of \(name): \(imports.sorted()), Package.swift: \(declared.sorted())")
+        }
+    }
 }

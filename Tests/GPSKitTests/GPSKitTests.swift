@@ -22,12 +22,25 @@ struct GPSKitTests {
         #expect(GPSDEndpoint(parsing: text) == nil)
     }
 
+    /// The reader's events as a stream, for a test to await (the daemon's handler is the tracking pipeline).
+    final class Streamer: GPSEventHandler {
+        let events: AsyncStream<GPSEvent>
+        private let continuation: AsyncStream<GPSEvent>.Continuation
+        init() { (events, continuation) = AsyncStream.makeStream(of: GPSEvent.self, bufferingPolicy: .bufferingNewest(256)) }
+        func handle(_ event: GPSEvent) -> GPSPace {
+            continuation.yield(event)
+            return .continue
+        }
+        func idle() -> Double? { nil }
+    }
+
     @Test("no gpsd: the reader reports connecting and lost, and keeps retrying")
     func absentGPSD() async throws {
-        let reader = GPSDReader(endpoint: GPSDEndpoint(host: "127.0.0.1", port: "1"), backoff: .init(base: 0.05, cap: 0.1))
+        let streamer = Streamer()
+        let reader = GPSDReader(endpoint: GPSDEndpoint(host: "127.0.0.1", port: "1"), handler: streamer, backoff: .init(base: 0.05, cap: 0.1))
         reader.start()
         var states: [GPSLinkState] = []
-        for await event in reader.events {
+        for await event in streamer.events {
             if case .link(let state) = event { states.append(state) }
             if states.count >= 6 { break }
         }
@@ -95,12 +108,13 @@ struct GPSKitTests {
             fake.waitUntilExit()
             _ = try? Process.run(URL(fileURLWithPath: "/usr/bin/pkill"), arguments: ["-9", "-f", "gpsd .*-S \(port)"])
         }
-        let reader = GPSDReader(endpoint: GPSDEndpoint(host: "127.0.0.1", port: String(port)), backoff: .init(base: 0.2, cap: 0.5))
+        let streamer = Streamer()
+        let reader = GPSDReader(endpoint: GPSDEndpoint(host: "127.0.0.1", port: String(port)), handler: streamer, backoff: .init(base: 0.2, cap: 0.5))
         reader.start()
         defer { reader.stop() }
         var fixes: [Fix] = []
         var connected = false
-        for await event in reader.events {
+        for await event in streamer.events {
             switch event {
             case .link(.connected): connected = true
             case .fix(let fix): fixes.append(fix)
@@ -118,7 +132,7 @@ struct GPSKitTests {
         try await Task.sleep(for: .milliseconds(200))
         let quietStart = ContinuousClock.now
         var afterPause: ContinuousClock.Instant? = nil
-        for await event in reader.events {
+        for await event in streamer.events {
             if case .fix = event, ContinuousClock.now - quietStart > .milliseconds(100) {
                 afterPause = .now
                 break

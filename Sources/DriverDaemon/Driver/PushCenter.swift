@@ -167,3 +167,18 @@ actor PushCenter {
             ids: pending.map { Int($0.id) })
     }
 }
+
+/// The `events.*` methods' owner: subscriptions to the event hub, and the pushes kept until a front end acknowledges them.
+extension PushCenter: MethodOwner {
+    nonisolated func register(in router: inout RPCRouter) {
+        router.register(Methods.eventsSubscribe) { [hub] params, connection in
+            let unknown = params.topics.filter { !Events.topics.contains($0) }
+            guard unknown.isEmpty, !params.topics.isEmpty else {
+                throw APIError.invalidParams("unknown topic \(unknown.first ?? "(none)"); topics: \(Events.topics.joined(separator: ", "))")
+            }
+            return SubscribeResult(topics: hub.subscribe(connection, to: params.topics))
+        }
+        router.register(Methods.eventsAck) { [self] params, _ in try await acknowledge(params.id) }
+        router.register(Methods.eventsPending) { [self] _, _ in try await summary() }
+    }
+}

@@ -9,7 +9,7 @@ import Logging
 /// `sos.raise`: a driver's call for help. Stored durably (synchronous=FULL) before the answer, first in the
 /// outbox's line (priority urgent), repeated until the backend acks it; its ack is announced as `sos.changed`.
 /// Never behind the safety gate or a shift: help is asked for while driving and off shift too.
-struct SOSDesk: Sendable {
+struct SOSDesk: MethodOwner, Sendable {
     let outbox: Outbox
     let uplink: Uplink?
     let tracker: Tracker
@@ -19,6 +19,10 @@ struct SOSDesk: Sendable {
 
     /// A fix older than this is no position to send help to.
     static let maxFixAge: Double = 300
+
+    func register(in router: inout RPCRouter) {
+        router.register(Methods.sosRaise) { [self] params, _ in try raise(params) }
+    }
 
     func raise(_ params: SOSParams) throws -> SOSView {
         let note = params.note?.trimmingWhitespace()

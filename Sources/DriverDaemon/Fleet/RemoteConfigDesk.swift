@@ -196,7 +196,7 @@ extension RemoteConfigDesk: OutboxItemOwner {
     }
 }
 
-extension RemoteConfigDesk {
+extension RemoteConfigDesk: MethodOwner {
     /// `config.show`.
     func register(in router: inout RPCRouter) {
         router.register(Methods.configShow) { _, _ in self.show() }

@@ -372,7 +372,7 @@ final class TravelMonitor: Sendable {
     }
 }
 
-extension TravelMonitor {
+extension TravelMonitor: MethodOwner {
     /// `trips.list`.
     func register(in router: inout RPCRouter) {
         router.register(Methods.tripsList) { _, _ in try self.recentTrips() }

@@ -644,7 +644,7 @@ struct DailyBudget: Codable, Sendable, Equatable {
 
 /// The desk owns the release lane (its answers to the fleet's releases), and hears when the fleet may have a new
 /// release: an `UPDATE_AVAILABLE` push, or the link coming back.
-extension UpdateDesk {
+extension UpdateDesk: MethodOwner {
     /// `update.status` and `update.check`.
     func register(in router: inout RPCRouter) {
         router.register(Methods.updateStatus) { _, _ in self.status() }

@@ -383,7 +383,7 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
     }
 }
 
-extension VehicleMonitor {
+extension VehicleMonitor: MethodOwner {
     /// `vehicle.status`.
     func register(in router: inout RPCRouter) {
         router.register(Methods.vehicleStatus) { _, _ in self.status() }

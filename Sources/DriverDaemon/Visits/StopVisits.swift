@@ -11,7 +11,7 @@ import Synchronization
 /// the open visits, the notice when the van leaves a stop with its action undone, and each visit's report
 /// (sent once, through the outbox). The workflow opens a visit in the same transaction as the arrival it
 /// commits; everything after that is here. A lock-guarded class: the workflow reads it for every task view.
-final class StopVisits: Sendable {
+final class StopVisits: MethodOwner, Sendable {
     private struct State {
         /// Open visits by stop id.
         var open: [String: VisitRecord] = [:]

@@ -56,6 +56,55 @@ struct RegistryDriftTests {
         // docs/API.md's list of topics: ContractGoldenTests.topicsDocumented.
     }
 
+    /// The map a newcomer follows from a method's name to every room it lives in: docs/ARCHITECTURE.md's table,
+    /// derived here from the sources (the DriverAPI file that declares each method), the assembly (the owner that
+    /// registered it) and docs/API.md (the driverctl command that calls it). A namespace has one file and one owner.
+    @Test("docs/ARCHITECTURE.md's namespace table: each namespace's one DriverAPI file, one daemon owner and driverctl commands")
+    func namespaceTable() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let daemon = try InProcessDaemon(backend: StandInBackend())
+        let owners = daemon.assembly.methodOwners
+        var declaredIn: [String: String] = [:]
+        let apiDirectory = root.appendingPathComponent("Sources/DriverAPI")
+        for file in try FileManager.default.contentsOfDirectory(atPath: apiDirectory.path) where file.hasSuffix(".swift") {
+            let source = try String(contentsOf: apiDirectory.appendingPathComponent(file), encoding: .utf8)
+            for method in Self.matches(of: #"= Method<[^\n]*>\("([a-zA-Z]+\.[a-zA-Z]+)""#, in: source) { declaredIn[method] = file }
+        }
+        let api = try String(contentsOf: root.appendingPathComponent("docs/API.md"), encoding: .utf8)
+        var namespaces: [String] = []
+        var methodsOf: [String: [String]] = [:]
+        for method in Methods.all.map(\.name) {
+            let namespace = String(method.split(separator: ".")[0])
+            if methodsOf[namespace] == nil { namespaces.append(namespace) }
+            methodsOf[namespace, default: []].append(method)
+        }
+        var rows: [String] = []
+        for namespace in namespaces {
+            let methods = methodsOf[namespace] ?? []
+            let files = Set(methods.compactMap { declaredIn[$0] })
+            let owner = Set(methods.compactMap { owners[$0] })
+            #expect(files.count == 1, "\(namespace).* is declared in \(files.sorted()): one DriverAPI file a namespace")
+            #expect(owner.count == 1, "\(namespace).* is registered by \(owner.sorted()): one owner a namespace")
+            #expect(methods.allSatisfy { owners[$0] != nil }, "a method of \(namespace).* has no owner")
+            // The command each method's section names (`driverctl: `driverctl login``): its first word.
+            var commands: [String] = []
+            for method in methods {
+                let section = api.components(separatedBy: "\n### `\(method)`\n").dropFirst().first?.components(separatedBy: "\n### ")[0] ?? ""
+                if let match = section.firstMatch(of: /\ndriverctl: `driverctl ([a-z-]+)/), !commands.contains(String(match.1)) {
+                    commands.append(String(match.1))
+                }
+            }
+            let command = commands.isEmpty ? "none" : commands.map { "`driverctl \($0)`" }.joined(separator: ", ")
+            rows.append("| `\(namespace).*` | `\(files.sorted().joined(separator: "`, `"))` | `\(owner.sorted().joined(separator: "`, `"))` | \(command) |")
+        }
+        let architecture = try String(contentsOf: root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        let section = architecture.components(separatedBy: "\n## Where each method lives\n").dropFirst().first?
+            .components(separatedBy: "\n## ")[0] ?? ""
+        let documented = section.split(separator: "\n").filter { $0.hasPrefix("| `") }.map(String.init)
+        #expect(documented == rows, "docs/ARCHITECTURE.md's table under \"Where each method lives\" should read:\n\(rows.joined(separator: "\n"))")
+    }
+
     static func quoted(in text: String) -> [String] { matches(of: #""([^"]+)""#, in: text) }
 
     static func matches(of pattern: String, in text: String) -> [String] {

@@ -6,14 +6,16 @@ import JSONRPC
 import Logging
 import Synchronization
 
-/// What the GPS and event methods work on.
-struct TrackingRuntime: Sendable {
+/// The `gps.*` methods' owner: the tracking pipeline's parts they read and steer.
+struct TrackingRuntime: MethodOwner, Sendable {
+    static let maxRequestHz = 10.0
+
     let tracker: Tracker
     let recorder: PingRecorder?
     /// nil: fixes are handed to the pipeline by the caller (`DaemonAssembly.FixSource.handedIn`).
     let reader: GPSDReader?
-    let hub: EventHub
     let pipeline: TrackingPipeline
+    let logger: Logger
 
     func gpsStatus() -> GPSStatus {
         tracker.gpsStatus(
@@ -24,11 +26,9 @@ struct TrackingRuntime: Sendable {
     }
 }
 
-/// `gps.*` and `events.subscribe`.
-enum GPSHandlers {
-    static let maxRequestHz = 10.0
-
-    static func register(in router: inout RPCRouter, runtime: TrackingRuntime, logger: Logger) {
+extension TrackingRuntime {
+    func register(in router: inout RPCRouter) {
+        let runtime = self
         router.register(Methods.gpsStatus) { _, _ in runtime.gpsStatus() }
         router.register(Methods.gpsFix) { _, _ in
             guard let fix = runtime.gpsStatus().lastFix else { throw APIError.unavailable("no fix yet") }
@@ -36,8 +36,8 @@ enum GPSHandlers {
         }
         let watched = Mutex<Set<UInt64>>([])
         router.register(Methods.gpsRequestRate) { params, connection in
-            guard params.hz.isFinite, (0...maxRequestHz).contains(params.hz) else {
-                throw APIError.invalidParams("hz must be from 0 (withdraw) to \(maxRequestHz)")
+            guard params.hz.isFinite, (0...Self.maxRequestHz).contains(params.hz) else {
+                throw APIError.invalidParams("hz must be from 0 (withdraw) to \(Self.maxRequestHz)")
             }
             let request = RateRequest(connection: connection.id, pid: connection.peer.pid, uid: connection.peer.uid, hz: params.hz)
             let effective = runtime.tracker.setRequest(request)
@@ -55,13 +55,6 @@ enum GPSHandlers {
                 "rate request \(params.hz) Hz from pid \(connection.peer.pid); effective \(effective) Hz",
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.rateRequest.rawValue)"])
             return RequestRateResult(requestedHz: params.hz, effectiveHz: effective)
-        }
-        router.register(Methods.eventsSubscribe) { params, connection in
-            let unknown = params.topics.filter { !Events.topics.contains($0) }
-            guard unknown.isEmpty, !params.topics.isEmpty else {
-                throw APIError.invalidParams("unknown topic \(unknown.first ?? "(none)"); topics: \(Events.topics.joined(separator: ", "))")
-            }
-            return SubscribeResult(topics: runtime.hub.subscribe(connection, to: params.topics))
         }
     }
 }

@@ -3,8 +3,8 @@ import DriverStore
 import JSONRPC
 import Logging
 
-/// What the `agent.*` methods report on, fixed at start-up.
-struct AgentRuntime: Sendable {
+/// The `agent.*` methods' owner: what they report on, fixed at start-up.
+struct AgentRuntime: MethodOwner, Sendable {
     let started: ContinuousClock.Instant
     let socketPath: String
     let socketActivated: Bool
@@ -14,19 +14,15 @@ struct AgentRuntime: Sendable {
     let uplinkStatus: @Sendable () throws -> OutboxStatus
     let shiftStatus: @Sendable () -> ShiftStatus
     let safetyStatus: @Sendable () -> SafetyStatus
-}
+    let logger: Logger
 
-/// The `agent.*` methods.
-enum AgentHandlers {
-    static func register(in router: inout RPCRouter, runtime: AgentRuntime, logger: Logger) {
+    func register(in router: inout RPCRouter) {
         router.register(Methods.agentDescribe) { _, _ in
             AgentDescription(apiMajor: APIVersion.major, apiMinor: APIVersion.minor, daemonVersion: DaemonVersion.current)
         }
-        router.register(Methods.agentStatus) { _, _ in
-            status(runtime)
-        }
-        router.register(Methods.agentSetLogLevel) { params, connection in
-            let previous = runtime.logLevel.set(Logger.Level(params.level))
+        router.register(Methods.agentStatus) { [self] _, _ in status() }
+        router.register(Methods.agentSetLogLevel) { [self] params, connection in
+            let previous = logLevel.set(Logger.Level(params.level))
             logger.notice(
                 "log level changed",
                 metadata: [
@@ -37,7 +33,8 @@ enum AgentHandlers {
         }
     }
 
-    static func status(_ runtime: AgentRuntime) -> AgentStatus {
+    func status() -> AgentStatus {
+        let runtime = self
         let uptime = ContinuousClock.now - runtime.started
         // A store that cannot be read leaves the rest of the status standing: the outbox section says why it is empty.
         let uplink: OutboxStatus?

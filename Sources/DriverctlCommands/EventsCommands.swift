@@ -160,7 +160,18 @@ extension Session {
     }
 }
 
+struct Ack: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Acknowledge a message or order notice (driverctl watch shows their ids).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The push id.") var id: Int
+
+    func run() throws {
+        let summary = try Session(options).call(Methods.eventsAck, AckParams(id: id))
+        try Output(options).emit(summary) { summary.pending == 0 ? "nothing else waits" : "still waiting: \(summary.summary)" }
+    }
+}
+
 extension Driverctl {
     /// This file's commands, in the root's subcommands.
-    static let watchCommands: [any ParsableCommand.Type] = [Watch.self]
+    static let eventsCommands: [any ParsableCommand.Type] = [Watch.self, Ack.self]
 }

@@ -4,8 +4,8 @@ import DriverStore
 import GPSKit
 import JSONRPC
 
-/// What `diag.report` needs beyond `agent.status`, fixed at start-up.
-struct DiagRuntime: Sendable {
+/// The `diag.*` methods' owner: what `diag.report` needs beyond `agent.status`, fixed at start-up.
+struct DiagRuntime: MethodOwner, Sendable {
     let agent: AgentRuntime
     let config: DaemonConfig
     let configPath: String
@@ -15,15 +15,13 @@ struct DiagRuntime: Sendable {
     let vehicle: @Sendable () -> VehicleStatus
 }
 
-/// The `diag.*` methods.
-enum DiagHandlers {
-    static func register(in router: inout RPCRouter, runtime: DiagRuntime) {
-        router.register(Methods.diagReport) { _, _ in
-            try report(runtime)
-        }
+extension DiagRuntime {
+    func register(in router: inout RPCRouter) {
+        router.register(Methods.diagReport) { [self] _, _ in try report() }
     }
 
-    static func report(_ runtime: DiagRuntime) throws -> DiagReport {
+    func report() throws -> DiagReport {
+        let runtime = self
         let (warnings, total) = runtime.recentWarnings.snapshot
         let sqlite: String
         do {
@@ -46,7 +44,7 @@ enum DiagHandlers {
             versions: DiagVersions(
                 daemon: DaemonVersion.current, api: "\(APIVersion.major).\(APIVersion.minor)", sqlite: sqlite,
                 libgps: LibGPSVersion.api, kernel: SystemInfo.kernel(), os: SystemInfo.operatingSystem()),
-            status: AgentHandlers.status(runtime.agent),
+            status: runtime.agent.status(),
             storage: storage,
             config: DiagConfig(
                 path: runtime.configPath, effective: runtime.config.effectiveValues,

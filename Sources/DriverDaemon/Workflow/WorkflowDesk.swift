@@ -2,10 +2,14 @@ import DriverAPI
 import DriverDomain
 import JSONRPC
 
-/// `route.*`, `nav.links`, `task.*` and `pod.*`.
-enum WorkflowHandlers {
-    /// The actions that need the driver's attention wait while the vehicle moves (the safety gate).
-    static func register(in router: inout RPCRouter, workflow: Workflow, safety: Safety) {
+/// The owner of the driver's workflow methods, `route.*`, `nav.links`, `task.*` and `pod.*`: the workflow actor
+/// behind the safety gate (the actions that need the driver's attention wait while the vehicle moves).
+struct WorkflowDesk: MethodOwner, Sendable {
+    let workflow: Workflow
+    let safety: Safety
+
+    func register(in router: inout RPCRouter) {
+        let workflow = workflow, safety = safety
         router.register(Methods.routeGet) { _, _ in await workflow.route() }
         router.register(Methods.routeNext) { _, _ in await workflow.next() }
         router.register(Methods.routeResequence) { params, _ in
