@@ -41,7 +41,7 @@ public final class Store: Sendable {
             // A checkpoint leaves the log at most this long (it is reused from its start either way).
             try db.execute(sql: "PRAGMA journal_size_limit = \(Self.logSizeLimit)")
         }
-        pool = try DatabasePool(path: path, configuration: configuration)
+        pool = try DatabasePool(path: path, configuration: configuration, watchedTable: OutboxItemRecord.tableName)
         try Migrations.migrator.migrate(pool)
         pingLog = Mutex(PingLog(directory: directory))
         // What the last run logged goes into the database before anyone reads it (the odometer's state among it).
@@ -69,12 +69,22 @@ public final class Store: Sendable {
     }
 
     /// Commits `body`, which queues an item, at once or (`durably`) with `synchronous = FULL`. An item committed at
-    /// once is kept from the sender until `syncToDisk` has run.
+    /// once is kept from the sender until `syncToDisk` has run, and announced then.
     func queueing(durably: Bool, _ body: (Database) throws -> OutboxItemRecord) throws -> OutboxItemRecord {
-        let queued = try pool.writeWithoutTransaction { db in try Self.transaction(db, durably: durably) { try body(db) } }
+        let queued = try pool.writeWithoutTransaction(announcing: durably) { db in try Self.transaction(db, durably: durably) { try body(db) } }
         if !durably, let id = queued.id { awaitingSync.withLock { $0.append(id) } }
         return queued
     }
+
+    /// `action` runs each time an outbox item can be sent: after the commit that queued it, or for one committed
+    /// before the disk held it, after `syncToDisk`. On the committing thread: keep it short (the sender's wake-up).
+    /// Every owner that queues an item is heard this way; none wakes the sender by hand.
+    public func whenItemQueued(_ action: @escaping @Sendable () -> Void) {
+        queuedActions.withLock { $0.append(action) }
+        pool.afterCommit(insertingInto: OutboxItemRecord.tableName, action)
+    }
+
+    private let queuedActions = Mutex<[@Sendable () -> Void]>([])
 
     // MARK: The ping log
 
@@ -121,7 +131,10 @@ public final class Store: Sendable {
         // What was committed before this sync is durable after it; a commit that comes during the sync waits for the next.
         let committed = awaitingSync.withLock { $0 }
         try pool.syncLog()
-        if !committed.isEmpty { awaitingSync.withLock { $0.removeAll { committed.contains($0) } } }
+        if !committed.isEmpty {
+            awaitingSync.withLock { $0.removeAll { committed.contains($0) } }
+            for action in queuedActions.withLock({ $0 }) { action() }
+        }
     }
 
     /// Whether an item was committed without waiting for the disk and is not synced yet (not to be sent).

@@ -24,8 +24,11 @@ public final class DatabasePool: Sendable {
     private let readers: [Guarded]
     private let nextReader = Atomic<Int>(0)
     private let logSync: LogSync
+    /// Tables whose inserts are announced after their commit (`afterCommit(insertingInto:)`): set up once, at open.
+    private let watch: InsertWatch?
 
-    public init(path: String, configuration: Configuration = Configuration()) throws {
+    /// - Parameter watchedTable: a table whose inserts `afterCommit(insertingInto:)` announces.
+    public init(path: String, configuration: Configuration = Configuration(), watchedTable: String? = nil) throws {
         self.path = path
         logSync = LogSync(databasePath: path)
         let writer = try Database(path: path, readOnly: false)
@@ -35,6 +38,8 @@ public final class DatabasePool: Sendable {
         guard mode?.lowercased() == "wal" else {
             throw SQLiteError(resultCode: 1, message: "cannot switch \(path) to WAL (journal mode \(mode ?? "unknown"))")
         }
+        watch = watchedTable.map(InsertWatch.init(table:))
+        if let watch { watch.install(on: writer) }
         self.writer = Guarded(writer)
         readers = try (0..<max(1, configuration.readers)).map { _ in
             let reader = try Database(path: path, readOnly: false)
@@ -52,14 +57,28 @@ public final class DatabasePool: Sendable {
 
     /// Runs `body` in a transaction on the writer: committed when it returns, rolled back when it throws.
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try writer.with { db in try db.inTransaction { try body(db) } }
+        try writeWithoutTransaction { db in try db.inTransaction { try body(db) } }
+    }
+
+    /// `action` runs after each commit of the writer that inserted rows into the table the pool watches, on the
+    /// committing thread once the writer is released (keep it short: a wake-up). Not for a pool opened without one.
+    public func afterCommit(insertingInto table: String, _ action: @escaping @Sendable () -> Void) {
+        precondition(watch?.table == table, "the pool watches \(watch?.table ?? "no table"), not \(table)")
+        watch?.add(action)
     }
 
     /// Runs `body` on the writer outside a transaction (pragmas, a checkpoint, transactions of its own; or a read of
     /// one statement right after the process's own commit: the writer's page cache holds what it wrote, where a
     /// reader reads every changed page again from the log).
-    public func writeWithoutTransaction<T>(_ body: (Database) throws -> T) throws -> T {
-        try writer.with(body)
+    /// `announcing: false` keeps this write's inserts from `afterCommit`'s actions (its caller announces them later).
+    public func writeWithoutTransaction<T>(announcing: Bool = true, _ body: (Database) throws -> T) throws -> T {
+        var committed: [@Sendable () -> Void] = []
+        // A write that throws after its commit (a statement after it) has still committed: announced either way.
+        defer { if announcing { for action in committed { action() } } }
+        return try writer.with { db in
+            defer { committed = watch?.takeCommitted(db) ?? [] }
+            return try body(db)
+        }
     }
 
     /// Makes every transaction committed so far durable (an fdatasync of the write-ahead log, as a commit at

@@ -46,7 +46,6 @@ struct SOSDesk: MethodOwner, Sendable {
             logger.error("cannot store an SOS: \(Store.describeWriteFailure(error))")
             throw APIError(.internalError, "the SOS could not be stored (\(Store.describeWriteFailure(error))): call for help by phone")
         }
-        uplink?.itemQueued()
         let view = Self.view(report, state: .raised)
         logger.warning(
             "SOS raised", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.sosRaised.rawValue)", "sos": "\(id)", "gps": "\(report.gps)"])

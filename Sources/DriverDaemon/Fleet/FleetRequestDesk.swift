@@ -129,7 +129,6 @@ final class FleetRequestDesk: Sendable {
         }
         afterwards?()
         logger.notice("fleet request \(request.kind.rawValue) \(request.requestId): \(ack.status.rawValue)\(ack.detail.map { " (\($0))" } ?? "")")
-        uplink?.itemQueued()
     }
 
     // MARK: A log level until an expiry

@@ -126,7 +126,6 @@ final class RemoteConfigDesk: Sendable {
             try outbox.enqueue(RemoteConfigStart.ack(
                 ConfigAck(version: version, status: .refused, reason: reason, runningVersion: start.running, at: clock.now().time), payload: payload))
             refused.withLock { _ = $0.insert(digest) }
-            uplink?.itemQueued()
         } catch {
             logger.error("cannot queue the refusal of v\(version): \(Store.describeWriteFailure(error))")
         }
@@ -142,7 +141,6 @@ final class RemoteConfigDesk: Sendable {
                 ConfigAck(version: version, status: .applied, reason: nil, runningVersion: version, at: clock.now().time), payload: record.payload))
             onTrial.withLock { $0 = false }
             logger.notice("remote configuration v\(version) ran \(Int(healthySeconds)) s healthily: it is the good one now")
-            uplink?.itemQueued()
         } catch {
             logger.error("cannot mark remote configuration v\(version) good: \(Store.describeWriteFailure(error))")
         }

@@ -8,10 +8,9 @@ import DriverStore
 extension TravelMonitor: OutboxItemOwner {
     static let ownedKinds: [OutboxItemRecord.Kind] = [.trip, .idle, .harsh]
 
-    /// Sends the activity lane, and wakes the uplink when a report was queued.
+    /// Sends the activity lane.
     func attach(to uplink: Uplink) {
         uplink.register(self, for: Self.ownedKinds)
-        whenQueued { uplink.itemQueued() }
     }
 
     func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {

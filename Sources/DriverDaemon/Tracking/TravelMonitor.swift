@@ -31,8 +31,6 @@ final class TravelMonitor: Sendable {
     private let state: Mutex<State>
     let logger: Logger
     private let hub: EventHub?
-    /// Wakes the uplink when a report was queued (set once the uplink exists).
-    private let onQueued = Mutex<(@Sendable () -> Void)?>(nil)
     /// What the vehicle's adapter reads now (nil: no adapter, or nothing known), read at a trip's start and end.
     private let vehicleReading = Mutex<(@Sendable () -> VehicleReading?)?>(nil)
     /// Each task's readings, from its acceptance to its end (`TravelMonitor+Tasks`).
@@ -96,8 +94,6 @@ final class TravelMonitor: Sendable {
             return (TravelRecord(), TripDetector(), nil)
         }
     }
-
-    func whenQueued(_ action: @escaping @Sendable () -> Void) { onQueued.withLock { $0 = action } }
 
     func readVehicle(_ reading: @escaping @Sendable () -> VehicleReading?) { vehicleReading.withLock { $0 = reading } }
 
@@ -187,7 +183,6 @@ final class TravelMonitor: Sendable {
             let what = event.kind == .braking ? "harsh braking" : "harsh acceleration"
             let kmh = { (speed: Double) in Int((speed * 3.6).rounded()) }
             logger.notice("\(what): \(TextFormat.fixed(event.peak, decimals: 1)) m/s² from \(kmh(event.speedFrom)) to \(kmh(event.speedTo)) km/h")
-            onQueued.withLock { $0 }?()
         } catch {
             logger.error("cannot store a harsh driving event: \(Store.describeWriteFailure(error))")
         }
@@ -310,7 +305,6 @@ final class TravelMonitor: Sendable {
                 try finish(.idle, id: id, start: start, end: end, payload: try Data(Codec.encode(report)), record: record)
                 logger.info("idling ended after \(Int(report.durationSeconds)) s")
             }
-            onQueued.withLock { $0 }?()
         } catch {
             logger.error("cannot store a trip or idle period: \(Store.describeWriteFailure(error))")
         }

@@ -222,7 +222,6 @@ final class UpdateDesk: Sendable {
                 kind: .updateAck, taskId: TaskRecord.updateLane,
                 idempotencyKey: "update-\(ack.status.rawValue.lowercased())-\(digest)",
                 payload: Data(try Codec.encode(ack)), createdAt: ack.at))
-            uplink?.itemQueued()
         } catch {
             logger.error("cannot queue the answer to release \(ack.version): \(Store.describeWriteFailure(error))")
         }

@@ -105,6 +105,8 @@ final class Uplink: Sendable {
         let heldFor = logger.valueOrLog("reading whose queued items these are") { try unitState.read() }?.outboxOwner
         state = Mutex(State(machine: UplinkStateMachine(
             configuration: configuration, itemsHeldFor: heldFor, now: clock.monotonic, random: Double.random(in: 0..<1))))
+        // The store announces every item it can send (after its commit, or its sync): no owner wakes the sender.
+        outbox.store.whenItemQueued { [weak self] in self?.itemQueued() }
     }
 
     /// `owner` sends `kinds` and hears their outcomes (replacing an earlier owner of them).
@@ -224,8 +226,9 @@ final class Uplink: Sendable {
     /// parked van's 2-minute wait for its burst ends when it drives off).
     func cadenceMayHaveChanged() { wakeup.signal() }
 
-    /// An item was queued: an SOS, a transition or a proof goes now (a low-priority one with the next batch).
-    func itemQueued() {
+    /// An item was queued (the store says so): an SOS, a transition or a proof goes now (a low-priority one with the
+    /// next batch).
+    private func itemQueued() {
         itemsQueued.store(true, ordering: .releasing)
         wakeup.signal()
     }

@@ -7,7 +7,6 @@ import DriverStore
 extension VehicleMonitor: OutboxItemOwner {
     func attach(to uplink: Uplink) {
         uplink.register(self, for: [.vehicle])
-        whenQueued { uplink.itemQueued() }
     }
 
     func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {

@@ -61,7 +61,6 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
     private let travel: TravelMonitor
     private let clock: DaemonClock
     private let logger: Logger
-    private let onQueued = Mutex<(@Sendable () -> Void)?>(nil)
 
     init(
         settings: Settings, pipeline: TrackingPipeline, shift: Shift, outbox: Outbox, book: VehicleFaultBook, hub: EventHub,
@@ -86,8 +85,6 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
 
     /// The reader (it holds this monitor as its handler): its polling mode follows what the monitor knows.
     func attach(_ reader: OBDReader) { self.reader.withLock { $0 = reader } }
-
-    func whenQueued(_ action: @escaping @Sendable () -> Void) { onQueued.withLock { $0 = action } }
 
     // MARK: - Events from the reader
 
@@ -313,7 +310,6 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
                     createdAt: report.observedAt)
             }
             if let changes { try book.report(changes, items: items) } else { for item in items { try book.queue(item) } }
-            onQueued.withLock { $0 }?()
         } catch {
             logger.error("cannot store a vehicle report: \(Store.describeWriteFailure(error))")
         }

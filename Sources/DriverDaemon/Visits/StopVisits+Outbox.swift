@@ -6,7 +6,6 @@ import DriverStore
 extension StopVisits: OutboxItemOwner {
     func attach(to uplink: Uplink) {
         uplink.register(self, for: [.visit])
-        whenQueued { uplink.itemQueued() }
     }
 
     func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {

@@ -26,8 +26,6 @@ final class StopVisits: MethodOwner, Sendable {
     private let clock: DaemonClock
     let logger: Logger
     private let state: Mutex<State>
-    /// Wakes the uplink when a report was queued (set once the uplink exists).
-    private let onQueued = Mutex<(@Sendable () -> Void)?>(nil)
 
     init(book: VisitBook, geofences: GeofenceMonitor, hub: EventHub, pushes: PushCenter, clock: DaemonClock, logger: Logger) throws {
         self.book = book
@@ -40,8 +38,6 @@ final class StopVisits: MethodOwner, Sendable {
         for visit in try book.open() { state.open[visit.stopId] = visit }
         self.state = Mutex(state)
     }
-
-    func whenQueued(_ action: @escaping @Sendable () -> Void) { onQueued.withLock { $0 = action } }
 
     var open: [String: VisitRecord] { state.withLock { $0.open } }
 
@@ -126,7 +122,6 @@ final class StopVisits: MethodOwner, Sendable {
             return false
         }
         state.withLock { $0.open[stopId] = nil }
-        onQueued.withLock { $0 }?()
         var closed = visit
         closed.departedAt = departed
         closed.dwellSeconds = report.dwellSeconds

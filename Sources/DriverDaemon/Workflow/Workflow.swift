@@ -216,7 +216,6 @@ actor Workflow {
         logger.info(
             "task \(task.id): \(action.rawValue) → \(next.rawValue)\(source == .geofence ? " (geofence)" : "")", metadata: ["task_id": "\(task.id)"])
         try await syncToDisk()
-        uplink?.itemQueued()
         // The ack may have come during the sync: front ends hear the task as it is now, never an older state after it.
         let current = tasks[task.id] ?? task
         publish(current)
@@ -255,7 +254,6 @@ actor Workflow {
         tasks[task.id] = task
         // A change whose sync comes later goes to the uplink and front ends once it is on disk (the caller's part).
         guard !syncLater else { return }
-        if item != nil { uplink?.itemQueued() }
         publish(task)
     }
 
@@ -330,7 +328,6 @@ actor Workflow {
             throw APIError(.internalError, "the new order was not stored: \(Store.describeWriteFailure(error))")
         }
         sequence = full
-        uplink?.itemQueued()
         publishRoute()
         return ResequenceResult(order: etas, applied: true)
     }
