@@ -68,15 +68,12 @@ struct SOSDesk: MethodOwner, Sendable {
 
 /// The SOS desk owns the SOS lane: it sends each call for help and tells front ends when the backend has it.
 /// (A refusal never ends an SOS: `OutboxOutcomePolicy` has it tried again.)
-extension SOSDesk: OutboxItemOwner {
-    func attach(to uplink: Uplink) { uplink.register(self, for: [.sos]) }
-
-    func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {
-        _ = try await client.postActivity(path: BackendPaths.sos, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
-        return nil
+extension SOSDesk {
+    func attach(to uplink: Uplink) {
+        uplink.register(.sos, .posting(to: BackendPaths.sos, acknowledged: { [self] item, _ in acknowledged(item) }))
     }
 
-    func acknowledged(_ item: OutboxItemRecord, applied: TaskStatus?) async {
+    private func acknowledged(_ item: OutboxItemRecord) {
         guard let report = logger.valueOrLog("reading the acknowledged SOS", { try JSONDecoder().decode(SOSReport.self, from: item.payload) }) else { return }
         hub.publish(Events.sosChanged, Self.view(report, state: .acknowledged, acknowledgedAt: clock.now().time))
         logger.notice("the backend acknowledged the SOS", metadata: ["sos": "\(report.sosId)"])

@@ -216,24 +216,14 @@ struct FleetRequestService: Service {
 
 /// The desk owns the fleet's lanes (its one answer to each request, and a bundle's chunks), and takes the
 /// requests a `FLEET_REQUEST` push brings.
-extension FleetRequestDesk: OutboxItemOwner {
-    static let ownedKinds: [OutboxItemRecord.Kind] = [.fleetAck, .diagChunk]
-
+extension FleetRequestDesk {
     func attach(to uplink: Uplink) {
-        uplink.register(self, for: Self.ownedKinds)
-        uplink.whenPushed { [self] push in await pushReceived(push) }
-    }
-
-    func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {
-        switch item.kind {
-        case .fleetAck:
-            _ = try await client.postActivity(path: BackendPaths.requestAcks, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
-        case .diagChunk:
+        uplink.register(.fleetAck, .posting(to: BackendPaths.requestAcks))
+        uplink.register(.diagChunk, OutboxKindHandler(send: { [self] item, client, token in
             try await sendChunk(item, with: client, token: token)
-        default:  // another owner's: never handed here (`attach(to:)` registers `ownedKinds`)
-            throw BackendClientError.unexpected("the fleet request desk does not send \(item.kind.rawValue) items")
-        }
-        return nil
+            return nil
+        }))
+        uplink.whenPushed { [self] push in await pushReceived(push) }
     }
 
     /// A chunk of a spooled diagnostic bundle, read from its file now; the last one acked removes the file. A

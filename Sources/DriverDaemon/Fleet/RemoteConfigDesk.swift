@@ -177,16 +177,11 @@ struct RemoteConfigService: Service {
 
 /// The desk owns the configuration lane (its answers to the fleet's documents), and hears when the fleet may
 /// have a new document: a `CONFIG_UPDATE` push, or the link coming back.
-extension RemoteConfigDesk: OutboxItemOwner {
+extension RemoteConfigDesk {
     func attach(to uplink: Uplink) {
-        uplink.register(self, for: [.configAck])
+        uplink.register(.configAck, .posting(to: BackendPaths.configAcks))
         uplink.whenPushed { [self] push in pushReceived(push) }
         uplink.whenLinkRestored { [self] in requestCheck() }
-    }
-
-    func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {
-        _ = try await client.postActivity(path: BackendPaths.configAcks, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
-        return nil
     }
 
     func pushReceived(_ push: Push) {

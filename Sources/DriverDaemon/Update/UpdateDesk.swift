@@ -651,16 +651,11 @@ extension UpdateDesk: MethodOwner {
     }
 }
 
-extension UpdateDesk: OutboxItemOwner {
+extension UpdateDesk {
     func attach(to uplink: Uplink) {
-        uplink.register(self, for: [.updateAck])
+        uplink.register(.updateAck, .posting(to: BackendPaths.releaseAcks))
         uplink.whenPushed { [self] push in if push.kind == .updateAvailable { requestCheck() } }
         uplink.whenLinkRestored { [self] in requestCheck() }
-    }
-
-    func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {
-        _ = try await client.postActivity(path: BackendPaths.releaseAcks, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
-        return nil
     }
 }
 

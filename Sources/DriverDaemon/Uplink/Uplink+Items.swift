@@ -22,7 +22,7 @@ extension Uplink {
 
     func send(_ item: OutboxItemRecord, token: String) async throws {
         guard let id = item.id else { return }
-        guard let owner = owner(of: item.kind) else {
+        guard let handler = handler(of: item.kind) else {
             // A kind nobody in this build sends (every kind has an owner in `DaemonAssembly`): kept for a build that does.
             logger.error("no owner sends queued \(item.kind.rawValue) items; kept")
             throw BackendClientError.unexpected("no owner for \(item.kind.rawValue) items")
@@ -31,7 +31,7 @@ extension Uplink {
         var refusal: BackendRefusal?
         var failure: BackendClientError?
         do {
-            answer = .accepted(applied: try await owner.send(item, with: client, token: token))
+            answer = .accepted(applied: try await handler.send(item, client, token))
         } catch let error as BackendClientError where error.errorClass == .refused {
             refusal = BackendRefusal(error)
             failure = error
@@ -50,7 +50,7 @@ extension Uplink {
                     "the backend already has the queued \(applied?.rawValue ?? item.kind.rawValue) of task \(item.taskId): taken as acknowledged",
                     metadata: ["status": "\(failure?.status ?? 0)"])
             }
-            await owner.acknowledged(item, applied: applied)
+            await handler.acknowledged(item, applied)
             try outbox.complete(itemId: id)
         case .deadLetter:
             guard let failure, let refusal else { return }
@@ -59,7 +59,7 @@ extension Uplink {
             try outbox.deadLetter(itemId: id, answer: answer, now: clock.now().time)
             hub.publish(Events.outboxRefused, OutboxRefusedEvent(
                 taskId: item.taskId, kind: item.kind.rawValue, idempotencyKey: item.idempotencyKey, status: failure.status ?? 0, answer: answer))
-            await owner.refused(item, refusal: refusal)
+            await handler.refused(item, refusal)
             logger.warning(
                 "the backend refused a queued \(item.kind.rawValue) for task \(item.taskId)",
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.outboxRefused.rawValue)", "status": "\(failure.status ?? 0)"])

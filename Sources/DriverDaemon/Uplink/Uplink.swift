@@ -29,8 +29,8 @@ final class Uplink: Sendable {
             defer { flushWaiters = [] }
             return flushWaiters
         }
-        /// Who sends each kind of item and handles its outcomes.
-        var owners: [OutboxItemRecord.Kind: any OutboxItemOwner] = [:]
+        /// How each kind of item is sent and its outcomes handled (by the kind's owner).
+        var handlers: [OutboxItemRecord.Kind: OutboxKindHandler] = [:]
         /// Told of every push, in the order they registered.
         var pushHandlers: [@Sendable (Push) async -> Void] = []
         /// Told when the link comes back (the first success after start or after it was down).
@@ -109,15 +109,23 @@ final class Uplink: Sendable {
         outbox.store.whenItemQueued { [weak self] in self?.itemQueued() }
     }
 
-    /// `owner` sends `kinds` and hears their outcomes (replacing an earlier owner of them).
-    func register(_ owner: any OutboxItemOwner, for kinds: [OutboxItemRecord.Kind]) {
-        state.withLock { state in for kind in kinds { state.owners[kind] = owner } }
+    /// `handler` sends `kind`'s items and hears their outcomes (one handler a kind).
+    func register(_ kind: OutboxItemRecord.Kind, _ handler: OutboxKindHandler) {
+        state.withLock { state in
+            precondition(state.handlers[kind] == nil, "two handlers for \(kind.rawValue) items")
+            state.handlers[kind] = handler
+        }
     }
 
-    func owner(of kind: OutboxItemRecord.Kind) -> (any OutboxItemOwner)? { state.withLock { $0.owners[kind] } }
+    func handler(of kind: OutboxItemRecord.Kind) -> OutboxKindHandler? { state.withLock { $0.handlers[kind] } }
+
+    /// Puts `wrap`'s handler in place of `kind`'s (an in-process test watching what the uplink hands an owner).
+    func wrapHandler(of kind: OutboxItemRecord.Kind, _ wrap: (OutboxKindHandler) -> OutboxKindHandler) {
+        state.withLock { state in state.handlers[kind] = state.handlers[kind].map(wrap) }
+    }
 
     /// The kinds some owner sends (every kind, once the daemon is assembled).
-    var ownedKinds: Set<OutboxItemRecord.Kind> { state.withLock { Set($0.owners.keys) } }
+    var ownedKinds: Set<OutboxItemRecord.Kind> { state.withLock { Set($0.handlers.keys) } }
 
     /// `handler` hears every push from the backend (each picks the kinds it cares about).
     func whenPushed(_ handler: @escaping @Sendable (Push) async -> Void) { state.withLock { $0.pushHandlers.append(handler) } }

@@ -3,17 +3,17 @@ import DriverAPI
 import DriverStore
 
 /// The visits own their reports' kind: each sent once; the backend's ack marks the visit sent.
-extension StopVisits: OutboxItemOwner {
+extension StopVisits {
     func attach(to uplink: Uplink) {
-        uplink.register(self, for: [.visit])
+        uplink.register(.visit, OutboxKindHandler(
+            send: { item, client, token in
+                _ = try await client.postVisit(body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+                return nil
+            },
+            acknowledged: { [self] item, _ in markSent(item) }))
     }
 
-    func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {
-        _ = try await client.postVisit(body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
-        return nil
-    }
-
-    func acknowledged(_ item: OutboxItemRecord, applied: TaskStatus?) async {
+    private func markSent(_ item: OutboxItemRecord) {
         _ = logger.valueOrLog("marking \(item.idempotencyKey) sent") { try book.markSent(id: item.idempotencyKey) }
     }
 }

@@ -8,34 +8,40 @@ import JSONRPC
 
 /// The workflow owns the task lanes: transitions, proofs and the stop order. It sends them and handles their
 /// outcomes (an ack confirms the task's state, a refusal puts the task back to the backend's).
-extension Workflow: OutboxItemOwner {
-    static let ownedKinds: [OutboxItemRecord.Kind] = [.status, .podOTP, .podPhoto, .route]
+extension Workflow {
     /// The kinds that change a task (transitions and proofs, by their category): whether any waits is the task's
     /// sync state (a visit's report, queued on the task's lane, is not a change of the task).
     static let taskChangeKinds = Set(OutboxItemRecord.Kind.allCases.filter { [.transition, .proof].contains($0.category) })
 
     /// Sends the task lanes; fetches the route again on task pushes and when the link comes back.
     nonisolated func attach(to uplink: Uplink) {
-        uplink.register(self, for: Self.ownedKinds)
+        uplink.register(.status, handler { item, client, token in
+            try await client.patchStatus(taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token).status
+        })
+        uplink.register(.podOTP, handler { item, client, token in
+            _ = try await client.postOTP(taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            return nil
+        })
+        uplink.register(.podPhoto, handler { [self] item, client, token in
+            _ = try await uploadPhoto(item, with: client, token: token)
+            return nil
+        })
+        uplink.register(.route, handler { item, client, token in
+            _ = try await client.putRoute(body: item.payload, token: token)
+            return nil
+        })
         uplink.whenPushed { [self] push in await pushReceived(push) }
         uplink.whenLinkRestored { [self] in await requestSync() }
         uplink.whenDriverChanges { [self] in _ = try await clearPersonalData() }
     }
 
-    nonisolated func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {
-        switch item.kind {
-        case .status:
-            return try await client.patchStatus(taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token).status
-        case .podOTP:
-            _ = try await client.postOTP(taskId: item.taskId, body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
-        case .podPhoto:
-            _ = try await uploadPhoto(item, with: client, token: token)
-        case .route:
-            _ = try await client.putRoute(body: item.payload, token: token)
-        default:  // another owner's: never handed here (`attach(to:)` registers `ownedKinds`)
-            throw BackendClientError.unexpected("the workflow does not send \(item.kind.rawValue) items")
-        }
-        return nil
+    /// A task lane's kind: sent by `send`, its outcomes handled by the workflow.
+    private nonisolated func handler(
+        _ send: @escaping @Sendable (OutboxItemRecord, any BackendAPI, String) async throws -> TaskStatus?
+    ) -> OutboxKindHandler {
+        OutboxKindHandler(
+            send: send, acknowledged: { [self] item, applied in await acknowledged(item, applied: applied) },
+            refused: { [self] item, refusal in await refused(item, refusal: refusal) })
     }
 
     /// A spooled photo, streamed with progress. A spool file that is gone cannot be sent ever: refused.

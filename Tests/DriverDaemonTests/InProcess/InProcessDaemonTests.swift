@@ -53,26 +53,24 @@ struct InProcessDaemonTests {
     }
 
     /// Sees each answer as the uplink reports it, and whether the item was still queued then.
-    final class AckProbe: OutboxItemOwner, @unchecked Sendable {
+    final class AckProbe: Sendable {
         let outbox: Outbox
-        let wrapped: Workflow
         let queuedWhenAcked = Mutex<[Bool]>([])
         let answeredStatuses = Mutex<[TaskStatus?]>([])
-        init(outbox: Outbox, wrapping: Workflow) {
-            self.outbox = outbox
-            wrapped = wrapping
-        }
+        init(outbox: Outbox) { self.outbox = outbox }
 
-        func send(_ item: OutboxItemRecord, with client: any BackendAPI, token: String) async throws -> TaskStatus? {
-            try await wrapped.send(item, with: client, token: token)
+        /// The workflow's handler, with the probe looking at each ack first.
+        func watching(_ handler: OutboxKindHandler) -> OutboxKindHandler {
+            OutboxKindHandler(
+                send: handler.send,
+                acknowledged: { [self] item, applied in
+                    let queued = ((try? outbox.pendingItems(taskId: item.taskId)) ?? []).contains { $0.id == item.id }
+                    queuedWhenAcked.withLock { $0.append(queued) }
+                    answeredStatuses.withLock { $0.append(applied) }
+                    await handler.acknowledged(item, applied)
+                },
+                refused: handler.refused)
         }
-        func acknowledged(_ item: OutboxItemRecord, applied: TaskStatus?) async {
-            let queued = ((try? outbox.pendingItems(taskId: item.taskId)) ?? []).contains { $0.id == item.id }
-            queuedWhenAcked.withLock { $0.append(queued) }
-            answeredStatuses.withLock { $0.append(applied) }
-            await wrapped.acknowledged(item, applied: applied)
-        }
-        func refused(_ item: OutboxItemRecord, refusal: BackendRefusal) async { await wrapped.refused(item, refusal: refusal) }
     }
 
     @Test("the workflow hears an ack, with the status the backend applied, while the item is still queued (a sync merged in between keeps the local status), and the item leaves after")
@@ -81,8 +79,8 @@ struct InProcessDaemonTests {
         let daemon = try InProcessDaemon(backend: backend)
         try await daemon.running {
             try await Self.routeSynced(daemon)
-            let probe = AckProbe(outbox: daemon.assembly.outbox, wrapping: daemon.assembly.workflow)
-            daemon.assembly.uplink?.register(probe, for: Workflow.ownedKinds)
+            let probe = AckProbe(outbox: daemon.assembly.outbox)
+            daemon.assembly.uplink?.wrapHandler(of: .status, probe.watching)
             for method in [Methods.taskAccept, Methods.taskArrive] {
                 _ = try await daemon.call(method, TaskParams(taskId: "task-1001"))
                 let status = try await daemon.call(Methods.outboxFlush)
