@@ -162,7 +162,7 @@ struct DaemonAssembly: Sendable {
         let remote = inputs.remote ?? RemoteConfigStart(layers: ConfigLayers(file: [:]), config: config, running: nil, onTrial: false)
         let outboxDesk = OutboxDesk(uplink: uplink, outbox: outbox, clock: clock)
         let remoteConfig = RemoteConfigDesk(
-            book: RemoteConfigBook(store: store), outbox: outbox, uplink: uplink, start: remote, clock: clock, logger: Logger(label: "config"))
+            book: RemoteConfigBook(store: store), outbox: outbox, session: uplink?.session, start: remote, clock: clock, logger: Logger(label: "config"))
         let runtime = AgentRuntime(
             started: .now, socketPath: config.socketPath, socketActivated: inputs.socketActivated, counters: counters,
             logLevel: inputs.levelControl, tracking: tracking,
@@ -177,7 +177,7 @@ struct DaemonAssembly: Sendable {
             recentWarnings: inputs.recentWarnings, vehicle: { vehicle.status() })
         methods.add(diagRuntime)
         let fleetRequests = FleetRequestDesk(
-            book: FleetRequestBook(store: store), outbox: outbox, uplink: uplink, tracker: tracker, levelControl: inputs.levelControl,
+            book: FleetRequestBook(store: store), outbox: outbox, tracker: tracker, levelControl: inputs.levelControl,
             settings: .init(
                 chunkBytes: config.diagChunkBytes, maxBundleBytes: config.diagMaxBundleBytes, configuredLevel: Logger.Level(config.logLevel),
                 spoolDirectory: config.stateDirectory + "/diagnostics"),
@@ -185,7 +185,7 @@ struct DaemonAssembly: Sendable {
         methods.add(tracking)
         methods.add(pushes)
         methods.add(outboxDesk)
-        methods.add(AuthDesk(uplink: uplink, workflow: workflow))
+        methods.add(AuthDesk(session: uplink?.session, workflow: workflow))
         methods.add(WorkflowDesk(workflow: workflow, safety: safety))
         methods.add(remoteConfig)
         methods.add(vehicle)
@@ -196,7 +196,7 @@ struct DaemonAssembly: Sendable {
                 mode: config.updateMode, publicKey: config.updatePublicKey, maxBytesPerDay: config.updateMaxBytesPerDay,
                 window: MaintenanceWindow(quietMinutes: config.updateQuietMinutes, hours: MaintenanceWindow.Hours.parse(config.updateWindow) ?? nil),
                 directory: config.stateDirectory + "/update", dpkgStatus: config.updateDpkgStatus),
-            outbox: outbox, uplink: uplink, clock: clock,
+            outbox: outbox, session: uplink?.session, clock: clock,
             situation: { [ignition = PowerHistory()] in
                 // Queued answers to releases do not hold an install back (the DOWNLOADED just queued among them).
                 let depth = try outbox.depth()

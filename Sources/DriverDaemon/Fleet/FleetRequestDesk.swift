@@ -46,7 +46,6 @@ final class FleetRequestDesk: Sendable {
 
     let book: FleetRequestBook
     let outbox: Outbox
-    let uplink: Uplink?
     let tracker: Tracker
     let levelControl: LogLevelControl
     let settings: Settings
@@ -57,12 +56,11 @@ final class FleetRequestDesk: Sendable {
     private let levelReturn = Mutex<Task<Void, Never>?>(nil)
 
     init(
-        book: FleetRequestBook, outbox: Outbox, uplink: Uplink?, tracker: Tracker, levelControl: LogLevelControl, settings: Settings,
+        book: FleetRequestBook, outbox: Outbox, tracker: Tracker, levelControl: LogLevelControl, settings: Settings,
         report: @escaping @Sendable () throws -> DiagReport, bundleMaker: DiagBundleMaker?, logger: Logger
     ) {
         self.book = book
         self.outbox = outbox
-        self.uplink = uplink
         self.tracker = tracker
         self.levelControl = levelControl
         self.settings = settings

@@ -17,7 +17,8 @@ import Synchronization
 final class RemoteConfigDesk: Sendable {
     let book: RemoteConfigBook
     let outbox: Outbox
-    let uplink: Uplink?
+    /// The backend's calls (none: no backend configured).
+    let session: BackendSession?
     /// What runs now, and the key that signs what may run next.
     let start: RemoteConfigStart
     let publicKey: String
@@ -34,10 +35,10 @@ final class RemoteConfigDesk: Sendable {
     /// The running document is still on trial (until its healthy run).
     private let onTrial: Mutex<Bool>
 
-    init(book: RemoteConfigBook, outbox: Outbox, uplink: Uplink?, start: RemoteConfigStart, clock: DaemonClock, logger: Logger) {
+    init(book: RemoteConfigBook, outbox: Outbox, session: BackendSession?, start: RemoteConfigStart, clock: DaemonClock, logger: Logger) {
         self.book = book
         self.outbox = outbox
-        self.uplink = uplink
+        self.session = session
         self.start = start
         publicKey = start.config.remotePublicKey
         healthySeconds = start.config.remoteHealthySeconds
@@ -54,10 +55,10 @@ final class RemoteConfigDesk: Sendable {
 
     /// Fetches the document and acts on it. True when one was accepted and the daemon must restart to run it.
     func check() async -> Bool {
-        guard let uplink else { return false }
+        guard let session else { return false }
         let reply: ConfigReply
         do {
-            reply = try await uplink.authorized { client, token in try await client.remoteConfig(token: token) }
+            reply = try await session.authorized { client, token in try await client.remoteConfig(token: token) }
         } catch {
             logger.info("remote configuration not fetched: \(error)")
             return false

@@ -55,7 +55,8 @@ final class UpdateDesk: Sendable {
     let settings: Settings
     let files: UpdateFiles
     let outbox: Outbox
-    let uplink: Uplink?
+    /// The backend's calls (none: no backend configured).
+    let session: BackendSession?
     let clock: DaemonClock
     let logger: Logger
     private let situation: SituationReader
@@ -70,11 +71,11 @@ final class UpdateDesk: Sendable {
     private let accepted: AsyncStream<Void>
     private let acceptedContinuation: AsyncStream<Void>.Continuation
 
-    init(settings: Settings, outbox: Outbox, uplink: Uplink?, clock: DaemonClock, situation: @escaping SituationReader, logger: Logger) {
+    init(settings: Settings, outbox: Outbox, session: BackendSession?, clock: DaemonClock, situation: @escaping SituationReader, logger: Logger) {
         self.settings = settings
         files = UpdateFiles(directory: settings.directory)
         self.outbox = outbox
-        self.uplink = uplink
+        self.session = session
         self.clock = clock
         self.situation = situation
         dpkgStatus = InstalledPackagesFile(path: settings.dpkgStatus, logger: logger)
@@ -114,10 +115,10 @@ final class UpdateDesk: Sendable {
     /// Fetches what is staged for this unit and takes it when it may run here. Throws when the backend was not
     /// reached; a release refused or ignored is an answer, not an error.
     func check() async throws {
-        guard let uplink else { throw APIError(.unavailable, "no backend is configured (backend.url)") }
+        guard let session else { throw APIError(.unavailable, "no backend is configured (backend.url)") }
         let reply: ReleaseReply
         do {
-            reply = try await uplink.authorized { client, token in try await client.release(token: token) }
+            reply = try await session.authorized { client, token in try await client.release(token: token) }
         } catch {
             logger.info("release not fetched: \(error)")
             throw APIError(.unavailable, "the backend was not reached: \(error)")
@@ -410,7 +411,7 @@ final class UpdateDesk: Sendable {
     }
 
     private func download(_ manifest: ReleaseManifest) async {
-        guard let uplink else { return }
+        guard let session else { return }
         let release = UpdateStateMachine.Release(sha256: manifest.sha256, chunks: manifest.chunks.count)
         // The day's count is written at most every `budgetSaveBytes` and when the download stops, not per chunk
         // (flash): a crash forgets less than that much of the day's bytes.
@@ -431,7 +432,7 @@ final class UpdateDesk: Sendable {
                 return pause("the outbox cannot be read: \(error)")
             }
             if depth.sos + depth.transitions + depth.proofs > 0 { return pause("an SOS, a status or a proof waits to be sent") }
-            guard uplink.isOnline else { return pause("the backend is not reachable") }
+            guard session.isOnline else { return pause("the backend is not reachable") }
             let length = manifest.length(ofChunk: have)
             let today = Self.day(clock.now().time)
             guard budget.withLock({ $0.allows(length, day: today, max: settings.maxBytesPerDay) }) else {
@@ -439,7 +440,7 @@ final class UpdateDesk: Sendable {
             }
             let bytes: Data
             do {
-                bytes = try await uplink.authorized { client, token in try await client.releaseChunk(sha256: manifest.sha256, index: have, token: token) }
+                bytes = try await session.authorized { client, token in try await client.releaseChunk(sha256: manifest.sha256, index: have, token: token) }
             } catch {
                 return pause("chunk \(have) not fetched: \(error)")
             }

@@ -35,8 +35,8 @@ extension Uplink {
             }
             let opened = now
             do {
-                // Through `authorized`: a "not now" heard while fetching the token quiets the sender too.
-                let token = try await authorized { _, token in token }
+                // Through the session's `authorized`: a "not now" heard while fetching the token quiets the sender too.
+                let token = try await session.authorized { _, token in token }
                 logger.debug("WebSocket connecting", metadata: ["url": "\(webSocket.url)"])
                 try await webSocket.run(token: token, lastPushId: pushes.lastId) { [self] push in await received(push) }
             } catch {
@@ -67,7 +67,7 @@ extension Uplink {
             // (the newest id seen is where a reconnect's catch-up starts). Unreachable now: the next poll brings them.
             let missed: [Push]
             do {
-                missed = try await client.pushes(after: lastId, token: try await validToken()).pushes
+                missed = try await client.pushes(after: lastId, token: try await session.validToken()).pushes
             } catch {
                 logger.info("pushes that came out of order not fetched (the next poll brings them): \(error)")
                 pushes.fellBehind()

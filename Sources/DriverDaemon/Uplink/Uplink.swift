@@ -14,12 +14,7 @@ import Synchronization
 /// reports outcomes back. Tokens have their owner (`TokenStore`), pushes theirs (`PushInbox`). State is
 /// lock-guarded and no lock is held across a request. Times are monotonic: a wall clock that steps by years
 /// expires, drops or delays nothing.
-final class Uplink: Sendable {
-    struct Credentials: Sendable {
-        var username: String
-        var password: String
-    }
-
+final class Uplink: BackendGate, Sendable {
     struct State {
         var machine: UplinkStateMachine
         var flushWaiters: [CheckedContinuation<Void, Never>] = []
@@ -43,19 +38,20 @@ final class Uplink: Sendable {
         var backendAwayUntil: Double?
     }
 
-    let client: any BackendAPI
+    /// The driver's tokens and the owners' calls, which this sender judges (`BackendGate`).
+    let session: BackendSession
+    var client: any BackendAPI { session.client }
+    var tokens: TokenStore { session.tokens }
     /// The WebSocket, tried first for batches and pushes; HTTPS batches and push polling while it is down.
     let webSocket: WebSocketLink?
     let outbox: Outbox
     /// Pings not written yet: sent from memory when nothing older waits on disk (nil: tracking is off).
     let recorder: PingRecorder?
-    let tokens: TokenStore
     let pushes: PushInbox
     /// Pushes are handled one at a time, whichever way they came (the WebSocket, a poll): otherwise one handled
     /// quickly could move the durable cursor past one still being handled (a fleet request's bundle), and a power
     /// cut then would lose that one for good.
     let pushTurns = InTurn()
-    private let credentials: Credentials?
     let hub: EventHub
     let logger: Logger
     /// Moving, parked, or parked saving the battery: how often timed records go.
@@ -71,8 +67,6 @@ final class Uplink: Sendable {
     /// An SOS, transition or proof was queued since the items were last looked at: a draining backlog lets it
     /// go before its next batch.
     let itemsQueued = Atomic<Bool>(false)
-    /// The token fetch (login or refresh) under way, which every caller meanwhile awaits.
-    private let tokenFetch = Mutex<Task<String, any Error>?>(nil)
     /// Ends the WebSocket loop's waits at shutdown.
     let webSocketWakeup: Wakeup
     static let maxPings = 500
@@ -80,7 +74,7 @@ final class Uplink: Sendable {
     static let batchesPerAttempt = 20
 
     init(
-        client: any BackendAPI, webSocket: WebSocketLink?, outbox: Outbox, recorder: PingRecorder? = nil, stateDirectory: String, credentials: Credentials?,
+        client: any BackendAPI, webSocket: WebSocketLink?, outbox: Outbox, recorder: PingRecorder? = nil, stateDirectory: String, credentials: BackendSession.Credentials?,
         hub: EventHub, configuration: UplinkStateMachine.Configuration = .init(), logger: Logger,
         cadence: @escaping @Sendable () -> UplinkStateMachine.Cadence, onShift: @escaping @Sendable () -> Bool = { true }, maxLoginAge: Double = 24 * 3600,
         clock: DaemonClock, heartbeat: @escaping @Sendable () -> UnitHeartbeat? = { nil }
@@ -90,23 +84,23 @@ final class Uplink: Sendable {
         webSocketWakeup = clock.wakeup()
         self.heartbeat = heartbeat
         self.onShift = onShift
-        self.client = client
         self.webSocket = webSocket
         self.outbox = outbox
         self.recorder = recorder
-        self.credentials = credentials
         self.hub = hub
         self.logger = logger
         self.cadence = cadence
         unitState = UnitState(store: outbox.store)
-        tokens = TokenStore(directory: stateDirectory, clock: clock, maxLoginAge: maxLoginAge, logger: logger)
-        pushes = PushInbox(store: outbox.store, driver: tokens.driverId, logger: logger)
+        session = BackendSession(
+            client: client, stateDirectory: stateDirectory, credentials: credentials, maxLoginAge: maxLoginAge, clock: clock, logger: logger)
+        pushes = PushInbox(store: outbox.store, driver: session.tokens.driverId, logger: logger)
         let unitState = unitState
         let heldFor = logger.valueOrLog("reading whose queued items these are") { try unitState.read() }?.outboxOwner
         state = Mutex(State(machine: UplinkStateMachine(
             configuration: configuration, itemsHeldFor: heldFor, now: clock.monotonic, random: Double.random(in: 0..<1))))
         // The store announces every item it can send (after its commit, or its sync): no owner wakes the sender.
         outbox.store.whenItemQueued { [weak self] in self?.itemQueued() }
+        session.judged(by: self)
     }
 
     /// `handler` sends `kind`'s items and hears their outcomes (one handler a kind).
@@ -144,11 +138,9 @@ final class Uplink: Sendable {
     /// Scheduling, backoff and ages: monotonic seconds.
     var now: Double { clock.monotonic }
 
-    /// Runs a request with a valid access token (refreshed or logged in as needed). The sender judges whether the
-    /// backend is there: no owner's call knocks while a `Retry-After` runs (only the sender's SOS does), while the
-    /// backend is away (the sender's last attempt got no answer, until its next), or before the sender's first turn
-    /// after a start; an owner that hears "not now" tells the sender.
-    func authorized<T: Sendable>(_ request: (any BackendAPI, String) async throws -> T) async throws -> T {
+    /// No owner's call knocks while a `Retry-After` runs (only the sender's SOS does), while the backend is away (the
+    /// sender's last attempt got no answer, until its next), or before the sender's first turn after a start.
+    func mayCall() throws {
         let (quietUntil, awayUntil, turnAt) = state.withLock { state in
             (state.machine.backendQuietUntil, state.backendAwayUntil, state.machine.link == .idle ? state.machine.firstAttemptAt : nil)
         }
@@ -164,12 +156,11 @@ final class Uplink: Sendable {
         if let turnAt, turnAt > now {
             throw BackendClientError(transportReason: "this unit's turn after the start comes in \(Int((turnAt - now).rounded(.up))) s (uplink.fleet_size)")
         }
-        do {
-            return try await request(client, try await validToken())
-        } catch let error as BackendClientError where error.retryAfter != nil {
-            _ = failed(.transient(explained(error.reason), retryAfter: error.retryAfter))
-            throw error
-        }
+    }
+
+    /// An owner heard "not now": the sender waits it out too.
+    func heardNotNow(_ error: BackendClientError) {
+        _ = failed(.transient(explained(error.reason), retryAfter: error.retryAfter))
     }
 
     /// The trusted clock changed its source: the tokens' ages are read anew.
@@ -288,7 +279,7 @@ final class Uplink: Sendable {
         }
         let effect: UplinkStateMachine.Effect
         do {
-            let token = try await validToken()
+            let token = try await session.validToken()
             try await sendItems(upTo: .normal, token: token)
             try await sendPings(token: token)
             try await sendItems(upTo: .low, token: token)
@@ -304,7 +295,7 @@ final class Uplink: Sendable {
             effect = failed(.transient(reason, retryAfter: error.retryAfter))
             state.withLock { $0.backendAwayUntil = error.status == nil ? $0.machine.retryAt : nil }
             logger.notice("backend unreachable, retrying", metadata: ["error": "\(reason)", "next": "\(nextAttempt)"])
-        } catch let error as NeedsLogin {
+        } catch let error as BackendSession.NeedsLogin {
             effect = failed(.needsLogin(error.reason))
         } catch {
             effect = failed(.transient("\(error)"))
@@ -323,7 +314,7 @@ final class Uplink: Sendable {
     }
 
     private func failed(_ failure: UplinkStateMachine.Failure) -> UplinkStateMachine.Effect {
-        let hasCredentials = credentials != nil
+        let hasCredentials = session.credentials != nil
         return state.withLock { $0.machine.attemptFailed(failure, now: now, random: Double.random(in: 0..<1), hasCredentials: hasCredentials) }
     }
 
@@ -334,9 +325,9 @@ final class Uplink: Sendable {
         case .linkRestored:
             for handler in state.withLock({ $0.linkRestoredHandlers }) { await handler() }
         case .loginWithCredentials:
-            guard let credentials else { return }
+            guard let credentials = session.credentials else { return }
             do {
-                try await login(username: credentials.username, password: credentials.password)
+                try await session.login(username: credentials.username, password: credentials.password)
             } catch {
                 await perform(state.withLock { $0.machine.credentialsFailed("the configured credentials were refused: \(error)") })
             }
@@ -360,80 +351,36 @@ final class Uplink: Sendable {
             + " GPS time: TLS certificates cannot be checked until it is set; chrony with the package's GPS drop-in sets it)"
     }
 
-    struct NeedsLogin: Error { let reason: String }
+    // MARK: The driver's session
 
-    // MARK: Tokens
-
-    /// The access token, refreshed when it expires within a minute; a login with the configured credentials
-    /// when there is none, or the login is too old. One fetch at a time: the sender, the WebSocket and the owners
-    /// asking together (at a start) make one login, not one each.
-    func validToken() async throws -> String {
-        if case .valid(let token) = tokens.use() { return token }
-        let fetch = tokenFetch.withLock { current -> Task<String, any Error> in
-            if let current { return current }
-            let fetch = Task { try await self.fetchToken() }
-            current = fetch
-            return fetch
-        }
-        defer { tokenFetch.withLock { if $0 == fetch { $0 = nil } } }
-        return try await fetch.value
+    /// Another driver over this one: a logout first (their queued items stay for their next login), and the WebSocket
+    /// opened with their token closes (it would carry this driver's pings as theirs).
+    func driverArriving(_ tokens: StoredTokens, previous: String?) async throws {
+        guard let previous, previous != tokens.driverId else { return }
+        logger.info("another driver logs in: the previous one is logged out", metadata: ["previous": "\(previous)", "driver": "\(tokens.driverId)"])
+        for handler in state.withLock({ $0.driverChangeHandlers }) { try await handler() }
+        try session.logout()
+        webSocketWakeup.signal()
     }
 
-    private func fetchToken() async throws -> String {
-        switch tokens.use() {
-        case .valid(let token):
-            return token
-        case .login(let reason):
-            guard let credentials else { throw NeedsLogin(reason: reason) }
-            return try await login(username: credentials.username, password: credentials.password).accessToken
-        case .refresh(let stored):
-            do {
-                let refreshed = tokens.refreshed(try await client.refresh(refreshToken: stored.refreshToken))
-                try tokens.store(refreshed)
-                return refreshed.accessToken
-            } catch let error as BackendClientError where error.errorClass != .transient {
-                guard let credentials else { throw NeedsLogin(reason: "the token expired and could not be refreshed: log in again") }
-                return try await login(username: credentials.username, password: credentials.password).accessToken
-            }
-        }
-    }
-
-    /// Logs in, stores the tokens (0600) and lets the loop go again: its next success fetches the route.
-    @discardableResult
-    func login(username: String, password: String) async throws -> StoredTokens {
-        let stored = StoredTokens(try await client.login(username: username, password: password), now: clock.now())
-        if let previous = tokens.driverId, previous != stored.driverId {
-            // Another driver over this one: a logout first (their queued items stay for their next login), and the
-            // WebSocket opened with their token closes (it would carry this driver's pings as theirs).
-            logger.info("another driver logs in: the previous one is logged out", metadata: ["previous": "\(previous)", "driver": "\(stored.driverId)"])
-            for handler in state.withLock({ $0.driverChangeHandlers }) { try await handler() }
-            try logout()
-            webSocketWakeup.signal()
-        }
-        try tokens.store(stored)
-        pushes.follow(driver: stored.driverId)
+    /// The loop goes again: its next success fetches the route; items held for this driver are released.
+    func driverLoggedIn(_ tokens: StoredTokens) {
+        pushes.follow(driver: tokens.driverId)
         let released = state.withLock { state -> Bool in
             let held = state.machine.itemsHeldFor
-            state.machine.loggedIn(driver: stored.driverId)
+            state.machine.loggedIn(driver: tokens.driverId)
             return held != nil && state.machine.itemsHeldFor == nil
         }
-        if released { _ = logger.valueOrLog("releasing the queued items to \(stored.driverId)") { try unitState.update { $0.outboxOwner = nil } } }
-        logger.info("logged in", metadata: ["driver": "\(stored.driverId)"])
+        if released { _ = logger.valueOrLog("releasing the queued items to \(tokens.driverId)") { try unitState.update { $0.outboxOwner = nil } } }
         wakeup.signal()
-        return stored
     }
 
-    /// Forgets the tokens and pauses until the next login; what is queued stays for the same driver. Throws when
-    /// the token file cannot be removed (the tokens are forgotten in memory all the same).
-    func logout() throws {
-        let driverId = tokens.driverId
-        let removal = Result { try tokens.remove() }
+    /// Pauses until the next login; what is queued stays for the same driver.
+    func driverLoggedOut(_ driverId: String?) {
         state.withLock { $0.machine.loggedOut(driver: driverId) }
         // Not stored: after a restart the queued items would wait for nobody in particular; said in the journal.
         if let driverId { _ = logger.valueOrLog("holding the queued items for \(driverId)") { try unitState.update { $0.outboxOwner = driverId } } }
         webSocket?.disconnect()
-        logger.info("logged out", metadata: ["driver": "\(driverId ?? "none")"])
-        try removal.get()
     }
 
     // MARK: Status

@@ -9,7 +9,7 @@ extension Workflow {
     func logout() async throws -> LogoutResult {
         let result = try await clearPersonalData()
         do {
-            try uplink?.logout()
+            try session?.logout()
         } catch {
             throw APIError(.internalError, "logged out, but \(error): the login may come back after a restart")
         }

@@ -49,7 +49,7 @@ extension Workflow {
         let key = Self.newKey()
         let stamp = tracker.clock.now()
         let body = try Self.encode(OTPSubmission(value: otp, timestamp: stamp.time, timeSource: stamp.source))
-        if let uplink, uplink.isOnline {
+        if let uplink, let session, session.isOnline {
             // The code must reach the backend after the task's queued transitions (a queue that cannot be read: queued).
             func queueIsEmpty() -> Bool {
                 logger.valueOrLog("reading task \(task.id)'s queue") { try outbox.hasPendingItems(taskId: task.id, besides: nil, kinds: Self.taskChangeKinds) } == false
@@ -61,7 +61,7 @@ extension Workflow {
             }
             if ready {
                 do {
-                    _ = try await uplink.authorized { client, token in
+                    _ = try await session.authorized { client, token in
                         try await client.postOTP(taskId: task.id, body: body, idempotencyKey: key, token: token)
                     }
                     task = tasks[task.id] ?? task

@@ -11,9 +11,9 @@ extension Workflow {
     /// transitions are kept and replayed; where the backend went elsewhere, they become dead letters and the
     /// task shows the backend's state, with a `task.conflict` event.
     func sync() async throws {
-        guard let uplink else { return }
+        guard let session else { return }
         syncRequested = false
-        let active = try await uplink.authorized { client, token in try await client.activeTasks(token: token) }
+        let active = try await session.authorized { client, token in try await client.activeTasks(token: token) }
         try merge(active)
     }
 
@@ -104,11 +104,11 @@ extension Workflow {
 
     /// Refreshes the backend's ETA of the next stop while the driver is on the way to it.
     func refreshServerETA() async {
-        guard let uplink, uplink.isOnline, let first = nextStopId(), let (task, stop) = stop(first),
+        guard let session, session.isOnline, let first = nextStopId(), let (task, stop) = stop(first),
               RouteRules.stopStatus(stop.kind, task: task.status, isNext: true) == .enRoute
         else { return }
         do {
-            storeServerETA(try await uplink.authorized { client, token in try await client.eta(taskId: task.id, token: token) })
+            storeServerETA(try await session.authorized { client, token in try await client.eta(taskId: task.id, token: token) })
         } catch {
             // Best effort, asked again within the minute; the card keeps the last ETA meanwhile.
             logger.debug("no ETA from the backend for \(task.id): \(error)")

@@ -16,6 +16,8 @@ actor Workflow {
     let book: TaskBook
     let outbox: Outbox
     let uplink: Uplink?
+    /// The backend's calls (the route, the ETA, a photo's check), judged by the uplink.
+    let session: BackendSession?
     let hub: EventHub
     let tracker: Tracker
     let spool: PhotoSpool
@@ -53,6 +55,7 @@ actor Workflow {
         self.book = book
         self.outbox = outbox
         self.uplink = uplink
+        session = uplink?.session
         self.hub = hub
         self.tracker = tracker
         syncNeeded = tracker.clock.wakeup()
@@ -176,7 +179,8 @@ actor Workflow {
     /// failure beyond the stop's exit border needs `outsideReason`; an arrival opens the stop's visit.
     ///
     /// The commit reaches the write-ahead log first (a full disk fails the action there) without holding the actor
-    /// for the disk; the sync runs on NIO's blocking pool, and only then is the uplink woken and the driver told.
+    /// for the disk; the sync runs on NIO's blocking pool, and only then does the store announce the item to the
+    /// uplink and is the driver told.
     /// The backend never hears of a change the unit could lose in a power cut (the store keeps an item from the
     /// sender until its sync is done): a driver repeating a lost action under a new key would be refused.
     func act(
@@ -241,7 +245,7 @@ actor Workflow {
     }
 
     /// Writes the task (and its item, the visit an arrival opens, the task's odometer reading) durably, then
-    /// updates memory, wakes the uplink and tells front ends.
+    /// updates memory and tells front ends (the store announces the item to the uplink).
     func commit(
         _ task: LocalTask, item: OutboxItemRecord?, visit: VisitRecord? = nil, distance: TaskDistanceMark? = nil, syncLater: Bool = false
     ) throws {
@@ -252,7 +256,8 @@ actor Workflow {
             throw APIError(.internalError, "the change was not stored: \(Store.describeWriteFailure(error))")
         }
         tasks[task.id] = task
-        // A change whose sync comes later goes to the uplink and front ends once it is on disk (the caller's part).
+        // A change whose sync comes later goes to front ends once it is on disk (the caller's part; the store announces
+        // it to the uplink after that sync).
         guard !syncLater else { return }
         publish(task)
     }
