@@ -146,7 +146,7 @@ struct DaemonAssembly: Sendable {
                 adapter: config.vehicleAdapter.isEmpty ? nil : config.vehicleAdapter, ignitionSource: config.effectiveIgnitionSource,
                 lowVoltage: config.vehicleLowVoltage, lowVoltageSeconds: config.vehicleLowVoltageSeconds,
                 shutdownOnLowVoltage: config.shutdownOnLowVoltage, parkedInterval: config.vehicleParkedPollSeconds),
-            pipeline: pipeline, shift: shift, outbox: outbox, book: VehicleFaultBook(store: store), hub: hub, travel: travel, clock: clock,
+            tracking: pipeline, shift: shift, outbox: outbox, book: VehicleFaultBook(store: store), hub: hub, travel: travel, clock: clock,
             logger: Logger(label: "vehicle"))
         let vehicleAddress = inputs.fixSource == .gpsd ? OBDAdapterAddress(parsing: config.vehicleAdapter, baud: config.vehicleBaudRate) : nil
         let vehicleReader = vehicleAddress.map { address in

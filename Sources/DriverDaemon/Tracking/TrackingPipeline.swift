@@ -1,3 +1,4 @@
+import BackendContract
 import DriverAPI
 import DriverDomain
 import DriverStore
@@ -306,5 +307,26 @@ final class TrackingPipeline: GPSEventHandler {
             metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.powerMode.rawValue)", "battery_mode": "\(saver ? "saver" : "normal")"])
         planChanged()
         cadenceListener.withLock { $0 }?()
+    }
+}
+
+/// What the vehicle monitor needs of tracking: it hands its events in (the pipeline decides motion, ignition, power
+/// and the gate with them), and reads what was decided, never the tracker behind it.
+protocol VehicleTracking: AnyObject, Sendable {
+    func vehicle(_ event: TrackingPipeline.VehicleEvent)
+    func whenMotionChanged(_ action: @escaping @Sendable (Motion) -> Void)
+    /// The decided motion, and the fix interval it samples at.
+    var movement: (motion: Motion, interval: Double) { get }
+    /// The decided ignition (nil: unknown).
+    var ignition: Bool? { get }
+    /// Where the vehicle is, from a fix at most `maxAge` seconds old.
+    func location(maxAge: Double) -> Location?
+}
+
+extension TrackingPipeline: VehicleTracking {
+    var movement: (motion: Motion, interval: Double) { tracker.movement }
+    var ignition: Bool? { tracker.ignition }
+    func location(maxAge: Double) -> Location? {
+        tracker.currentPosition(maxAge: maxAge).fix.map { Location(lat: $0.latitude, lng: $0.longitude, accuracy: $0.horizontalError) }
     }
 }

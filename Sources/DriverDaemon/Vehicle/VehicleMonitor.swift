@@ -53,7 +53,8 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
     let settings: Settings
     private let state: Mutex<State>
     private let reader = Mutex<OBDReader?>(nil)
-    private let pipeline: TrackingPipeline
+    /// The tracking pipeline, as the vehicle sees it: events in, decisions out.
+    private let tracking: any VehicleTracking
     private let shift: Shift
     private let outbox: Outbox
     private let book: VehicleFaultBook
@@ -63,12 +64,12 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
     private let logger: Logger
 
     init(
-        settings: Settings, pipeline: TrackingPipeline, shift: Shift, outbox: Outbox, book: VehicleFaultBook, hub: EventHub,
+        settings: Settings, tracking: any VehicleTracking, shift: Shift, outbox: Outbox, book: VehicleFaultBook, hub: EventHub,
         travel: TravelMonitor, clock: DaemonClock, logger: Logger
     ) {
         self.travel = travel
         self.settings = settings
-        self.pipeline = pipeline
+        self.tracking = tracking
         self.shift = shift
         self.outbox = outbox
         self.book = book
@@ -78,7 +79,7 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
         state = Mutex(State(
             link: settings.adapter == nil ? .absent : .connecting, detail: settings.adapter == nil ? "no adapter configured (vehicle.adapter)" : nil,
             battery: BatteryGuard(threshold: settings.lowVoltage, holdSeconds: settings.lowVoltageSeconds)))
-        pipeline.whenMotionChanged { [weak self] _ in self?.updateMode() }
+        tracking.whenMotionChanged { [weak self] _ in self?.updateMode() }
         // What waited for a shift (fault codes, the battery report) goes when one starts.
         shift.whenChanged { [weak self] on in if on { self?.shiftStarted() } }
     }
@@ -178,7 +179,7 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
         if speed != nil {
             if case .moving(let interval) = reader.withLock({ $0 })?.mode { nextWithin = interval } else { nextWithin = settings.parkedInterval }
         }
-        pipeline.vehicle(.speed(speed, nextWithin: nextWithin))
+        tracking.vehicle(.speed(speed, nextWithin: nextWithin))
     }
 
     private func updateEngine() {
@@ -192,7 +193,7 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
         }
         guard before != after else { return }
         if let after { logger.info("vehicle: engine \(after ? "running" : "off")") }
-        pipeline.vehicle(.engine(running: after))
+        tracking.vehicle(.engine(running: after))
     }
 
     /// The reader's polling mode from the battery, the vehicle's movement and the engine. A speed read while parked
@@ -203,7 +204,7 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
         let (running, protecting, pullingAway) = state.withLock {
             ($0.engineRunning, $0.battery.isProtecting, ($0.speed?.value ?? 0) >= Self.movingSpeed)
         }
-        let (movement, interval) = pipeline.tracker.movement
+        let (movement, interval) = tracking.movement
         let moving = movement == .moving || pullingAway
         reader.setMode(VehiclePollSchedule.mode(engineRunning: running, moving: moving, protecting: protecting, fixInterval: interval))
     }
@@ -213,7 +214,7 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
     // MARK: - The vehicle's battery
 
     private func guardBattery(_ volts: Double, now: Double) {
-        let ignition = pipeline.tracker.ignition
+        let ignition = tracking.ignition
         // A store that cannot be read counts as an SOS waiting: the radio is never cut from under one by a guess.
         let sosWaiting = logger.valueOrLog("reading the outbox for a waiting SOS") { try outbox.depth(maxAge: .seconds(1)).sos > 0 } ?? true
         let action = state.withLock { state in
@@ -229,14 +230,14 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
             logger.warning(
                 "vehicle battery low: \(TextFormat.fixed(volts, decimals: 1)) V with the engine off for \(Int(settings.lowVoltageSeconds)) s; stopped reading the vehicle and released the GPS receiver",
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.vehicleBatteryLow.rawValue)", "voltage": "\(volts)"])
-            pipeline.vehicle(.batteryProtection(true))
+            tracking.vehicle(.batteryProtection(true))
             updateMode()
             sendBatteryReport()
             if settings.shutdownOnLowVoltage { powerOff() }
         case .release:
             state.withLock { $0.protectingSince = nil }
             logger.notice("vehicle battery: \(TextFormat.fixed(volts, decimals: 1)) V, engine \(state.withLock { $0.engineRunning == true } ? "running" : "off"); reading the vehicle again")
-            pipeline.vehicle(.batteryProtection(false))
+            tracking.vehicle(.batteryProtection(false))
         case nil:
             break
         }
@@ -316,7 +317,7 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
     }
 
     private func position() -> Location? {
-        pipeline.tracker.currentPosition(maxAge: 300).fix.map { Location(lat: $0.latitude, lng: $0.longitude, accuracy: $0.horizontalError) }
+        tracking.location(maxAge: 300)
     }
 
     private func shiftStarted() {
@@ -340,7 +341,7 @@ final class VehicleMonitor: OBDEventHandler, Sendable {
 
     func status() -> VehicleStatus {
         let now = clock.monotonic
-        let ignition = pipeline.tracker.ignition
+        let ignition = tracking.ignition
         let disagreements = travel.odometerDisagreements
         return state.withLock { state in
             let faults = (state.stored ?? []).map { VehicleFault(code: $0, pending: false, description: FaultDescriptions.describe($0)) }
