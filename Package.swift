@@ -153,7 +153,7 @@ let package = Package(
         // Reproduces that crash: two threads build the HTTP decoder's metadata at once (IntegrationTests/RuntimeMetadataTests).
         .executableTarget(
             name: "metadata-race",
-            dependencies: ["RuntimeMetadata", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]
+            dependencies: ["RuntimeMetadata"]
         ),
         // The Swift runtime's global-executor hook by link-time reference: `dlsym` cannot see it in a static binary.
         // Only driverd imports it.

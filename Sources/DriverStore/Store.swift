@@ -49,6 +49,7 @@ public final class Store: Sendable {
         // SQLite makes its log's name durable but not the database file's: a unit that loses power after its first
         // start would otherwise come back without the file (and every transition committed in it).
         try DurableFile.syncDirectory(directory)
+        pool.afterCommit(insertingInto: OutboxItemRecord.tableName) { [weak self] in self?.announceQueued() }
     }
 
     /// Bytes of write-ahead log kept after a checkpoint.
@@ -79,12 +80,11 @@ public final class Store: Sendable {
     /// `action` runs each time an outbox item can be sent: after the commit that queued it, or for one committed
     /// before the disk held it, after `syncToDisk`. On the committing thread: keep it short (the sender's wake-up).
     /// Every owner that queues an item is heard this way; none wakes the sender by hand.
-    public func whenItemQueued(_ action: @escaping @Sendable () -> Void) {
-        queuedActions.withLock { $0.append(action) }
-        pool.afterCommit(insertingInto: OutboxItemRecord.tableName, action)
-    }
+    public func whenItemQueued(_ action: @escaping @Sendable () -> Void) { queuedActions.withLock { $0.append(action) } }
 
     private let queuedActions = Mutex<[@Sendable () -> Void]>([])
+
+    private func announceQueued() { for action in queuedActions.withLock({ $0 }) { action() } }
 
     // MARK: The ping log
 
@@ -133,7 +133,7 @@ public final class Store: Sendable {
         try pool.syncLog()
         if !committed.isEmpty {
             awaitingSync.withLock { $0.removeAll { committed.contains($0) } }
-            for action in queuedActions.withLock({ $0 }) { action() }
+            announceQueued()
         }
     }
 

@@ -1,6 +1,4 @@
 import Glibc
-import NIOCore
-import NIOHTTP1
 import RuntimeMetadata
 import Synchronization
 
@@ -38,10 +36,11 @@ enum MetadataRace {
     private static func race() {
         arrived.add(1, ordering: .sequentiallyConsistent)
         while arrived.load(ordering: .sequentiallyConsistent) < threads.load(ordering: .sequentiallyConsistent) {}
+        // The very builds RuntimeMetadata makes: what it prepares is what races here.
         if server.load(ordering: .sequentiallyConsistent) {
-            withExtendedLifetime(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes))) {}
+            RuntimeMetadata.instantiateHTTPServerTypes()
         } else {
-            withExtendedLifetime(ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes))) {}
+            RuntimeMetadata.instantiateHTTPClientTypes()
         }
     }
 }

@@ -16,8 +16,8 @@ actor Workflow {
     let book: TaskBook
     let outbox: Outbox
     let uplink: Uplink?
-    /// The backend's calls (the route, the ETA, a photo's check), judged by the uplink.
-    let session: BackendSession?
+    /// The backend's calls (the route, the ETA, a code's check), judged by the uplink.
+    nonisolated var session: BackendSession? { uplink?.session }
     let hub: EventHub
     let tracker: Tracker
     let spool: PhotoSpool
@@ -55,7 +55,6 @@ actor Workflow {
         self.book = book
         self.outbox = outbox
         self.uplink = uplink
-        session = uplink?.session
         self.hub = hub
         self.tracker = tracker
         syncNeeded = tracker.clock.wakeup()
