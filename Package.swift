@@ -21,7 +21,8 @@ let package = Package(
         // Without the default traits: "FullFoundation" would link Foundation (and ICU) into the kiosk for dates in URL-encoded forms it never reads.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
-        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+        // Exact: BackendClient's WebSocket handshake uses its frame handler through an SPI (WebSocketUpgrade.swift).
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", exact: "1.6.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
@@ -92,6 +93,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "WSCore", package: "swift-websocket"),
                 .product(name: "WSCompression", package: "swift-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -106,11 +108,13 @@ let package = Package(
             dependencies: [
                 "BackendContract", "DispatchSimCore", "DriverDomain",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSCompression", package: "hummingbird-websocket"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -27,6 +27,8 @@ public final class WebSocketLink: Sendable {
     }
 
     public let url: String
+    /// Where the handshake goes: the backend's host and port, and what `Host` says.
+    private let endpoint: (host: String, port: Int, hostHeader: String)?
     /// The keepalive goes after this much quiet only, so a link that carries batches never sends one: a cellular
     /// radio wakes for any packet, and a keepalive on its own clock is a waking of its own.
     private let keepalive: Duration
@@ -40,6 +42,9 @@ public final class WebSocketLink: Sendable {
         self.keepalive = keepalive
         let secure = base.hasPrefix("https://")
         url = (secure ? "wss://" + base.dropFirst("https://".count) : "ws://" + base.dropFirst("http://".count)) + BackendPaths.webSocket
+        endpoint = URL(string: base).flatMap { url in
+            url.host.map { host in (host, url.port ?? (secure ? 443 : 80), url.port.map { "\(host):\($0)" } ?? host) }
+        }
         if secure {
             var tls = TLSConfiguration.makeClientConfiguration()
             if let caFile { tls.trustRoots = .file(caFile) }
@@ -62,12 +67,18 @@ public final class WebSocketLink: Sendable {
             maxFrameSize: LocationBatch.maxBytes + 4096,
             extensions: [.perMessageDeflate(maxDecompressedFrameSize: 1 << 20)])
         configuration.additionalHeaders = [.authorization: "Bearer \(token)"]
-        let setup = (configuration, tls, logger, url)
+        guard let endpoint else { throw BackendClientError(transportReason: "the WebSocket's address \(url) has no host") }
         let generation = state.withLock { state -> Int in
             state.generation += 1
             return state.generation
         }
         defer { disconnected(generation) }
+        let upgrade = WebSocketUpgrade(
+            host: endpoint.hostHeader, path: BackendPaths.webSocket, configuration: configuration,
+            sslContext: try tls.map { try NIOSSLContext(configuration: $0) }) { inbound, outbound, _ in
+                try await self.serve(inbound: inbound, outbound: outbound, generation: generation, lastPushId: lastPushId, onPush: onPush)
+            }
+        let connection = ClientConnection(upgrade, address: .hostname(endpoint.host, port: endpoint.port), logger: logger)
         // The client library does not always notice a connection closed during the upgrade, and its connect
         // cannot be cancelled: it runs on its own, and this waits for it, a connect timeout, or `close`.
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -79,9 +90,7 @@ public final class WebSocketLink: Sendable {
             state.withLock { $0.finishRun = finish }
             Task {
                 do {
-                    try await WebSocketClient.connect(url: setup.3, configuration: setup.0, tlsConfiguration: setup.1, logger: setup.2) { inbound, outbound, _ in
-                        try await self.serve(inbound: inbound, outbound: outbound, generation: generation, lastPushId: lastPushId, onPush: onPush)
-                    }
+                    try await connection.run()
                     finish(.success(()))
                 } catch {
                     finish(.failure(error))

@@ -49,15 +49,18 @@ struct AdmissionMiddleware: RouterMiddleware {
     let admission: AdmissionControl
 
     func handle(_ request: Request, context: SimContext, next: (Request, SimContext) async throws -> Response) async throws -> Response {
-        guard request.uri.path.hasPrefix("/api/") else { return try await next(request, context) }
-        switch admission.admit(on: context.channel) {
-        case .accept:
-            return try await next(request, context)
-        case .refuse(let status, let retryAfter):
-            var error = SimHTTPError(status == 429 ? .overloaded : .unavailable, "the backend takes no more now: retry after \(retryAfter) s")
-            error.headers[.retryAfter] = "\(retryAfter)"
-            error.headers[.connection] = "close"
-            throw error
-        }
+        // A WebSocket upgrade was judged before the router (UpgradeGate).
+        guard request.uri.path.hasPrefix("/api/"), !UpgradeGate.isUpgrade(request.headers[.upgrade]) else { return try await next(request, context) }
+        if let refusal = Self.refusal(admission.admit(on: context.channel)) { throw refusal }
+        return try await next(request, context)
+    }
+
+    /// The answer to a request the desk did not take, nil when it was taken.
+    static func refusal(_ verdict: AdmissionDesk.Verdict) -> SimHTTPError? {
+        guard case .refuse(let status, let retryAfter) = verdict else { return nil }
+        var error = SimHTTPError(status == 429 ? .overloaded : .unavailable, "the backend takes no more now: retry after \(retryAfter) s")
+        error.headers[.retryAfter] = "\(retryAfter)"
+        error.headers[.connection] = "close"
+        return error
     }
 }

@@ -21,7 +21,20 @@ struct FaultMiddleware: RouterMiddleware {
     /// Thrown once the connection is closed on purpose; nothing more is sent.
     struct ConnectionDropped: Error {}
 
+    /// The answer of an injected error: a 429 or 503 carries the plan's `Retry-After` and the server's `Date`.
+    static func injected(_ status: Int, faults: FaultInjector) -> SimHTTPError {
+        var error = SimHTTPError(.injectedFault, "fault injected by dispatch-sim")
+        error.statusOverride = status
+        if [429, 503].contains(status), let retryAfter = faults.plan.retryAfter {
+            error.headers[.retryAfter] = retryAfter
+            error.headers[.date] = RetryAfter.imfFixdate(Int(SimState.now()))
+        }
+        return error
+    }
+
     func handle(_ request: Request, context: SimContext, next: (Request, SimContext) async throws -> Response) async throws -> Response {
+        // A WebSocket upgrade was judged before the router (UpgradeGate).
+        if UpgradeGate.isUpgrade(request.headers[.upgrade]) { return try await next(request, context) }
         // Kept-alive connections opened before the refusal window are cut too, as when a server goes away.
         if faults.isRefusing(now: SimState.now()) {
             context.channel.close(promise: nil)
@@ -33,13 +46,7 @@ struct FaultMiddleware: RouterMiddleware {
         case .pass:
             return try await next(request, context)
         case .error(let status):
-            var error = SimHTTPError(.injectedFault, "fault injected by dispatch-sim")
-            error.statusOverride = status
-            if [429, 503].contains(status), let retryAfter = faults.plan.retryAfter {
-                error.headers[.retryAfter] = retryAfter
-                error.headers[.date] = RetryAfter.imfFixdate(Int(SimState.now()))
-            }
-            throw error
+            throw Self.injected(status, faults: faults)
         case .dropBefore:
             context.logger.info("fault: connection dropped before handling", metadata: ["path": "\(request.uri.path)"])
             context.channel.close(promise: nil)

@@ -2,6 +2,7 @@ import BackendContract
 import DispatchSimCore
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import HummingbirdWSCompression
 import Logging
@@ -62,17 +63,21 @@ public enum SimServer {
         ReleaseRoutes(state: state).add(rider: rider, router: router)
         SimRoutes(state: state, faults: faults, admission: admission, hub: hub, photos: photos).add(to: router)
 
+        let webSocketResponder = router.buildResponder()
+        let http = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(additionalChannelHandlers: [RefuseConnectionsHandler(faults: faults, admission: admission)]),
+            // permessage-deflate when the client offers it: location batches shrink several times.
+            ws: .init(
+                maxFrameSize: RiderWebSocket.maxMessageBytes,
+                extensions: [.perMessageDeflate(maxDecompressedFrameSize: RiderWebSocket.maxMessageBytes)],
+                autoPing: options.webSocketPingSeconds.map { .enabled(timePeriod: .milliseconds(Int64($0 * 1000))) } ?? .disabled))
         return Application(
             router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: router,
-                configuration: .init(
-                    http1: .init(additionalChannelHandlers: [RefuseConnectionsHandler(faults: faults, admission: admission)]),
-                    // permessage-deflate when the client offers it: location batches shrink several times.
-                    ws: .init(
-                        maxFrameSize: RiderWebSocket.maxMessageBytes,
-                        extensions: [.perMessageDeflate(maxDecompressedFrameSize: RiderWebSocket.maxMessageBytes)],
-                        autoPing: options.webSocketPingSeconds.map { .enabled(timePeriod: .milliseconds(Int64($0 * 1000))) } ?? .disabled))),
+            server: HTTPServerBuilder { responder in
+                GatedUpgradeChannel(
+                    inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: http),
+                    faults: faults, admission: admission)
+            },
             // Behind a carrier NAT the server listens on a loopback port of its own, and the NAT on the given address.
             configuration: .init(
                 address: options.natIdleSeconds == nil ? .hostname(options.host, port: options.port) : .hostname("127.0.0.1", port: 0),

@@ -55,4 +55,26 @@ struct AdmissionTests {
             try await other.shutdown()
         }
     }
+
+    @Test("a rider WebSocket's upgrade past the limit, or under a fault plan's 503, is answered as a request is (429 with Retry-After and the error body), not with Hummingbird's bare 400")
+    func upgradeRefused() async throws {
+        try await SimHarness.run { sim in
+            let token = try await sim.login().accessToken
+            let upgrade = [
+                ("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Version", "13"), ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+            ]
+            _ = try await sim.json(.PUT, "/sim/admission", AdmissionLimits(connectionsPerSecond: 0.01))
+            let other = HTTPClient(eventLoopGroupProvider: .singleton)
+            let stranger = SimHarness(port: sim.port, http: other)
+            let refused = try await stranger.request(.GET, BackendPaths.webSocket, token: token, headers: upgrade)
+            #expect(refused.status == 429 && refused.error?.code == .overloaded)
+            #expect((refused.headers["Retry-After"].first.flatMap(Int.init) ?? 0) >= 1)
+            _ = try await sim.json(.PUT, "/sim/admission", AdmissionLimits())
+
+            _ = try await sim.json(.PUT, "/sim/faults", FaultPlan(errorRate: 1, errorStatus: 503, retryAfter: "7", limit: 1, pathPrefix: BackendPaths.webSocket))
+            let faulted = try await stranger.request(.GET, BackendPaths.webSocket, token: token, headers: upgrade)
+            #expect(faulted.status == 503 && faulted.headers["Retry-After"].first == "7" && faulted.headers["Date"].first != nil)
+            try await other.shutdown()
+        }
+    }
 }

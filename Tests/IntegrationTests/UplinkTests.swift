@@ -181,6 +181,25 @@ struct UplinkTests {
         try daemon.stop()
     }
 
+    @Test("the WebSocket's upgrade answered 429 with Retry-After: 6: the socket opens again no sooner than the backend's 6 s, and the journal says why")
+    func notNowOnTheUpgrade() async throws {
+        let sim = try SimProcess(arguments: ["--seed", "11"])
+        let http = SimHTTP(base: sim.base)
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(
+            errorRate: 1, errorStatus: 429, retryAfter: "6", limit: 1, pathPrefix: BackendPaths.webSocket))
+        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Harness.config(backend: sim), directory: TemporaryDirectory())
+        func stats() async throws -> SimStats { try await http.request(.GET, "/sim/stats").decode(SimStats.self) }
+        try await waitUntil("the upgrade refused", detail: daemon.log) { try await stats().faultsInjected == 1 }
+        // Read after the refusal (polled every 100 ms): the wait measured here is at most the real one.
+        let refused = ContinuousClock.now
+        try await waitUntil("the WebSocket open after the backend's wait", detail: daemon.log) { try await stats().webSockets == 1 }
+        let waited = ContinuousClock.now - refused
+        // Before the upgrade's answer was read, the socket came back after its own backoff, 1 to 3 s.
+        #expect(waited >= .seconds(5.8), "the WebSocket opened \(waited) after its upgrade was refused for 6 s")
+        #expect(daemon.log.contains("WebSocket upgrade refused: HTTP 429") && daemon.log.contains("retry after 6 s"), "\(daemon.log.suffix(2000))")
+        try daemon.stop()
+    }
+
     /// A shift's transitions, queued before the daemon starts as driver actions would have queued them: seven
     /// the backend takes and one it refuses (DELIVERED without a proof of delivery).
     static func queueJourney(in state: String) throws {

@@ -20,9 +20,7 @@ extension Uplink {
                 await webSocketWakeup.wait(until: now + 5)
                 continue
             }
-            // The backend asked for quiet (a Retry-After on a request): the socket does not knock either. (The
-            // WebSocket library does not hand over a refused upgrade's status, so its own 429 is not read: a refused
-            // upgrade backs off here, and the requests beside it hear the backend's Retry-After.)
+            // The backend asked for quiet (a Retry-After on a request or on the upgrade): the socket does not knock either.
             if let quietUntil = state.withLock({ $0.machine.backendQuietUntil }), quietUntil > now {
                 await webSocketWakeup.wait(until: quietUntil)
                 continue
@@ -39,6 +37,14 @@ extension Uplink {
                 let token = try await session.authorized { _, token in token }
                 logger.debug("WebSocket connecting", metadata: ["url": "\(webSocket.url)"])
                 try await webSocket.run(token: token, lastPushId: pushes.lastId) { [self] push in await received(push) }
+            } catch let error as BackendClientError where error.retryAfter != nil {
+                // The upgrade's own "not now" is heard as a request's is (the sender waits too), and the socket
+                // comes back when the sender may: after the backend's wait and the sender's share of the fleet's
+                // window, not at the wait's end with every other unit told the same.
+                logger.info("WebSocket upgrade refused: \(error)")
+                heardNotNow(error)
+                if case .backingOff(let until) = state.withLock({ $0.machine.link }) { await webSocketWakeup.wait(until: until) }
+                continue
             } catch {
                 logger.debug("WebSocket unavailable", metadata: ["error": "\(error)"])
             }
@@ -46,8 +52,8 @@ extension Uplink {
             if now - opened >= stableAfter { backoffWait = nil }
             let wait = backoff.next(after: backoffWait, random: Double.random(in: 0..<1))
             backoffWait = wait
-            // In a fleet, a refused upgrade (whose 429 the library does not hand over) comes back spread over the
-            // fleet's window too, not in a second or two with the rest of the fleet's sockets.
+            // In a fleet, a connection that failed without a Retry-After comes back spread over the fleet's window too,
+            // not in a second or two with the rest of the fleet's sockets.
             await webSocketWakeup.wait(until: now + max(wait, spreadWindow * Double.random(in: 0..<1)))
         }
     }
