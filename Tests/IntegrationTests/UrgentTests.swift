@@ -95,6 +95,28 @@ struct UrgentTests {
         try daemon.stop()
     }
 
+    @Test("a storm of \"not now\" (every API request answered 429 with Retry-After: 600): the SOS is still tried every 2 s and goes as soon as the 429s stop; nothing else knocks")
+    func sosThroughTooManyRequests() async throws {
+        let sim = try SimProcess()
+        let http = SimHTTP(base: sim.base)
+        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Self.config(sim, urgentRetry: 2), directory: TemporaryDirectory())
+        try waitUntil("online", detail: daemon.log) { try Harness.outbox(daemon).link == .online }
+        func refused() async throws -> Int { try await http.request(.GET, "/sim/stats").decode(SimStats.self).faultsInjected }
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(errorRate: 1, errorStatus: 429, retryAfter: "600"))
+        _ = try daemon.client().call(Methods.sosRaise, SOSParams(note: "test: too many requests"))
+        try await waitUntil("the SOS refused three times", timeout: .seconds(20), detail: daemon.log) { try await refused() >= 3 }
+        let during = try await refused()
+        try await Task.sleep(for: .seconds(4))
+        let later = try await refused()
+        #expect(later - during <= 3, "\(later - during) refusals in 4 s")
+        #expect(daemon.log.contains("retry after 600 s"), "\(daemon.log.suffix(2000))")
+        _ = try await http.request(.DELETE, "/sim/faults")
+        try await waitUntil("the SOS acknowledged", timeout: .seconds(10), detail: daemon.log) { try Harness.outbox(daemon).sos == 0 }
+        let activity = try await http.request(.GET, "/sim/activity").decode(ActivityList.self)
+        #expect(activity.sos.map(\.report.note) == ["test: too many requests"])
+        try daemon.stop()
+    }
+
     @Test("an SOS the backend does not take is repeated, through kill -9, until it does: stored once, announced as acknowledged")
     func repeatedUntilAcked() async throws {
         let sim = try SimProcess()
