@@ -12,7 +12,9 @@ import Synchronization
 /// switch to turn verification off.
 public final class BackendClient: Sendable {
     public let baseURL: String
-    private let http: HTTPClient
+    /// Replaced when the unit's identity changes (`present`).
+    private let http: Mutex<HTTPClient>
+    private let caFile: String?
     private let timeout: TimeAmount
     /// Whether a connection stays open for the next request (60 s idle at most). A parked unit's requests close
     /// theirs instead: an idle connection closed later is a packet of its own, a radio waking a minute after the burst.
@@ -20,9 +22,15 @@ public final class BackendClient: Sendable {
 
     public init(baseURL: String, caFile: String? = nil, timeout: TimeAmount = .seconds(30)) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
-        var configuration = HTTPClient.Configuration()
+        self.caFile = caFile
+        self.timeout = timeout
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile { tls.trustRoots = .file(caFile) }
+        http = Mutex(Self.makeHTTPClient(tls: tls, timeout: timeout))
+    }
+
+    private static func makeHTTPClient(tls: TLSConfiguration, timeout: TimeAmount) -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
         configuration.tlsConfiguration = tls
         configuration.timeout = .init(connect: .seconds(10), read: timeout)
         configuration.decompression = .enabled(limit: .ratio(20))
@@ -33,17 +41,37 @@ public final class BackendClient: Sendable {
         // A connection that cannot be made fails the request: the uplink's backoff decides when to try again, not a
         // loop of the library's own inside one request (unseen retries during an outage, for every unit at once).
         configuration.connectionPool.retryConnectionEstablishment = false
-        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        self.timeout = timeout
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// From now on every connection presents the unit's certificate (mutual TLS). Connections open without it are
+    /// dropped: a request on its way meanwhile fails as a network error and goes again.
+    public func present(_ identity: ClientIdentity) throws {
+        let tls = try identity.tlsConfiguration(caFile: caFile)
+        let retired = http.withLock { current in
+            defer { current = Self.makeHTTPClient(tls: tls, timeout: timeout) }
+            return current
+        }
+        Task { await Self.shutDown(retired) }
+    }
+
+    private static func shutDown(_ client: HTTPClient) async {
+        do {
+            try await client.shutdown()
+        } catch {
+            // Thrown only when already shut down: the same end.
+        }
     }
 
     /// Keep connections open between requests (moving: the next request soon) or close each after its answer
     /// (parked in battery-saver mode: its burst ends with the answer).
     public func keepConnections(_ keep: Bool) { keepsConnections.store(keep, ordering: .relaxed) }
 
-    public func shutdown() async {
-        // Throws only when already shut down: the same end.
-        try? await http.shutdown()
+    public func shutdown() async { await Self.shutDown(http.withLock { $0 }) }
+
+    /// Enrolment: the claim token and the unit's CSR; the answer is the unit's certificate chain.
+    public func enrol(_ request: EnrolmentRequest) async throws(BackendClientError) -> EnrolmentResponse {
+        try await send(.POST, BackendPaths.enrol, json: request)
     }
 
     static let encoder: JSONEncoder = {
@@ -200,7 +228,7 @@ public final class BackendClient: Sendable {
         let bytes: ByteBuffer
         let retryAfter: Double?
         do {
-            let response = try await http.execute(request, timeout: timeout)
+            let response = try await http.withLock { $0 }.execute(request, timeout: timeout)
             status = Int(response.status.code)
             retryAfter = [429, 503].contains(status)
                 ? RetryAfter.seconds(response.headers.first(name: "Retry-After"), responseDate: response.headers.first(name: "Date")) : nil

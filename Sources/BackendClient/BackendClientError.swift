@@ -33,6 +33,8 @@ public struct BackendClientError: Error, Sendable, CustomStringConvertible {
         case 401: .unauthorized
         // A code locked by wrong guesses is the contract's one 429 that means "never" for this request.
         case 429 where body?.error.code == .otpLocked: .refused
+        // The unit is not enrolled (yet): nothing wrong with the request, which waits for the certificate.
+        case 403 where body?.error.code == .certificateRequired: .transient
         // Too many requests, and a request the server gave up waiting for: "not now", never "never".
         case 408, 429: .transient
         case 400..<500: .refused

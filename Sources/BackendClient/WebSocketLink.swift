@@ -32,7 +32,9 @@ public final class WebSocketLink: Sendable {
     /// The keepalive goes after this much quiet only, so a link that carries batches never sends one: a cellular
     /// radio wakes for any packet, and a keepalive on its own clock is a waking of its own.
     private let keepalive: Duration
-    private let tls: TLSConfiguration?
+    /// Replaced when the unit's identity changes (`present`); nil on loopback http://.
+    private let tls: Mutex<TLSConfiguration?>
+    private let caFile: String?
     private let logger: Logger
     private let state = Mutex(State())
 
@@ -45,17 +47,25 @@ public final class WebSocketLink: Sendable {
         endpoint = URL(string: base).flatMap { url in
             url.host.map { host in (host, url.port ?? (secure ? 443 : 80), url.port.map { "\(host):\($0)" } ?? host) }
         }
+        self.caFile = caFile
         if secure {
             var tls = TLSConfiguration.makeClientConfiguration()
             if let caFile { tls.trustRoots = .file(caFile) }
-            self.tls = tls
+            self.tls = Mutex(tls)
         } else {
-            tls = nil
+            tls = Mutex(nil)
         }
         self.logger = logger
     }
 
     public var isConnected: Bool { state.withLock { $0.outbound != nil } }
+
+    /// The next connection presents the unit's certificate (mutual TLS); on loopback http:// there is no TLS to present it in.
+    public func present(_ identity: ClientIdentity) throws {
+        guard tls.withLock({ $0 != nil }) else { return }
+        let configuration = try identity.tlsConfiguration(caFile: caFile)
+        tls.withLock { $0 = configuration }
+    }
 
     /// Connects, says `hello` with the last push id seen, and serves the connection until it closes: acks go
     /// to their senders, pushes to `onPush`. Returns when the server closes it; throws when it cannot connect.
@@ -75,7 +85,7 @@ public final class WebSocketLink: Sendable {
         defer { disconnected(generation) }
         let upgrade = WebSocketUpgrade(
             host: endpoint.hostHeader, path: BackendPaths.webSocket, configuration: configuration,
-            sslContext: try tls.map { try NIOSSLContext(configuration: $0) }) { inbound, outbound, _ in
+            sslContext: try tls.withLock { $0 }.map { try NIOSSLContext(configuration: $0) }) { inbound, outbound, _ in
                 try await self.serve(inbound: inbound, outbound: outbound, generation: generation, lastPushId: lastPushId, onPush: onPush)
             }
         let connection = ClientConnection(upgrade, address: .hostname(endpoint.host, port: endpoint.port), logger: logger)

@@ -65,8 +65,10 @@ struct WebSocketUpgrade: ClientConnectionChannel {
             var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: upgrade)
             pipeline.leftOverBytesStrategy = .forwardBytes
             if let sslContext {
+                // An IP address is no name to send (SNI); the certificate is then checked against the address itself.
                 let hostname = host.split(separator: ":").first.map(String.init) ?? host
-                try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: hostname), position: .first)
+                let name = hostname.utf8.allSatisfy { $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } ? nil : hostname
+                try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: name), position: .first)
             }
             return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
         }

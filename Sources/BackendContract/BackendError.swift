@@ -45,11 +45,17 @@ public enum BackendErrorCode: String, Codable, Sendable, Equatable, CaseIterable
     /// The backend is down for a while and still answers (503 with `Retry-After`).
     case unavailable = "UNAVAILABLE"
     case internalError = "INTERNAL_ERROR"
+    /// Enrolment: the claim token is unknown or used up.
+    case claimRefused = "CLAIM_REFUSED"
+    /// A request without a certificate the fleet's CA issued, on a backend that asks for one: the unit is not
+    /// enrolled (yet). Never a verdict on the request itself.
+    case certificateRequired = "CERTIFICATE_REQUIRED"
 
     public var httpStatus: Int {
         switch self {
         case .badRequest, .idempotencyKeyMissing, .otpInvalid: 400
         case .invalidCredentials, .unauthorized, .tokenExpired: 401
+        case .claimRefused, .certificateRequired: 403
         case .notFound: 404
         case .invalidTransition, .podRequired, .podTypeMismatch: 409
         case .payloadTooLarge: 413

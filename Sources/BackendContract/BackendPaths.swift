@@ -20,6 +20,9 @@ public enum BackendPaths {
     public static let releaseAcks = "/api/v1/rider/release/acks"
     public static let requestAcks = "/api/v1/rider/requests/acks"
     public static let webSocket = "/api/v1/rider/ws"
+    /// A unit's enrolment: a fleet's claim token and a CSR for the unit's own key (the one path a unit without a
+    /// certificate may call on a backend that asks for one).
+    public static let enrol = "/api/v1/units/enrol"
 
     public static func taskStatus(_ taskId: String) -> String { "/api/v1/rider/tasks/\(taskId)/status" }
     public static func taskPOD(_ taskId: String) -> String { "/api/v1/rider/tasks/\(taskId)/pod" }

@@ -3,6 +3,7 @@ import DispatchSimCore
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import HummingbirdWSCompression
 import Logging
@@ -28,6 +29,8 @@ public struct SimOptions: Sendable {
     public var webSocketPingSeconds: Double?
     /// A carrier NAT in front (`CarrierNAT`) that forgets a connection after this many idle seconds; nil: none.
     public var natIdleSeconds: Double?
+    /// HTTPS with dispatch-sim as the fleet's CA (mutual TLS, enrolment); plain HTTP without it.
+    public var tls: FleetCA.Settings?
 
     public init() {}
 }
@@ -51,10 +54,13 @@ public enum SimServer {
         let photos = try PhotoStore(directory: options.photoDirectory.map { URL(fileURLWithPath: $0) })
 
         let admission = AdmissionControl(limits: options.admission)
+        let ca = try options.tls.map { try FleetCA($0) }
         let router = Router(context: SimContext.self)
         // Faults first: a request the refusal window drops never reached the admission desk.
         router.middlewares.add(FaultMiddleware(faults: faults))
         router.middlewares.add(AdmissionMiddleware(admission: admission))
+        if ca != nil { router.middlewares.add(UnitCertificateMiddleware()) }
+        EnrolmentRoutes(ca: ca).add(to: router)
         AuthRoutes(tokens: tokens, state: state).add(to: router)
         let rider = router.group("/api/v1/rider").add(middleware: BearerAuthMiddleware(tokens: tokens, state: state))
         RiderRoutes(state: state).add(to: rider)
@@ -71,13 +77,14 @@ public enum SimServer {
                 maxFrameSize: RiderWebSocket.maxMessageBytes,
                 extensions: [.perMessageDeflate(maxDecompressedFrameSize: RiderWebSocket.maxMessageBytes)],
                 autoPing: options.webSocketPingSeconds.map { .enabled(timePeriod: .milliseconds(Int64($0 * 1000))) } ?? .disabled))
+        let gated = HTTPServerBuilder { responder in
+            GatedUpgradeChannel(
+                inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: http),
+                faults: faults, admission: admission)
+        }
         return Application(
             router: router,
-            server: HTTPServerBuilder { responder in
-                GatedUpgradeChannel(
-                    inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: http),
-                    faults: faults, admission: admission)
-            },
+            server: try ca.map { try .tls(gated, tlsConfiguration: $0.serverTLS()) } ?? gated,
             // Behind a carrier NAT the server listens on a loopback port of its own, and the NAT on the given address.
             configuration: .init(
                 address: options.natIdleSeconds == nil ? .hostname(options.host, port: options.port) : .hostname("127.0.0.1", port: 0),

@@ -7,7 +7,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// The fault plan and the admission desk judge a rider WebSocket's upgrade here, between the HTTP decoder and the
+/// The fault plan, the admission desk and (over HTTPS) the unit's certificate judge a rider WebSocket's upgrade here, between the HTTP decoder and the
 /// upgrade handler: Hummingbird answers every upgrade its router declines with a bare 400, where a fleet's load
 /// balancer answers 429 or 503 with `Retry-After` as it does a request (a unit must hear the same "not now" on
 /// either). The router's fault and admission middlewares pass upgrades through, so each is judged once.
@@ -62,6 +62,7 @@ final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
         let path = String(head.uri.prefix { $0 != "?" })
         guard path.hasPrefix("/api/"), Self.isUpgrade(head.headers.first(name: "Upgrade")) else { return nil }
         if faults.isRefusing(now: SimState.now()) { return .some(nil) }
+        if let refusal = UnitCertificateCheck.refusal(path: path, channel: channel) { return refusal }
         let wire = head.uri.utf8.count + head.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + 16
         switch faults.decide(path: path, bytes: wire).decision {
         case .error(let status): return FaultMiddleware.injected(status, faults: faults)

@@ -20,14 +20,18 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     public var safety: SafetyStatus?
     /// Where stamps come from and how the system clock stands (API 1.6).
     public var clock: ClockStatus?
+    /// The unit's own identity towards the backend (API 1.16): nil for a unit with neither a certificate nor a claim
+    /// token (it signs in with a username and password, or not at all).
+    public var identity: UnitIdentityStatus?
 
     public init(
         daemonVersion: String, apiMajor: Int, apiMinor: Int, uptimeSeconds: Double, rpc: RPCSection,
         gps: GPSStatus, sampling: SamplingStatus, outbox: SectionAvailability,
         link: SectionAvailability, shift: SectionAvailability, uplink: OutboxStatus? = nil,
-        shiftStatus: ShiftStatus? = nil, safety: SafetyStatus? = nil, clock: ClockStatus? = nil
+        shiftStatus: ShiftStatus? = nil, safety: SafetyStatus? = nil, clock: ClockStatus? = nil, identity: UnitIdentityStatus? = nil
     ) {
         self.clock = clock
+        self.identity = identity
         self.uplink = uplink
         self.shiftStatus = shiftStatus
         self.safety = safety
@@ -41,6 +45,35 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         self.outbox = outbox
         self.link = link
         self.shift = shift
+    }
+}
+
+/// The unit's certificate from the fleet's CA, which every connection to the backend presents (mutual TLS).
+public struct UnitIdentityStatus: Codable, Sendable, Equatable {
+    public enum State: String, Codable, Sendable, CaseIterable {
+        /// The unit holds a certificate: `subject`, `serial` and `notAfter` say which.
+        case enrolled
+        /// A claim token is configured and the backend has not answered yet (`reason`: the last failure).
+        case enrolling
+        /// The backend refused the claim token (`reason`); the unit tries again rarely, keeping what is queued.
+        case refused
+    }
+
+    public var state: State
+    /// The certificate's subject (`CN=driverd-…`, from the unit's public key).
+    public var subject: String?
+    /// The certificate's serial number, hex.
+    public var serial: String?
+    /// When the certificate expires, Unix seconds.
+    public var notAfter: Double?
+    public var reason: String?
+
+    public init(state: State, subject: String? = nil, serial: String? = nil, notAfter: Double? = nil, reason: String? = nil) {
+        self.state = state
+        self.subject = subject
+        self.serial = serial
+        self.notAfter = notAfter
+        self.reason = reason
     }
 }
 

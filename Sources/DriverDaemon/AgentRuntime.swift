@@ -14,6 +14,7 @@ struct AgentRuntime: MethodOwner, Sendable {
     let uplinkStatus: @Sendable () throws -> OutboxStatus
     let shiftStatus: @Sendable () -> ShiftStatus
     let safetyStatus: @Sendable () -> SafetyStatus
+    let identityStatus: @Sendable () -> UnitIdentityStatus?
     let logger: Logger
 
     func register(in router: inout RPCRouter) {
@@ -61,6 +62,6 @@ struct AgentRuntime: MethodOwner, Sendable {
             link: SectionAvailability(available: true),
             shift: SectionAvailability(available: true),
             uplink: uplink, shiftStatus: runtime.shiftStatus(), safety: runtime.safetyStatus(),
-            clock: runtime.tracking.tracker.clock.status())
+            clock: runtime.tracking.tracker.clock.status(), identity: runtime.identityStatus())
     }
 }

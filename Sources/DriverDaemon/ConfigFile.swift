@@ -69,15 +69,16 @@ public enum ConfigFile {
         return nil
     }
 
-    /// A warning when the file holds a password yet every user may read it (the package installs it 0640,
+    /// A warning when the file holds a password or a claim token yet every user may read it (the package installs it 0640,
     /// group driverd; a copy made by hand often is 0644).
     public static func exposedSecretWarning(path: String, config: DaemonConfig) -> ConfigIssue? {
-        guard !config.backendPassword.isEmpty else { return nil }
+        guard let key = !config.backendPassword.isEmpty ? "backend.password" : !config.backendClaimToken.isEmpty ? "backend.claim_token" : nil
+        else { return nil }
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IROTH != 0 else { return nil }
         let mode = String(info.st_mode & 0o777, radix: 8)
         return ConfigIssue(
-            key: "backend.password",
+            key: key,
             message: "set in a file every user can read (mode 0\(mode)); run: chgrp driverd \(path) && chmod 0640 \(path)")
     }
 

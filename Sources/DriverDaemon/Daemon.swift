@@ -71,11 +71,12 @@ public enum Daemon {
         let (listener, activated) = try makeListener(config, groupID: policy.groupID)
         let caFile = config.backendCAFile.isEmpty ? nil : config.backendCAFile
         let backend = config.backendURL.isEmpty ? nil : BackendClient(baseURL: config.backendURL, caFile: caFile)
+        let webSocket = backend.map { WebSocketLink(
+            baseURL: $0.baseURL, caFile: caFile, keepalive: .milliseconds(Int64(config.uplinkKeepaliveSeconds * 1000)), logger: Logger(label: "uplink")) }
+        let (identity, enrolment) = try unitIdentity(config, backend: backend, webSocket: webSocket, clock: clock)
         let daemon = try DaemonAssembly.make(DaemonAssembly.Inputs(
             config: config, configPath: configPath, configWarnings: configWarnings, remote: remote, bundleMaker: bundleMaker, store: store,
-            backend: backend,
-            webSocket: backend.map { WebSocketLink(
-                baseURL: $0.baseURL, caFile: caFile, keepalive: .milliseconds(Int64(config.uplinkKeepaliveSeconds * 1000)), logger: Logger(label: "uplink")) }, clock: clock,
+            backend: backend, webSocket: webSocket, identity: identity, clock: clock,
             levelControl: levelControl, recentWarnings: recentWarnings, socketActivated: activated))
         if policy.groupID == nil {
             logger.warning("group '\(config.rpcGroup)' does not exist: only root may call mutating methods")
@@ -98,7 +99,7 @@ public enum Daemon {
         // final flush sends them. SIGTERM or SIGINT end the signal service, and with it the group, gracefully.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: daemon.services + [
+                services: daemon.services + (enrolment.map { [ServiceGroupConfiguration.ServiceConfiguration(service: $0, successTerminationBehavior: .ignore)] } ?? []) + [
                     .init(service: RPCService(server: server, listener: listener, readiness: readiness, socketPath: config.socketPath, logger: logger)),
                     .init(service: NotifierService(notifier: ServiceNotifier(), readiness: readiness, logger: logger) { daemon.statusLine() }),
                     .init(service: SignalService(signals: SignalWaiter.signals(), logger: logger), successTerminationBehavior: .gracefullyShutdownGroup),
@@ -109,6 +110,33 @@ public enum Daemon {
         try await group.run()
         logger.info("driverd stopped", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.stopped.rawValue)"])
         return daemon.remoteConfig.restartFor.withLock { $0 }.map { .restartToApply(version: $0) } ?? .stopped
+    }
+
+    /// The unit's key (made at its first start) and certificate, presented when there is one; the enrolment to run
+    /// when there is none yet and a claim token is configured.
+    static func unitIdentity(
+        _ config: DaemonConfig, backend: BackendClient?, webSocket: WebSocketLink?, clock: DaemonClock
+    ) throws -> (UnitIdentity?, Enrolment?) {
+        guard let backend else { return (nil, nil) }
+        let logger = Logger(label: "identity")
+        let identity: UnitIdentity
+        do {
+            identity = try UnitIdentity(directory: config.stateDirectory + "/identity", claimTokenConfigured: !config.backendClaimToken.isEmpty)
+        } catch {
+            throw StartupError(description: "the unit's identity: \(error)")
+        }
+        if try Enrolment.present(identity, client: backend, webSocket: webSocket), let status = identity.status {
+            logger.info(
+                "presenting the unit's certificate",
+                metadata: ["subject": "\(status.subject ?? "")", "serial": "\(status.serial ?? "")", "not_after": "\(Int(status.notAfter ?? 0))"])
+            return (identity, nil)
+        }
+        guard !config.backendClaimToken.isEmpty else {
+            logger.info("not enrolled (no backend.claim_token): the backend knows this unit by backend.username and password or a driver's login only")
+            return (identity, nil)
+        }
+        return (identity, Enrolment(
+            identity: identity, claimToken: config.backendClaimToken, client: backend, webSocket: webSocket, clock: clock, logger: logger))
     }
 
     static func logSink(for target: LogTarget) -> DaemonLogHandler.Sink {

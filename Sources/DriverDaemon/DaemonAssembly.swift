@@ -25,6 +25,8 @@ struct DaemonAssembly: Sendable {
         var backend: (any BackendAPI)?
         /// The backend's WebSocket, tried before HTTPS batches and push polling.
         var webSocket: WebSocketLink?
+        /// The unit's key and certificate (nil without a backend, or in-process tests).
+        var identity: UnitIdentity? = nil
         /// The daemon's clocks and timers (`DaemonClock(time:)`: the system's, or a virtual time in tests).
         var clock: DaemonClock
         /// Where fixes come from.
@@ -168,6 +170,7 @@ struct DaemonAssembly: Sendable {
             logLevel: inputs.levelControl, tracking: tracking,
             uplinkStatus: { [outboxDesk] in try outboxDesk.status(maxAge: .seconds(1)) },
             shiftStatus: { shift.status }, safetyStatus: { safety.status(heldPushes: pushes.heldCount.withLock { $0 }) },
+            identityStatus: { [identity = inputs.identity] in identity?.status },
             logger: Logger(label: "driverd"))
 
         var methods = MethodTable()

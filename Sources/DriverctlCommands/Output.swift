@@ -30,6 +30,7 @@ enum StatusFormatter {
         } else if !status.outbox.available {
             lines.append(row("outbox", "not available: \(status.outbox.reason ?? "no reason given")"))
         }
+        if let identity = status.identity { lines.append(row("unit", identityText(identity))) }
         if let shift = status.shiftStatus {
             lines.append(row("shift", ShiftCommand.text(shift)))
         } else {
@@ -45,6 +46,16 @@ enum StatusFormatter {
             lines.append(row("safety", "\(state): \(gate)" + (safety.heldPushes > 0 ? "; \(plural(safety.heldPushes, "push")) held" : "")))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The unit's certificate, or why it has none yet.
+    static func identityText(_ identity: UnitIdentityStatus) -> String {
+        switch identity.state {
+        case .enrolled:
+            "enrolled as \(identity.subject ?? "?"), serial \(identity.serial ?? "?"), expires \(identity.notAfter.map { TextFormat.UTC($0).iso8601 } ?? "?")"
+        case .enrolling: "enrolling with the claim token" + (identity.reason.map { ": \($0)" } ?? "")
+        case .refused: "enrolment refused: \(identity.reason ?? "no reason given"); check backend.claim_token"
+        }
     }
 
     static func row(_ name: String, _ value: String) -> String {

@@ -32,6 +32,11 @@ struct DispatchSimCommand: AsyncParsableCommand {
     var wsPingSeconds: Double?
     @Option(help: "Put a carrier NAT in front that forgets a connection idle this many seconds: later pushes are lost, the unit's next packet is reset.")
     var natIdleSeconds: Double?
+    @Option(help: "Serve HTTPS as the fleet's CA: its test CA and server certificate are made (or read) in this directory (ca.pem for the units' backend.ca_file); every API request but the enrolment then needs a unit certificate.")
+    var tlsDir: String?
+    @Option(help: "A claim token units may enrol with (with --tls-dir).") var claimToken: String?
+    @Option(help: "Enrolments the claim token allows.") var claimUses = 1000
+    @Option(help: "Lifetime of a unit's certificate, seconds.") var unitCertSeconds = 30.0 * 86400
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func run() async throws {
@@ -57,14 +62,18 @@ struct DispatchSimCommand: AsyncParsableCommand {
         options.admission = AdmissionLimits(connectionsPerSecond: admitConnections, requestsPerSecond: admitRequests)
         options.faults = FaultPlan(
             dropBeforeRate: faultDropBefore, dropAfterRate: faultDropAfter, errorRate: faultError, latencyMs: faultLatencyMs)
+        if let tlsDir {
+            options.tls = FleetCA.Settings(
+                directory: tlsDir, claims: claimToken.map { [$0: claimUses] } ?? [:], unitCertificateSeconds: unitCertSeconds)
+        }
         guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown log level \(logLevel)") }
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         var logger = Logger(label: "dispatch-sim")
         logger.logLevel = level
-        let host = self.host
+        let base = (tlsDir == nil ? "http://" : "https://") + host
         let app = try await SimServer.makeApplication(options, logger: logger) { port in
             // Tests and scripts read this line to learn the port.
-            let line = "dispatch-sim listening on http://\(host):\(port)\n"
+            let line = "dispatch-sim listening on \(base):\(port)\n"
             _ = line.withCString { write(1, $0, strlen($0)) }
         }
         try await app.runService()

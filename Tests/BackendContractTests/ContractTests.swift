@@ -55,6 +55,7 @@ struct ContractTests {
         #expect(BackendErrorCode.idempotencyKeyReused.httpStatus == 422)
         #expect(BackendErrorCode.otpInvalid.httpStatus == 400)
         #expect(BackendErrorCode.tokenExpired.httpStatus == 401)
-        #expect(Set(BackendErrorCode.allCases.map(\.httpStatus)).isSubset(of: [400, 401, 404, 409, 413, 415, 422, 426, 429, 500, 503]))
+        #expect(BackendErrorCode.certificateRequired.httpStatus == 403 && BackendErrorCode.claimRefused.httpStatus == 403)
+        #expect(Set(BackendErrorCode.allCases.map(\.httpStatus)).isSubset(of: [400, 401, 403, 404, 409, 413, 415, 422, 426, 429, 500, 503]))
     }
 }

@@ -69,6 +69,8 @@ public struct DaemonConfig: Sendable, Equatable {
     /// For unattended units and tests: log in with these when no token is stored or the backend refuses it.
     public var backendUsername = ""
     public var backendPassword = ""
+    /// The fleet's claim token for enrolment ("" = none).
+    public var backendClaimToken = ""
     /// Pings older than this are dropped while the backend is away (hours; default 7 days).
     public var maxPingAgeHours = 168
     /// Past this many queued pings the oldest are thinned to one per minute, then dropped.
@@ -202,7 +204,7 @@ public struct DaemonConfig: Sendable, Equatable {
     public static var knownKeys: [String] { keys.keys.sorted() }
 
     /// Keys whose values are secrets: never logged, shown as `<redacted>` in diagnostics.
-    public static let secretKeys: Set<String> = ["backend.password"]
+    public static let secretKeys: Set<String> = ["backend.password", "backend.claim_token"]
 
     /// The value of every key as this configuration has it, in TOML notation, secrets redacted.
     public var effectiveValues: [String: String] {
@@ -315,6 +317,7 @@ public struct DaemonConfig: Sendable, Equatable {
         "backend.ca_file": optionalPath(\.backendCAFile, none: "the system's roots"),
         "backend.username": text(\.backendUsername),
         "backend.password": text(\.backendPassword),
+        "backend.claim_token": text(\.backendClaimToken),
         "outbox.max_ping_age_hours": integer(\.maxPingAgeHours, 1...8760).fleetMayChange,
         "outbox.max_pings": integer(\.maxPings, 1000...100_000_000).fleetMayChange,
         "uplink.moving_batch_seconds": number(\.uplinkMovingSeconds, 1...300, "seconds from 1 to 300").fleetMayChange,

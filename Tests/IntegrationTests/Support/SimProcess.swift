@@ -9,6 +9,8 @@ import NIOHTTP1
 final class SimProcess: @unchecked Sendable {
     let process = Process()
     let port: Int
+    /// http://127.0.0.1:PORT, or https:// when it serves TLS (`--tls-dir`).
+    let base: String
     private let stderrFile: String
     let directory: TemporaryDirectory
 
@@ -40,9 +42,8 @@ final class SimProcess: @unchecked Sendable {
             throw TestFailure("dispatch-sim did not start: \(text)\n\((try? String(contentsOfFile: stderrFile, encoding: .utf8)) ?? "")")
         }
         self.port = port
+        base = text.components(separatedBy: "listening on ").last ?? "http://127.0.0.1:\(port)"
     }
-
-    var base: String { "http://127.0.0.1:\(port)" }
     var log: String { (try? String(contentsOfFile: stderrFile, encoding: .utf8)) ?? "" }
 
     @discardableResult
@@ -68,6 +69,8 @@ struct SimHTTP {
     }
 
     let base: String
+    /// The shared client trusts the system's roots; a dispatch-sim serving HTTPS needs one trusting its CA.
+    var client: HTTPClient = .shared
 
     func request(
         _ method: HTTPMethod, _ path: String, token: String? = nil, headers: [(String, String)] = [], json: (any Encodable)? = nil, body: Data? = nil
@@ -84,7 +87,7 @@ struct SimHTTP {
             request.headers.add(name: "Content-Type", value: "application/octet-stream")
             request.body = .bytes(ByteBuffer(bytes: body))
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let response = try await client.execute(request, timeout: .seconds(10))
         let body = try await response.body.collect(upTo: 1 << 22)
         return Reply(status: Int(response.status.code), body: Data(body.readableBytesView))
     }

@@ -1,0 +1,123 @@
+import AsyncHTTPClient
+import BackendContract
+import DispatchSimCore
+import DriverAPI
+import Foundation
+import NIOSSL
+import Testing
+
+/// Each unit its own identity: enrolment with a fleet's claim token, then mutual TLS, against dispatch-sim as the
+/// fleet's CA (HTTPS, `--tls-dir`).
+@Suite("Unit identity and mutual TLS", .ownThread)
+struct IdentityTests {
+    /// A dispatch-sim serving HTTPS as the fleet's CA, and an HTTP client that trusts it (no certificate of its own).
+    struct Fleet {
+        let ca: TemporaryDirectory
+        let sim: SimProcess
+        let client: HTTPClient
+        var http: SimHTTP { SimHTTP(base: sim.base, client: client) }
+
+        init(claimUses: Int = 1000) throws {
+            ca = TemporaryDirectory("fleet-ca")
+            sim = try SimProcess(arguments: ["--tls-dir", ca.path, "--claim-token", "fleet-claim", "--claim-uses", String(claimUses)])
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(ca.file("ca.pem"))
+            client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+        }
+
+        func config(claimToken: String = "fleet-claim") -> String {
+            """
+            [gps]
+            watch = "continuous"
+            [backend]
+            url = "\(sim.base)"
+            ca_file = "\(ca.file("ca.pem"))"
+            claim_token = "\(claimToken)"
+            username = "rider1"
+            password = "demo-password"
+
+            """
+        }
+
+        /// Runs `body` with a fleet, and shuts its client down however `body` ends.
+        static func with(claimUses: Int = 1000, _ body: (Fleet) async throws -> Void) async throws {
+            let fleet = try Fleet(claimUses: claimUses)
+            do {
+                try await body(fleet)
+            } catch {
+                try await fleet.client.shutdown()
+                throw error
+            }
+            try await fleet.client.shutdown()
+        }
+    }
+
+    static func identity(_ daemon: DaemonProcess) throws -> UnitIdentityStatus? {
+        try daemon.client().call(Methods.agentStatus, NoParams()).identity
+    }
+
+    @Test("a unit enrols with the fleet's claim token: its key stays on the unit (0600), its certificate names it, every request and the WebSocket present it; a request without one is refused 403 CERTIFICATE_REQUIRED; a restart presents the same certificate without enrolling again")
+    func enrolsAndPresents() async throws {
+        try await Fleet.with { fleet in try await Self.enrolsAndPresents(fleet) }
+    }
+
+    static func enrolsAndPresents(_ fleet: Fleet) async throws {
+        let directory = TemporaryDirectory()
+        try UplinkTests.queueJourney(in: directory.file("state"))
+        var daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(), directory: directory)
+        try waitUntil("enrolled", detail: daemon.log) { try Self.identity(daemon)?.state == .enrolled }
+        let enrolled = try #require(try Self.identity(daemon))
+        #expect(enrolled.subject?.hasPrefix("CN=driverd-") == true && (enrolled.serial?.count ?? 0) >= 16)
+        #expect((enrolled.notAfter ?? 0) > Date().timeIntervalSince1970 + 29 * 86400)
+        let key = try FileManager.default.attributesOfItem(atPath: directory.file("state/identity/unit-key.pem"))
+        #expect((key[.posixPermissions] as? Int) == 0o600)
+        let chain = try String(contentsOfFile: directory.file("state/identity/unit-chain.pem"), encoding: .utf8)
+        #expect(chain.contains("BEGIN CERTIFICATE") && !chain.contains("PRIVATE"))
+        // Everything queued reaches the backend over mutual TLS (nothing goes without the certificate once enrolled).
+        let status = try Harness.drain(daemon)
+        #expect(status.deadLetters == 1)
+        let stats = try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self)
+        try UplinkTests.checkJourney(stats, state: directory.file("state"))
+        try await waitUntil("the WebSocket open over mutual TLS", detail: daemon.log) {
+            try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self).webSockets == 1
+        }
+        // A request without a certificate (refused before its token is looked at; the login is refused alike).
+        let stranger = try await fleet.http.request(.GET, BackendPaths.activeTasks, token: "any")
+        #expect(try await fleet.http.request(.POST, BackendPaths.login, json: LoginRequest(username: "rider1", password: "demo-password")).status == 403)
+        #expect(stranger.status == 403)
+        #expect(try stranger.decode(BackendErrorBody.self).error.code == .certificateRequired)
+        #expect(daemon.log.contains("enrolled: the unit presents its own certificate"), "\(daemon.log.suffix(2000))")
+
+        try daemon.stop()
+        daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(claimToken: ""), directory: directory)
+        try waitUntil("the same identity after a restart", detail: daemon.log) { try Self.identity(daemon) == enrolled }
+        #expect(daemon.log.contains("presenting the unit's certificate") && !daemon.log.contains("enrolled:"), "\(daemon.log.suffix(2000))")
+        try daemon.stop()
+    }
+
+    @Test("a wrong claim token, and one used up, are refused: the unit says so in its status and journal, keeps everything queued and dead-letters nothing")
+    func claimRefused() async throws {
+        try await Fleet.with(claimUses: 1) { fleet in try await Self.claimRefused(fleet) }
+    }
+
+    static func claimRefused(_ fleet: Fleet) async throws {
+        let first = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(), directory: TemporaryDirectory())
+        try waitUntil("the first unit enrolled", detail: first.log) { try Self.identity(first)?.state == .enrolled }
+        try first.stop()
+
+        for (token, label) in [("fleet-claim", "used up"), ("not-the-fleets", "wrong")] {
+            let directory = TemporaryDirectory()
+            try UplinkTests.queueJourney(in: directory.file("state"))
+            let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(claimToken: token), directory: directory)
+            try waitUntil("the \(label) token refused", detail: daemon.log) { try Self.identity(daemon)?.state == .refused }
+            let identity = try #require(try Self.identity(daemon))
+            #expect(identity.reason?.contains("CLAIM_REFUSED") == true, "\(identity)")
+            #expect(daemon.log.contains("enrolment refused"), "\(daemon.log.suffix(2000))")
+            // Its requests go without a certificate: answered CERTIFICATE_REQUIRED, which is never a verdict on them.
+            try await Task.sleep(for: .seconds(2))
+            let outbox = try Harness.outbox(daemon)
+            #expect(outbox.items == 8 && outbox.deadLetters == 0, "\(outbox)")
+            try daemon.stop()
+        }
+    }
+}
