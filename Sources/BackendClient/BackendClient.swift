@@ -14,6 +14,11 @@ public final class BackendClient: Sendable {
     public let baseURL: String
     /// Replaced when the unit's identity changes (`present`).
     private let http: Mutex<HTTPClient>
+    /// Presents no certificate, ever: the enrolment and the renewal go through it (a CSR proves the unit, and a
+    /// certificate that expired while the unit was away must not fail the very handshake that renews it).
+    private let plain: HTTPClient
+    /// Told of every answer that this unit's certificate is revoked (the identity's owner keeps the status).
+    private let revokedListener = Mutex<(@Sendable (BackendClientError) -> Void)?>(nil)
     private let caFile: String?
     private let timeout: TimeAmount
     /// Whether a connection stays open for the next request (60 s idle at most). A parked unit's requests close
@@ -27,6 +32,7 @@ public final class BackendClient: Sendable {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile { tls.trustRoots = .file(caFile) }
         http = Mutex(Self.makeHTTPClient(tls: tls, timeout: timeout))
+        plain = Self.makeHTTPClient(tls: tls, timeout: timeout)
     }
 
     private static func makeHTTPClient(tls: TLSConfiguration, timeout: TimeAmount) -> HTTPClient {
@@ -55,6 +61,9 @@ public final class BackendClient: Sendable {
         Task { await Self.shutDown(retired) }
     }
 
+    /// `action` hears each answer `UNIT_REVOKED`, whichever call got it.
+    public func whenUnitRevoked(_ action: @escaping @Sendable (BackendClientError) -> Void) { revokedListener.withLock { $0 = action } }
+
     private static func shutDown(_ client: HTTPClient) async {
         do {
             try await client.shutdown()
@@ -67,11 +76,19 @@ public final class BackendClient: Sendable {
     /// (parked in battery-saver mode: its burst ends with the answer).
     public func keepConnections(_ keep: Bool) { keepsConnections.store(keep, ordering: .relaxed) }
 
-    public func shutdown() async { await Self.shutDown(http.withLock { $0 }) }
+    public func shutdown() async {
+        await Self.shutDown(http.withLock { $0 })
+        await Self.shutDown(plain)
+    }
 
     /// Enrolment: the claim token and the unit's CSR; the answer is the unit's certificate chain.
-    public func enrol(_ request: EnrolmentRequest) async throws(BackendClientError) -> EnrolmentResponse {
-        try await send(.POST, BackendPaths.enrol, json: request)
+    public func enrol(_ request: EnrolmentRequest) async throws(BackendClientError) -> IssuedCertificate {
+        try await send(.POST, BackendPaths.enrol, json: request, anonymous: true)
+    }
+
+    /// Renewal: the unit's certificate and a CSR for the same key; the answer is the new chain.
+    public func renew(_ request: RenewalRequest) async throws(BackendClientError) -> IssuedCertificate {
+        try await send(.POST, BackendPaths.renew, json: request, anonymous: true)
     }
 
     static let encoder: JSONEncoder = {
@@ -182,7 +199,7 @@ public final class BackendClient: Sendable {
     }
 
     private func send<Reply: Decodable>(
-        _ method: HTTPMethod, _ path: String, json: some Encodable, token: String? = nil
+        _ method: HTTPMethod, _ path: String, json: some Encodable, token: String? = nil, anonymous: Bool = false
     ) async throws(BackendClientError) -> Reply {
         let body: Data
         do {
@@ -190,24 +207,24 @@ public final class BackendClient: Sendable {
         } catch {
             throw BackendClientError(transport: error)
         }
-        return try await send(method, path, body: body, token: token)
+        return try await send(method, path, body: body, token: token, anonymous: anonymous)
     }
 
     private func send<Reply: Decodable>(
         _ method: HTTPMethod, _ path: String, body: Data? = nil, contentType: String = "application/json",
         contentEncoding: String? = nil, token: String? = nil, idempotencyKey: String? = nil,
-        progress: (@Sendable (Int, Int) -> Void)? = nil
+        progress: (@Sendable (Int, Int) -> Void)? = nil, anonymous: Bool = false
     ) async throws(BackendClientError) -> Reply {
         try await send(
             method, path, body: body, contentType: contentType, contentEncoding: contentEncoding, token: token,
-            idempotencyKey: idempotencyKey, progress: progress) { data in try JSONDecoder().decode(Reply.self, from: data) }
+            idempotencyKey: idempotencyKey, progress: progress, anonymous: anonymous) { data in try JSONDecoder().decode(Reply.self, from: data) }
     }
 
     /// `decode` reads a 2xx answer's body (its errors are the transport's: the backend said something unreadable).
     private func send<Reply>(
         _ method: HTTPMethod, _ path: String, body: Data? = nil, contentType: String = "application/json",
         contentEncoding: String? = nil, token: String? = nil, idempotencyKey: String? = nil,
-        progress: (@Sendable (Int, Int) -> Void)? = nil, decode: (Data) throws -> Reply
+        progress: (@Sendable (Int, Int) -> Void)? = nil, anonymous: Bool = false, decode: (Data) throws -> Reply
     ) async throws(BackendClientError) -> Reply {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
@@ -228,7 +245,7 @@ public final class BackendClient: Sendable {
         let bytes: ByteBuffer
         let retryAfter: Double?
         do {
-            let response = try await http.withLock { $0 }.execute(request, timeout: timeout)
+            let response = try await (anonymous ? plain : http.withLock { $0 }).execute(request, timeout: timeout)
             status = Int(response.status.code)
             retryAfter = [429, 503].contains(status)
                 ? RetryAfter.seconds(response.headers.first(name: "Retry-After"), responseDate: response.headers.first(name: "Date")) : nil
@@ -238,10 +255,12 @@ public final class BackendClient: Sendable {
         }
         let data = Data(bytes.readableBytesView)
         guard (200..<300).contains(status) else {
-            throw BackendClientError(
+            let error = BackendClientError(
                 // A body of another shape (a proxy's page) is expected: the raw body is kept instead.
                 status: status, rawBody: String(decoding: data, as: UTF8.self), body: try? JSONDecoder().decode(BackendErrorBody.self, from: data),
                 retryAfter: retryAfter)
+            if error.body?.error.code == .unitRevoked { revokedListener.withLock { $0 }?(error) }
+            throw error
         }
         do {
             return try decode(data)

@@ -23,25 +23,30 @@ public struct BackendClientError: Error, Sendable, CustomStringConvertible {
     /// Seconds the backend asked this unit to wait (`Retry-After` on a 429 or 503), nil when it said nothing usable.
     public let retryAfter: Double?
 
+    /// The wait after an answer that this unit's certificate is revoked (seconds).
+    public static let revokedWait = 3600.0
+
     /// An answer with an error status (a stand-in backend in tests answers like the server does).
     public init(status: Int, rawBody: String, body: BackendErrorBody?, retryAfter: Double? = nil) {
         self.status = status
         self.rawBody = rawBody
         self.body = body
-        self.retryAfter = retryAfter
+        // A revoked unit does not knock hot: an hour between tries, as if the backend had said so (an SOS excepted).
+        self.retryAfter = status == 403 && body?.error.code == .unitRevoked ? max(retryAfter ?? 0, Self.revokedWait) : retryAfter
         errorClass = switch status {
         case 401: .unauthorized
         // A code locked by wrong guesses is the contract's one 429 that means "never" for this request.
         case 429 where body?.error.code == .otpLocked: .refused
-        // The unit is not enrolled (yet): nothing wrong with the request, which waits for the certificate.
-        case 403 where body?.error.code == .certificateRequired: .transient
+        // The unit is not enrolled (yet), or its certificate was revoked: nothing wrong with the request, which waits
+        // for a certificate (a revoked unit for an hour at a time: `retryAfter`).
+        case 403 where body?.error.code == .certificateRequired || body?.error.code == .unitRevoked: .transient
         // Too many requests, and a request the server gave up waiting for: "not now", never "never".
         case 408, 429: .transient
         case 400..<500: .refused
         default: .transient
         }
         reason = "HTTP \(status)" + (body.map { " \($0.error.code.rawValue): \($0.error.message)" } ?? "")
-            + (retryAfter.map { " (retry after \(Int($0.rounded(.up))) s)" } ?? "")
+            + (self.retryAfter.map { " (retry after \(Int($0.rounded(.up))) s)" } ?? "")
     }
 
     /// A failure without an answer worth keeping (an ack that does not match, say): retried.

@@ -50,12 +50,14 @@ public enum BackendErrorCode: String, Codable, Sendable, Equatable, CaseIterable
     /// A request without a certificate the fleet's CA issued, on a backend that asks for one: the unit is not
     /// enrolled (yet). Never a verdict on the request itself.
     case certificateRequired = "CERTIFICATE_REQUIRED"
+    /// The fleet revoked this unit's certificate: nothing it sends is taken until it is enrolled again.
+    case unitRevoked = "UNIT_REVOKED"
 
     public var httpStatus: Int {
         switch self {
         case .badRequest, .idempotencyKeyMissing, .otpInvalid: 400
         case .invalidCredentials, .unauthorized, .tokenExpired: 401
-        case .claimRefused, .certificateRequired: 403
+        case .claimRefused, .certificateRequired, .unitRevoked: 403
         case .notFound: 404
         case .invalidTransition, .podRequired, .podTypeMismatch: 409
         case .payloadTooLarge: 413

@@ -23,6 +23,8 @@ public enum BackendPaths {
     /// A unit's enrolment: a fleet's claim token and a CSR for the unit's own key (the one path a unit without a
     /// certificate may call on a backend that asks for one).
     public static let enrol = "/api/v1/units/enrol"
+    /// A certificate's renewal, proven by the same key (open without a client certificate, as the enrolment).
+    public static let renew = "/api/v1/units/renew"
 
     public static func taskStatus(_ taskId: String) -> String { "/api/v1/rider/tasks/\(taskId)/status" }
     public static func taskPOD(_ taskId: String) -> String { "/api/v1/rider/tasks/\(taskId)/pod" }

@@ -12,7 +12,22 @@ public struct EnrolmentRequest: Codable, Sendable, Equatable {
     }
 }
 
-public struct EnrolmentResponse: Codable, Sendable, Equatable {
+/// A unit's renewal (`POST /api/v1/units/renew`, open without a client certificate like the enrolment, so that a unit
+/// whose certificate expired while it was away still renews): its current certificate and a CSR signed by the same
+/// key, which proves the unit still holds it.
+public struct RenewalRequest: Codable, Sendable, Equatable {
+    /// PEM, the unit's certificate first.
+    public var certificate: String
+    public var csr: String
+
+    public init(certificate: String, csr: String) {
+        self.certificate = certificate
+        self.csr = csr
+    }
+}
+
+/// The answer to an enrolment or a renewal.
+public struct IssuedCertificate: Codable, Sendable, Equatable {
     /// PEM certificates, the unit's first, then the issuers up to (not including) the fleet's root.
     public var certificateChain: String
 

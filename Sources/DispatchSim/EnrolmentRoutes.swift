@@ -2,6 +2,7 @@ import BackendContract
 import Hummingbird
 import NIOCore
 import NIOSSL
+import X509
 
 /// Enrolment (`POST /api/v1/units/enrol`, the one API path open without a client certificate) and the dispatcher's
 /// claim tokens (`PUT /sim/claims`). Without `--tls-dir` there is no CA: both answer 404 and say so.
@@ -14,6 +15,18 @@ struct EnrolmentRoutes {
             guard let ca else { throw noCA }
             let enrolment = try await SimJSON.decode(EnrolmentRequest.self, from: request)
             return try SimJSON.response(try ca.enrol(enrolment, now: SimState.now()))
+        }
+        router.post(RouterPath(stringLiteral: BackendPaths.renew)) { request, _ -> Response in
+            guard let ca else { throw noCA }
+            let renewal = try await SimJSON.decode(RenewalRequest.self, from: request)
+            return try SimJSON.response(try ca.renew(renewal, now: SimState.now()))
+        }
+        router.post("/sim/units/revoke") { request, _ -> Response in
+            guard let ca else { throw noCA }
+            struct Revocation: Decodable { var serial: String }
+            let revocation = try await SimJSON.decode(Revocation.self, from: request)
+            ca.revoke(serial: revocation.serial)
+            return try SimJSON.response(["revoked": revocation.serial.lowercased()])
         }
         router.put("/sim/claims") { request, _ -> Response in
             guard let ca else { throw noCA }
@@ -28,26 +41,36 @@ struct EnrolmentRoutes {
     }
 }
 
-/// On the HTTPS listener, every API request but the enrolment needs a client certificate the fleet's CA issued
-/// (the TLS handshake verified any that was given): without one, 403 `CERTIFICATE_REQUIRED`.
+/// On the HTTPS listener, every API request but the enrolment and the renewal needs a client certificate the fleet's
+/// CA issued (the TLS handshake verified any that was given): without one, 403 `CERTIFICATE_REQUIRED`; with a revoked
+/// one, 403 `UNIT_REVOKED`.
 enum UnitCertificateCheck {
-    static func refusal(path: String, channel: any Channel) -> SimHTTPError? {
-        guard path.hasPrefix("/api/"), path != BackendPaths.enrol else { return nil }
+    static func refusal(path: String, channel: any Channel, ca: FleetCA?) -> SimHTTPError? {
+        guard let ca, path.hasPrefix("/api/"), path != BackendPaths.enrol, path != BackendPaths.renew else { return nil }
         channel.eventLoop.preconditionInEventLoop()
-        guard let tls = try? channel.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self) else {
-            return nil  // plain HTTP on loopback: no TLS to present a certificate in
+        // Found on every connection of the HTTPS listener (`ca` is set only with it).
+        guard let tls = try? channel.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self) else { return nil }
+        guard let peer = tls.peerCertificate else {
+            return SimHTTPError(.certificateRequired, "this backend needs the unit's certificate: enrol first")
         }
-        return tls.peerCertificate == nil ? SimHTTPError(.certificateRequired, "this backend needs the unit's certificate: enrol first") : nil
+        let serial: String
+        do {
+            serial = FleetCA.serial(of: try Certificate(derEncoded: try peer.toDERBytes()))
+        } catch {
+            return SimHTTPError(.certificateRequired, "the unit's certificate cannot be read: \(error)")
+        }
+        return ca.isRevoked(serial: serial) ? SimHTTPError(.unitRevoked, "this unit's certificate was revoked") : nil
     }
 }
 
 struct UnitCertificateMiddleware: RouterMiddleware {
     typealias Context = SimContext
+    let ca: FleetCA
 
     func handle(_ request: Request, context: SimContext, next: (Request, SimContext) async throws -> Response) async throws -> Response {
         let path = request.uri.path
         let channel = context.channel
-        if let refusal = try await channel.eventLoop.submit({ UnitCertificateCheck.refusal(path: path, channel: channel) }).get() {
+        if let refusal = try await channel.eventLoop.submit({ [ca] in UnitCertificateCheck.refusal(path: path, channel: channel, ca: ca) }).get() {
             throw refusal
         }
         return try await next(request, context)

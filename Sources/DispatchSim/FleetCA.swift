@@ -35,6 +35,8 @@ public final class FleetCA: Sendable {
     private let claims: Mutex<[String: Int]>
     /// Serial (hex) → subject of every certificate issued, in order.
     private let issued = Mutex<[(serial: String, subject: String)]>([])
+    /// Serials (hex) revoked: their requests and renewals are refused `UNIT_REVOKED`.
+    private let revoked = Mutex<Set<String>>([])
 
     init(_ settings: Settings) throws {
         let directory = URL(fileURLWithPath: settings.directory)
@@ -95,29 +97,76 @@ public final class FleetCA: Sendable {
 
     var issuedCount: Int { issued.withLock { $0.count } }
 
-    /// A unit's certificate for its CSR, if the claim token has a use left and the CSR is signed by its key.
-    func enrol(_ request: EnrolmentRequest, now: Double) throws(SimHTTPError) -> EnrolmentResponse {
+    static func serial(of certificate: Certificate) -> String {
+        certificate.serialNumber.bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+
+    func revoke(serial: String) { _ = revoked.withLock { $0.insert(serial.lowercased()) } }
+
+    func isRevoked(serial: String) -> Bool { revoked.withLock { $0.contains(serial) } }
+
+    /// A CSR from PEM whose signature matches its key (the unit holds the key).
+    private static func signedRequest(_ pem: String) throws(SimHTTPError) -> CertificateSigningRequest {
         let csr: CertificateSigningRequest
         do {
-            csr = try CertificateSigningRequest(pemEncoded: request.csr)
+            csr = try CertificateSigningRequest(pemEncoded: pem)
         } catch {
             throw SimHTTPError(.badRequest, "csr is not a PEM certificate request: \(error)")
         }
         guard csr.publicKey.isValidSignature(csr.signature, for: csr) else {
             throw SimHTTPError(.badRequest, "the CSR's signature does not match its key")
         }
+        return csr
+    }
+
+    /// A unit's certificate for its CSR, if the claim token has a use left and the CSR is signed by its key.
+    func enrol(_ request: EnrolmentRequest, now: Double) throws(SimHTTPError) -> IssuedCertificate {
+        let csr = try Self.signedRequest(request.csr)
         let taken = claims.withLock { claims -> Bool in
             guard let left = claims[request.claimToken], left > 0 else { return false }
             claims[request.claimToken] = left - 1
             return true
         }
         guard taken else { throw SimHTTPError(.claimRefused, "the claim token is unknown or used up") }
+        return try issue(for: csr, now: now)
+    }
+
+    /// A new certificate for the same key and subject: the old certificate must be this CA's (expired or not) and
+    /// not revoked, and the CSR signed by the key it names. No client certificate needed: a unit back from weeks away
+    /// renews with the one that expired meanwhile.
+    func renew(_ request: RenewalRequest, now: Double) throws(SimHTTPError) -> IssuedCertificate {
+        let csr = try Self.signedRequest(request.csr)
+        let old: Certificate
+        let ca: Certificate
+        do {
+            guard let document = try PEMDocument.parseMultiple(pemString: request.certificate).first else {
+                throw SimHTTPError(.badRequest, "no certificate given")
+            }
+            old = try Certificate(pemDocument: document)
+            ca = try Certificate(pemEncoded: caPEM)
+        } catch let error as SimHTTPError {
+            throw error
+        } catch {
+            throw SimHTTPError(.badRequest, "certificate is not a PEM certificate: \(error)")
+        }
+        guard old.issuer == ca.subject, ca.publicKey.isValidSignature(old.signature, for: old) else {
+            throw SimHTTPError(.certificateRequired, "the certificate was not issued by this fleet's CA")
+        }
+        guard !isRevoked(serial: Self.serial(of: old)) else { throw SimHTTPError(.unitRevoked, "this unit's certificate was revoked") }
+        guard csr.publicKey == old.publicKey, csr.subject == old.subject else {
+            throw SimHTTPError(.badRequest, "the CSR is not for the certificate's key and subject")
+        }
+        return try issue(for: csr, now: now)
+    }
+
+    private func issue(for csr: CertificateSigningRequest, now: Double) throws(SimHTTPError) -> IssuedCertificate {
         do {
             let caKey = try P256.Signing.PrivateKey(pemRepresentation: caKeyPEM)
             let ca = try Certificate(pemEncoded: caPEM)
             let start = Date(timeIntervalSince1970: now)
             let certificate = try Certificate(
-                version: .v3, serialNumber: .init(), publicKey: csr.publicKey, notValidBefore: start - 300,
+                // Back-dated a little for units whose clocks run behind (at most 5 minutes, a twentieth of a short life).
+                version: .v3, serialNumber: .init(), publicKey: csr.publicKey, notValidBefore: start - min(300, unitCertificateSeconds / 20),
                 notValidAfter: start + unitCertificateSeconds, issuer: ca.subject, subject: csr.subject, signatureAlgorithm: .ecdsaWithSHA256,
                 extensions: try Certificate.Extensions {
                     Critical(BasicConstraints.notCertificateAuthority)
@@ -125,9 +174,8 @@ public final class FleetCA: Sendable {
                     try ExtendedKeyUsage([.clientAuth])
                 },
                 issuerPrivateKey: .init(caKey))
-            let serial = certificate.serialNumber.bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-            issued.withLock { $0.append((serial, "\(csr.subject)")) }
-            return EnrolmentResponse(certificateChain: try certificate.serializeAsPEM().pemString)
+            issued.withLock { $0.append((Self.serial(of: certificate), "\(csr.subject)")) }
+            return IssuedCertificate(certificateChain: try certificate.serializeAsPEM().pemString)
         } catch {
             throw SimHTTPError(.internalError, "the certificate could not be issued: \(error)")
         }

@@ -59,7 +59,7 @@ public enum SimServer {
         // Faults first: a request the refusal window drops never reached the admission desk.
         router.middlewares.add(FaultMiddleware(faults: faults))
         router.middlewares.add(AdmissionMiddleware(admission: admission))
-        if ca != nil { router.middlewares.add(UnitCertificateMiddleware()) }
+        if let ca { router.middlewares.add(UnitCertificateMiddleware(ca: ca)) }
         EnrolmentRoutes(ca: ca).add(to: router)
         AuthRoutes(tokens: tokens, state: state).add(to: router)
         let rider = router.group("/api/v1/rider").add(middleware: BearerAuthMiddleware(tokens: tokens, state: state))
@@ -80,7 +80,7 @@ public enum SimServer {
         let gated = HTTPServerBuilder { responder in
             GatedUpgradeChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: http),
-                faults: faults, admission: admission)
+                faults: faults, admission: admission, ca: ca)
         }
         return Application(
             router: router,

@@ -18,14 +18,16 @@ final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
 
     let faults: FaultInjector
     let admission: AdmissionControl
+    let ca: FleetCA?
     /// false once the gate refused the connection's request; true when it let it through or saw none.
     let passed: EventLoopPromise<Bool>
     /// The rest of a refused request is dropped (its connection is closing).
     private var refused = false
 
-    init(faults: FaultInjector, admission: AdmissionControl, passed: EventLoopPromise<Bool>) {
+    init(faults: FaultInjector, admission: AdmissionControl, ca: FleetCA?, passed: EventLoopPromise<Bool>) {
         self.faults = faults
         self.admission = admission
+        self.ca = ca
         self.passed = passed
     }
 
@@ -62,7 +64,7 @@ final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
         let path = String(head.uri.prefix { $0 != "?" })
         guard path.hasPrefix("/api/"), Self.isUpgrade(head.headers.first(name: "Upgrade")) else { return nil }
         if faults.isRefusing(now: SimState.now()) { return .some(nil) }
-        if let refusal = UnitCertificateCheck.refusal(path: path, channel: channel) { return refusal }
+        if let refusal = UnitCertificateCheck.refusal(path: path, channel: channel, ca: ca) { return refusal }
         let wire = head.uri.utf8.count + head.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + 16
         switch faults.decide(path: path, bytes: wire).decision {
         case .error(let status): return FaultMiddleware.injected(status, faults: faults)
@@ -104,13 +106,14 @@ struct GatedUpgradeChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
     let faults: FaultInjector
     let admission: AdmissionControl
+    let ca: FleetCA?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             let passed = channel.eventLoop.makePromise(of: Bool.self)
-            try pipeline.addHandler(UpgradeGate(faults: faults, admission: admission, passed: passed), position: .after(decoder))
+            try pipeline.addHandler(UpgradeGate(faults: faults, admission: admission, ca: ca, passed: passed), position: .after(decoder))
             return Value(inner: value, passed: passed.futureResult)
         }
     }

@@ -55,12 +55,14 @@ public struct UnitIdentityStatus: Codable, Sendable, Equatable {
         case enrolled
         /// A claim token is configured and the backend has not answered yet (`reason`: the last failure).
         case enrolling
-        /// The backend refused the claim token (`reason`); the unit tries again rarely, keeping what is queued.
+        /// The backend refused the claim token or a renewal (`reason`); the unit tries again hourly, keeping what is queued.
         case refused
+        /// The fleet revoked the unit's certificate: nothing it sends is taken (tried again hourly, everything kept).
+        case revoked
     }
 
     public var state: State
-    /// The certificate's subject (`CN=driverd-…`, from the unit's public key).
+    /// The certificate in force (also when refused or revoked): its subject (`CN=driverd-…`, from the unit's public key).
     public var subject: String?
     /// The certificate's serial number, hex.
     public var serial: String?

@@ -112,11 +112,11 @@ public enum Daemon {
         return daemon.remoteConfig.restartFor.withLock { $0 }.map { .restartToApply(version: $0) } ?? .stopped
     }
 
-    /// The unit's key (made at its first start) and certificate, presented when there is one; the enrolment to run
-    /// when there is none yet and a claim token is configured.
+    /// The unit's key (made at its first start) and certificate, presented when there is one; the service that
+    /// enrols (with a claim token) and renews.
     static func unitIdentity(
         _ config: DaemonConfig, backend: BackendClient?, webSocket: WebSocketLink?, clock: DaemonClock
-    ) throws -> (UnitIdentity?, Enrolment?) {
+    ) throws -> (UnitIdentity?, IdentityService?) {
         guard let backend else { return (nil, nil) }
         let logger = Logger(label: "identity")
         let identity: UnitIdentity
@@ -125,18 +125,26 @@ public enum Daemon {
         } catch {
             throw StartupError(description: "the unit's identity: \(error)")
         }
-        if try Enrolment.present(identity, client: backend, webSocket: webSocket), let status = identity.status {
+        let service = IdentityService(
+            identity: identity, claimToken: config.backendClaimToken, client: backend, webSocket: webSocket, clock: clock, logger: logger)
+        // Any call may be the first to hear it; the journal says it once.
+        backend.whenUnitRevoked { error in
+            guard identity.refused(error.reason, revoked: true) else { return }
+            logger.error(
+                "the fleet revoked this unit's certificate: \(error.reason) (calls wait an hour at a time, everything queued stays)",
+                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.unitIdentity.rawValue)"])
+        }
+        if try IdentityService.present(identity, client: backend, webSocket: webSocket), let status = identity.status {
             logger.info(
                 "presenting the unit's certificate",
                 metadata: ["subject": "\(status.subject ?? "")", "serial": "\(status.serial ?? "")", "not_after": "\(Int(status.notAfter ?? 0))"])
-            return (identity, nil)
+            return (identity, service)
         }
         guard !config.backendClaimToken.isEmpty else {
             logger.info("not enrolled (no backend.claim_token): the backend knows this unit by backend.username and password or a driver's login only")
             return (identity, nil)
         }
-        return (identity, Enrolment(
-            identity: identity, claimToken: config.backendClaimToken, client: backend, webSocket: webSocket, clock: clock, logger: logger))
+        return (identity, service)
     }
 
     static func logSink(for target: LogTarget) -> DaemonLogHandler.Sink {

@@ -54,7 +54,11 @@ enum StatusFormatter {
         case .enrolled:
             "enrolled as \(identity.subject ?? "?"), serial \(identity.serial ?? "?"), expires \(identity.notAfter.map { TextFormat.UTC($0).iso8601 } ?? "?")"
         case .enrolling: "enrolling with the claim token" + (identity.reason.map { ": \($0)" } ?? "")
-        case .refused: "enrolment refused: \(identity.reason ?? "no reason given"); check backend.claim_token"
+        case .refused:
+            identity.subject == nil
+                ? "enrolment refused: \(identity.reason ?? "no reason given"); check backend.claim_token"
+                : "renewal of \(identity.subject ?? "?") refused: \(identity.reason ?? "no reason given")"
+        case .revoked: "revoked by the fleet (\(identity.subject ?? "?")): \(identity.reason ?? "no reason given"); everything stays queued"
         }
     }
 

@@ -17,9 +17,11 @@ struct IdentityTests {
         let client: HTTPClient
         var http: SimHTTP { SimHTTP(base: sim.base, client: client) }
 
-        init(claimUses: Int = 1000) throws {
+        init(claimUses: Int = 1000, certificateSeconds: Int = 30 * 86400) throws {
             ca = TemporaryDirectory("fleet-ca")
-            sim = try SimProcess(arguments: ["--tls-dir", ca.path, "--claim-token", "fleet-claim", "--claim-uses", String(claimUses)])
+            sim = try SimProcess(arguments: [
+                "--tls-dir", ca.path, "--claim-token", "fleet-claim", "--claim-uses", String(claimUses), "--unit-cert-seconds", String(certificateSeconds),
+            ])
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .file(ca.file("ca.pem"))
             client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
@@ -40,8 +42,8 @@ struct IdentityTests {
         }
 
         /// Runs `body` with a fleet, and shuts its client down however `body` ends.
-        static func with(claimUses: Int = 1000, _ body: (Fleet) async throws -> Void) async throws {
-            let fleet = try Fleet(claimUses: claimUses)
+        static func with(claimUses: Int = 1000, certificateSeconds: Int = 30 * 86400, _ body: (Fleet) async throws -> Void) async throws {
+            let fleet = try Fleet(claimUses: claimUses, certificateSeconds: certificateSeconds)
             do {
                 try await body(fleet)
             } catch {
@@ -117,6 +119,67 @@ struct IdentityTests {
             try await Task.sleep(for: .seconds(2))
             let outbox = try Harness.outbox(daemon)
             #expect(outbox.items == 8 && outbox.deadLetters == 0, "\(outbox)")
+            try daemon.stop()
+        }
+    }
+
+    @Test("certificates of 30 s on a clock GPS made trusted: renewed between 50 % and 80 % of their life with nothing lost or doubled meanwhile; one that expires while the backend is away (40 s of refused connections) is renewed when it returns, proven by the same key, without a person")
+    func renewsAndRecovers() async throws {
+        try await Fleet.with(certificateSeconds: 30) { fleet in
+            let directory = TemporaryDirectory()
+            try UplinkTests.queueJourney(in: directory.file("state"))
+            let fake = try ClockTests.realTimeGPS(directory)
+            let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: fleet.config(), directory: directory)
+            try waitUntil("enrolled", detail: daemon.log) { try Self.identity(daemon)?.state == .enrolled }
+            let first = try #require(try Self.identity(daemon))
+            try waitUntil("stamps from GPS time (a trusted clock)", detail: daemon.log) { try ClockTests.status(daemon).clock?.source == .gps }
+            // Renewed at 15 to 24 s of its 30 (the first was issued at most 1.5 s back-dated).
+            try waitUntil("renewed", timeout: .seconds(40), detail: daemon.log) { try Self.identity(daemon)?.serial != first.serial }
+            let renewed = try #require(try Self.identity(daemon))
+            #expect(renewed.state == .enrolled && renewed.subject == first.subject)
+            let left = (renewed.notAfter ?? 0) - Date().timeIntervalSince1970
+            #expect(left > 20, "renewed with \(left) s left of 30: earlier than 80 % of the life would leave at most 28.5")
+            let drained = try Harness.drain(daemon)
+            #expect(drained.deadLetters == 1)
+
+            // The backend away until the certificate expired.
+            _ = try await fleet.http.request(.POST, "/sim/faults/refuse", json: ["seconds": 40])
+            try await Task.sleep(for: .seconds(41))
+            // Its retries back off (5 s doubling, with jitter) through the outage: the next comes within about 80 s.
+            try waitUntil("renewed after expiry", timeout: .seconds(120), detail: daemon.log) {
+                guard let identity = try Self.identity(daemon) else { return false }
+                return identity.serial != renewed.serial && identity.state == .enrolled
+            }
+            _ = try Harness.drain(daemon)
+            let stats = try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self)
+            try UplinkTests.checkJourney(stats, state: directory.file("state"))
+            #expect(daemon.log.contains("renewed: the unit presents its new certificate"), "\(daemon.log.suffix(2000))")
+            try daemon.stop()
+        }
+    }
+
+    @Test("a revoked unit: its requests are answered UNIT_REVOKED, it says so in its status and journal once, stops knocking (an hour between tries) and keeps everything queued")
+    func revoked() async throws {
+        try await Fleet.with { fleet in
+            let directory = TemporaryDirectory()
+            let enrolled = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(), directory: directory)
+            try waitUntil("enrolled", detail: enrolled.log) { try Self.identity(enrolled)?.state == .enrolled }
+            let serial = try #require(try Self.identity(enrolled)?.serial)
+            try enrolled.stop()
+            // Revoked while it was off; it comes back with a shift's transitions queued.
+            _ = try await fleet.http.request(.POST, "/sim/units/revoke", json: ["serial": serial])
+            try UplinkTests.queueJourney(in: directory.file("state"))
+            let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(), directory: directory)
+            try waitUntil("revoked", detail: daemon.log) { try Self.identity(daemon)?.state == .revoked }
+            func requests() async throws -> Int { try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self).requests }
+            try await Task.sleep(for: .seconds(1))
+            let before = try await requests()
+            try await Task.sleep(for: .seconds(5))
+            let after = try await requests()
+            #expect(after - before <= 1, "\(after - before) requests in 5 s from a revoked unit")
+            let outbox = try Harness.outbox(daemon)
+            #expect(outbox.items == 8 && outbox.deadLetters == 0, "\(outbox)")
+            #expect(daemon.log.components(separatedBy: "revoked this unit's certificate").count - 1 == 1, "\(daemon.log.suffix(2000))")
             try daemon.stop()
         }
     }

@@ -30,6 +30,8 @@ final class UnitIdentity: Sendable {
     /// The key as PEM (swift-crypto's key type is not `Sendable`; it is parsed again where it signs).
     private let keyPEM: String
     private let state: Mutex<UnitIdentityStatus?>
+    /// What the certificate in force says (nil before enrolment).
+    private let current: Mutex<CertificateFacts?>
 
     /// Reads the key, or makes it when there is none; reads the certificate chain when there is one. A key that cannot
     /// be read is an error (never replaced: a new key would be a new unit, and its certificate would no longer match).
@@ -48,14 +50,18 @@ final class UnitIdentity: Sendable {
             try DurableFile.write(Data(keyPEM.utf8), to: keyPath)
         }
         var status: UnitIdentityStatus? = claimTokenConfigured ? UnitIdentityStatus(state: .enrolling) : nil
+        var facts: CertificateFacts?
         if let chain = try DurableFile.contents(chainPath) {
-            let facts = try Self.facts(ofChain: String(decoding: chain, as: UTF8.self))
-            status = UnitIdentityStatus(state: .enrolled, subject: facts.subject, serial: facts.serial, notAfter: facts.notAfter)
+            facts = try Self.facts(ofChain: String(decoding: chain, as: UTF8.self))
+            status = facts.map { UnitIdentityStatus(state: .enrolled, subject: $0.subject, serial: $0.serial, notAfter: $0.notAfter) }
         }
         state = Mutex(status)
+        current = Mutex(facts)
     }
 
     var status: UnitIdentityStatus? { state.withLock { $0 } }
+
+    var facts: CertificateFacts? { current.withLock { $0 } }
 
     /// The certificate chain and key to present, nil before enrolment.
     func clientIdentity() throws -> ClientIdentity? {
@@ -89,12 +95,30 @@ final class UnitIdentity: Sendable {
         }
         try DurableFile.write(Data(pem.utf8), to: chainPath)
         let facts = Self.facts(of: leaf)
-        state.withLock { $0 = UnitIdentityStatus(state: .enrolled, subject: facts.subject, serial: facts.serial, notAfter: facts.notAfter) }
+        current.withLock { $0 = facts }
+        state.withLock { $0 = Self.status(.enrolled, facts) }
         return facts
     }
 
-    func enrolmentFailed(_ reason: String, refused: Bool) {
-        state.withLock { $0 = UnitIdentityStatus(state: refused ? .refused : .enrolling, reason: reason) }
+    /// The backend refused the enrolment or the renewal (`revoked`: the certificate was revoked); true when that is news.
+    @discardableResult
+    func refused(_ reason: String, revoked: Bool) -> Bool {
+        let facts = facts
+        let status = Self.status(revoked ? .revoked : .refused, facts, reason: reason)
+        return state.withLock { current in
+            defer { current = status }
+            return current?.state != status.state
+        }
+    }
+
+    /// The backend did not answer an enrolment or a renewal: the certificate in force (if any) stays.
+    func notAnswered(_ reason: String) {
+        let facts = facts
+        state.withLock { $0 = Self.status(facts == nil ? .enrolling : .enrolled, facts, reason: reason) }
+    }
+
+    private static func status(_ state: UnitIdentityStatus.State, _ facts: CertificateFacts?, reason: String? = nil) -> UnitIdentityStatus {
+        UnitIdentityStatus(state: state, subject: facts?.subject, serial: facts?.serial, notAfter: facts?.notAfter, reason: reason)
     }
 
     static func certificates(in pem: String) throws -> [Certificate] {

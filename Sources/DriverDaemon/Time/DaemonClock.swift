@@ -21,8 +21,9 @@ final class DaemonClock: Sendable {
 
     static let kernelRefresh = 10.0
     private let state = Mutex(State())
-    /// Tells who cares (the log) when the source changes: `(from, to, systemClockOffset)`.
-    private let onSourceChange = Mutex<(@Sendable (TimeSource?, TimeSource, Double) -> Void)?>(nil)
+    /// Told when the source changes, `(from, to, systemClockOffset)`: the log, and the identity's renewal (which
+    /// judges a certificate only on a trusted clock).
+    private let onSourceChange = Mutex<[@Sendable (TimeSource?, TimeSource, Double) -> Void]>([])
 
     /// The clocks and timers underneath: the system's on a unit, a virtual time in tests.
     let time: any TimeBase
@@ -45,7 +46,7 @@ final class DaemonClock: Sendable {
     }
 
     func whenSourceChanges(_ action: @escaping @Sendable (TimeSource?, TimeSource, Double) -> Void) {
-        onSourceChange.withLock { $0 = action }
+        onSourceChange.withLock { $0.append(action) }
     }
 
     private func reading(_ state: inout State) -> TrustedClock.Reading {
@@ -68,7 +69,7 @@ final class DaemonClock: Sendable {
             defer { state.lastSource = stamp.source }
             return (stamp, state.lastSource == stamp.source ? nil : (state.lastSource, stamp.source, reading.wall - stamp.time))
         }
-        if let change { onSourceChange.withLock { $0 }?(change.0, change.1, change.2) }
+        if let change { for listener in onSourceChange.withLock({ $0 }) { listener(change.0, change.1, change.2) } }
         return stamp
     }
 

@@ -1,0 +1,122 @@
+import BackendClient
+import BackendContract
+import DriverDomain
+import Logging
+import ServiceLifecycle
+
+/// The unit's identity over its life: enrolment with the fleet's claim token, once (a CSR for the unit's key; the
+/// chain the backend answers is kept and presented from then on), then renewal at a random point between 50 % and
+/// 80 % of each certificate's life (`CertificateRenewal`, judged on a trusted clock only), proven by the same key so
+/// that it works after expiry too. Until enrolment, requests go without a certificate (a backend that asks for one
+/// answers `CERTIFICATE_REQUIRED`, which the uplink retries: nothing queued is lost). A refused token, or a revoked
+/// certificate, is tried again hourly (a person must act); a backend that is away, with backoff.
+struct IdentityService: Service {
+    let identity: UnitIdentity
+    let claimToken: String
+    let client: BackendClient
+    let webSocket: WebSocketLink?
+    let clock: DaemonClock
+    /// Signalled when the clock becomes trusted (the renewal judges again at once).
+    let wakeup: Wakeup
+    let logger: Logger
+
+    init(identity: UnitIdentity, claimToken: String, client: BackendClient, webSocket: WebSocketLink?, clock: DaemonClock, logger: Logger) {
+        self.identity = identity
+        self.claimToken = claimToken
+        self.client = client
+        self.webSocket = webSocket
+        self.clock = clock
+        self.logger = logger
+        let wakeup = clock.wakeup()
+        self.wakeup = wakeup
+        clock.whenSourceChanges { _, to, _ in if to != .unsynced { wakeup.signal() } }
+    }
+
+    /// A refusal (claim token, revoked certificate): asked again this often (seconds).
+    static let refusedRetry = 3600.0
+    static let backoff = Backoff(base: 5, cap: 600)
+    /// The longest sleep before the schedule is judged again (a clock that becomes trusted, or steps).
+    static let recheck = 600.0
+
+    func run() async {
+        await cancelWhenGracefulShutdown { await live() }
+    }
+
+    private func live() async {
+        var failures = 0
+        var schedule: CertificateRenewal?
+        while !Task.isCancelled {
+            let wait: Double
+            do {
+                guard let facts = identity.facts else {
+                    guard !claimToken.isEmpty else { return }  // not enrolled, and no way to: username/password only
+                    try await enrol()
+                    failures = 0
+                    continue
+                }
+                let current = schedule ?? CertificateRenewal(notBefore: facts.notBefore, notAfter: facts.notAfter, random: Double.random(in: 0..<1))
+                schedule = current
+                let now = clock.now()
+                switch current.decide(now: now.time, clockTrusted: now.source != .unsynced) {
+                case .waitForTrustedClock:
+                    wait = Self.recheck
+                case .waitUntil(let time):
+                    wait = min(max(time - now.time, 1), Self.recheck)
+                case .renewNow:
+                    try await renew()
+                    schedule = nil
+                    failures = 0
+                    continue
+                }
+            } catch let error as BackendClientError where error.errorClass == .refused || error.body?.error.code == .unitRevoked {
+                let revoked = error.body?.error.code == .unitRevoked
+                identity.refused(error.reason, revoked: revoked)
+                let what = revoked
+                    ? "the fleet revoked this unit's certificate: \(error.reason)"
+                    : identity.facts == nil
+                        ? "enrolment refused: \(error.reason); check backend.claim_token" : "renewal refused: \(error.reason)"
+                logger.error(
+                    "\(what) (asked again hourly, everything queued stays)",
+                    metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.unitIdentity.rawValue)"])
+                wait = Self.refusedRetry
+            } catch {
+                identity.notAnswered("\(error)")
+                logger.warning("the unit's certificate not \(identity.facts == nil ? "issued" : "renewed") yet: \(error)")
+                wait = Self.backoff.delay(attempt: failures, random: Double.random(in: 0..<1))
+                failures += 1
+            }
+            await wakeup.wait(until: clock.monotonic + wait)
+        }
+    }
+
+    private func enrol() async throws {
+        let answer = try await client.enrol(EnrolmentRequest(claimToken: claimToken, csr: try identity.certificateSigningRequest()))
+        try keep(answer, "enrolled: the unit presents its own certificate from now on")
+    }
+
+    private func renew() async throws {
+        guard let current = try identity.clientIdentity() else { return }
+        let answer = try await client.renew(RenewalRequest(certificate: current.certificateChainPEM, csr: try identity.certificateSigningRequest()))
+        try keep(answer, "renewed: the unit presents its new certificate")
+    }
+
+    private func keep(_ answer: IssuedCertificate, _ message: Logger.Message) throws {
+        let facts = try identity.store(chain: answer.certificateChain)
+        try Self.present(identity, client: client, webSocket: webSocket)
+        logger.notice(
+            message,
+            metadata: [
+                DaemonLogHandler.messageIDKey: "\(MessageID.unitIdentity.rawValue)",
+                "subject": "\(facts.subject)", "serial": "\(facts.serial)", "not_after": "\(Int(facts.notAfter))",
+            ])
+    }
+
+    /// Both clients present the unit's certificate, when it has one; false when it has none yet.
+    @discardableResult
+    static func present(_ identity: UnitIdentity, client: BackendClient, webSocket: WebSocketLink?) throws -> Bool {
+        guard let clientIdentity = try identity.clientIdentity() else { return false }
+        try client.present(clientIdentity)
+        try webSocket?.present(clientIdentity)
+        return true
+    }
+}

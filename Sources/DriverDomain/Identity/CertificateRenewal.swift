@@ -1,0 +1,31 @@
+/// When a unit renews its certificate: at a random point between 50 % and 80 % of its life (SPIRE renews at half its
+/// life with jitter, Azure IoT Edge at 80 %), so a fleet enrolled in one afternoon does not renew in one hour. Judged on
+/// a trusted clock only: on an unsynchronised one (a unit booted in 1970, or in 2040) a certificate is never called due,
+/// and the unit waits for GPS or NTP time before it judges again. Renewal proves possession of the same key, so a
+/// certificate that expired while the unit was away renews as any other (the backend decides on its own clock).
+public struct CertificateRenewal: Sendable, Equatable {
+    public enum Decision: Sendable, Equatable {
+        case renewNow
+        /// Nothing to do before this time (Unix seconds, trusted clock).
+        case waitUntil(Double)
+        /// The clock is not trusted yet: look again later.
+        case waitForTrustedClock
+    }
+
+    public let notBefore: Double
+    public let notAfter: Double
+    /// Between 50 % and 80 % of the life, drawn once per certificate.
+    public let renewAt: Double
+
+    /// `random` in [0, 1) places the renewal in its window.
+    public init(notBefore: Double, notAfter: Double, random: Double) {
+        self.notBefore = notBefore
+        self.notAfter = notAfter
+        renewAt = notBefore + max(0, notAfter - notBefore) * (0.5 + 0.3 * min(max(random, 0), 1))
+    }
+
+    public func decide(now: Double, clockTrusted: Bool) -> Decision {
+        guard clockTrusted else { return .waitForTrustedClock }
+        return now >= renewAt ? .renewNow : .waitUntil(renewAt)
+    }
+}
