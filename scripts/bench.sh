@@ -49,6 +49,12 @@ echo
 echo "== The same with real driverd processes (BENCH_FLEET_REAL_UNITS, default 100) against dispatch-sim's admission control"
 "$bin/driverd-bench" fleet-real --bin "$bin" --units "${BENCH_FLEET_REAL_UNITS:-100}" --capacity "${BENCH_FLEET_REAL_CAPACITY:-5}"
 echo
+echo "== Each unit its own key: TLS handshakes with the unit's certificate (key file) beside none, same run"
+"$bin/driverd-bench" tls-handshake
+echo
+echo "== Certificate renewals a backend sees from 10,000 units over a simulated year (the daemon's own rule beside two without jitter)"
+"$bin/driverd-bench" renewals --units "${BENCH_RENEWAL_UNITS:-10000}"
+echo
 echo "== Urgent items behind a ping backlog"
 "$bin/driverd-bench" urgent --bin "$bin" --trials "${BENCH_URGENT_TRIALS:-50}"
 echo
