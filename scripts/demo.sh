@@ -31,8 +31,9 @@ trap 'exit 130' INT TERM
 ctl() { "$bin/driverctl" "$@"; }
 say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
 
-say "== dispatch-sim (the reference backend) with one order for driver rider1"
-"$bin/dispatch-sim" --port 0 --scenario "$here/demo-scenario.json" >"$root/sim.out" 2>"$root/sim.log" &
+say "== dispatch-sim (the reference backend, and the fleet's CA: HTTPS with mutual TLS) with one order for driver rider1"
+"$bin/dispatch-sim" --port 0 --scenario "$here/demo-scenario.json" --tls-dir "$root/fleet-ca" --claim-token demo-fleet-claim \
+    >"$root/sim.out" 2>"$root/sim.log" &
 pids+=($!)
 for _ in $(seq 100); do [[ -s "$root/sim.out" ]] && break; sleep 0.1; done
 backend=$(head -1 "$root/sim.out" | sed 's/.* listening on //')
@@ -74,6 +75,9 @@ say "== driverd (log: .demo/driverd.log)"
 cat >"$root/driverd.toml" <<TOML
 [backend]
 url = "$backend"
+# The fleet's CA and claim token: the unit makes its own key and enrols at its first start (docs/OPERATIONS.md).
+ca_file = "$root/fleet-ca/ca.pem"
+claim_token = "demo-fleet-claim"
 # The reference backend's documented demo driver (docs/dispatch-sim.md).
 username = "rider1"
 password = "demo-password"
@@ -90,6 +94,7 @@ daemon=$!
 pids=("$daemon" "${pids[@]}")
 for _ in $(seq "$(( ${DEMO_DRIVERD_WRAPPER:+10*}100 ))"); do [[ -S "$socket" ]] && break; sleep 0.1; done
 for _ in $(seq 100); do ctl --json route 2>/dev/null | grep -q task-1001 && break; sleep 0.2; done
+ctl status | grep '^unit' | sed 's/^/   /' || echo "   the unit did not enrol (see .demo/driverd.log)"
 
 say "== driverd-kiosk: the driver's screen and voice (log: .demo/kiosk.log)"
 "$bin/driverd-kiosk" --config "$root/kiosk.toml" --listen "127.0.0.1:${DEMO_KIOSK_PORT:-0}" --socket "$socket" \
@@ -185,16 +190,17 @@ echo "arrivals driverd noticed (.demo/driverd.log; the seconds are the receiver'
 grep -o 'arrival detected at .*slow inside)' "$root/driverd.log" | sed 's/^/  /' || echo "  none"
 say "== the backend received (GET $backend/sim/stats)"
 python3 -c '
-import json, sys, urllib.request
-stats = json.load(urllib.request.urlopen(sys.argv[1] + "/sim/stats"))
+import json, ssl, sys, urllib.request
+fleet = ssl.create_default_context(cafile=sys.argv[2])
+stats = json.load(urllib.request.urlopen(sys.argv[1] + "/sim/stats", context=fleet))
 for update in stats["statusUpdates"]:
     print("   %-10s %-24s by %-8s key %s" % (update["taskId"], update["status"], update.get("source", "?"), update["idempotencyKey"][:8]))
-for visit in json.load(urllib.request.urlopen(sys.argv[1] + "/sim/visits")):
+for visit in json.load(urllib.request.urlopen(sys.argv[1] + "/sim/visits", context=fleet)):
     report = visit["report"]
     print("   visit %-18s arrived by %s, %d m from the stop, stayed %d s" % (
         report["stopId"], report["arrivalSource"], report.get("arrivalDistance", -1), report["dwellSeconds"]))
 print("   proofs of delivery: %s" % ", ".join("%s %s" % (p["type"], "accepted" if p["accepted"] else "refused") for p in stats["pods"]))
-print("   pings: %d unique in %d batches" % (stats["uniquePings"], stats["batches"]))' "$backend"
+print("   pings: %d unique in %d batches" % (stats["uniquePings"], stats["batches"]))' "$backend" "$root/fleet-ca/ca.pem"
 exec 5>&- 2>/dev/null || true
 sleep 2
 [[ -d "$root/screens" ]] && echo "   the driver's screen at each step: $(ls "$root/screens" | wc -l) screenshots in .demo/screens/"

@@ -43,6 +43,7 @@ enum DiagFormatter {
         if let error = status.gps.lastError { lines.append(StatusFormatter.row("gps error", error)) }
         if let clock = status.clock { lines.append(StatusFormatter.row("clock", ClockFormatter.text(clock))) }
         if let uplink = status.uplink { lines.append(OutboxFormatter.text(uplink)) }
+        if let identity = status.identity { lines.append(StatusFormatter.row("unit", StatusFormatter.identityText(identity))) }
         if let shift = status.shiftStatus { lines.append(StatusFormatter.row("shift", ShiftCommand.text(shift))) }
         if let vehicle = report.vehicle, vehicle.adapter != nil {
             lines.append(StatusFormatter.row(

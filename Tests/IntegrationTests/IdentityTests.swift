@@ -89,6 +89,11 @@ struct IdentityTests {
         #expect(stranger.status == 403)
         #expect(try stranger.decode(BackendErrorBody.self).error.code == .certificateRequired)
         #expect(daemon.log.contains("enrolled: the unit presents its own certificate"), "\(daemon.log.suffix(2000))")
+        // The identity in driverctl's words, status and diag alike.
+        for command in ["status", "diag"] {
+            let shown = try runProgram(Binaries.path("driverctl"), ["--socket", daemon.socketPath, command])
+            #expect(shown.stdout.contains("unit      enrolled as \(enrolled.subject ?? "?"), serial \(enrolled.serial ?? "?")"), "\(shown.stdout)")
+        }
 
         try daemon.stop()
         daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(claimToken: ""), directory: directory)
@@ -179,6 +184,8 @@ struct IdentityTests {
             #expect(after - before <= 1, "\(after - before) requests in 5 s from a revoked unit")
             let outbox = try Harness.outbox(daemon)
             #expect(outbox.items == 8 && outbox.deadLetters == 0, "\(outbox)")
+            let shown = try runProgram(Binaries.path("driverctl"), ["--socket", daemon.socketPath, "status"])
+            #expect(shown.stdout.contains("unit      revoked by the fleet"), "\(shown.stdout)")
             #expect(daemon.log.components(separatedBy: "revoked this unit's certificate").count - 1 == 1, "\(daemon.log.suffix(2000))")
             try daemon.stop()
         }
