@@ -35,8 +35,9 @@ struct IdentityService: Service {
     /// A refusal (claim token, revoked certificate): asked again this often (seconds).
     static let refusedRetry = 3600.0
     static let backoff = Backoff(base: 5, cap: 600)
-    /// The longest sleep before the schedule is judged again (a clock that becomes trusted, or steps).
-    static let recheck = 600.0
+    /// The longest sleep before the schedule is judged again: a wall clock that steps moves the renewal's time, and
+    /// each look wakes a sleeping unit, so rarely (the clock becoming trusted wakes the service at once).
+    static let recheck = 6 * 3600.0
 
     func run() async {
         await cancelWhenGracefulShutdown { await live() }
