@@ -108,7 +108,7 @@ let package = Package(
         .target(
             name: "DispatchSim",
             dependencies: [
-                "BackendContract", "DispatchSimCore", "DriverDomain",
+                "BackendContract", "DispatchSimCore", "DriverDomain", "DriverAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -227,7 +227,7 @@ let package = Package(
             name: "driverd-bench",
             dependencies: [
                 "DriverAPI", "JSONRPC", "NMEASynth", "DriverDomain", "DriverStore", "BackendContract", "DispatchSimCore",
-                "SQLiteKit", "ReaderThread",
+                "SQLiteKit", "ReaderThread", "BackendClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -29,8 +29,7 @@ public final class BackendClient: Sendable {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.caFile = caFile
         self.timeout = timeout
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let caFile { tls.trustRoots = .file(caFile) }
+        let tls = ClientIdentity.anonymousTLS(caFile: caFile)
         http = Mutex(Self.makeHTTPClient(tls: tls, timeout: timeout))
         plain = Self.makeHTTPClient(tls: tls, timeout: timeout)
     }

@@ -11,9 +11,17 @@ public struct ClientIdentity: Sendable, Equatable {
         self.privateKeyPEM = privateKeyPEM
     }
 
-    func tlsConfiguration(caFile: String?) throws -> TLSConfiguration {
+    /// The backend's clients' TLS (HTTPS and the WebSocket): the backend verified against `caFile`, or the system's
+    /// roots; no certificate of the unit's.
+    public static func anonymousTLS(caFile: String?) -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile { tls.trustRoots = .file(caFile) }
+        return tls
+    }
+
+    /// The same, presenting this identity.
+    public func tlsConfiguration(caFile: String?) throws -> TLSConfiguration {
+        var tls = Self.anonymousTLS(caFile: caFile)
         tls.certificateChain = try NIOSSLCertificate.fromPEMBytes(Array(certificateChainPEM.utf8)).map { .certificate($0) }
         tls.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem))
         return tls

@@ -33,8 +33,11 @@ public final class WebSocketLink: Sendable {
     /// radio wakes for any packet, and a keepalive on its own clock is a waking of its own.
     private let keepalive: Duration
     /// Replaced when the unit's identity changes (`present`); nil on loopback http://.
-    private let tls: Mutex<TLSConfiguration?>
+    /// wss:// (TLS) rather than loopback ws://.
+    private let secure: Bool
     private let caFile: String?
+    /// Made once (it reads the CA file) and again when the unit's identity changes (`present`), not per connection.
+    private let sslContext = Mutex<NIOSSLContext?>(nil)
     private let logger: Logger
     private let state = Mutex(State())
 
@@ -47,14 +50,8 @@ public final class WebSocketLink: Sendable {
         endpoint = URL(string: base).flatMap { url in
             url.host.map { host in (host, url.port ?? (secure ? 443 : 80), url.port.map { "\(host):\($0)" } ?? host) }
         }
+        self.secure = secure
         self.caFile = caFile
-        if secure {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            if let caFile { tls.trustRoots = .file(caFile) }
-            self.tls = Mutex(tls)
-        } else {
-            tls = Mutex(nil)
-        }
         self.logger = logger
     }
 
@@ -62,9 +59,22 @@ public final class WebSocketLink: Sendable {
 
     /// The next connection presents the unit's certificate (mutual TLS); on loopback http:// there is no TLS to present it in.
     public func present(_ identity: ClientIdentity) throws {
-        guard tls.withLock({ $0 != nil }) else { return }
-        let configuration = try identity.tlsConfiguration(caFile: caFile)
-        tls.withLock { $0 = configuration }
+        guard secure else { return }
+        let context = try NIOSSLContext(configuration: try identity.tlsConfiguration(caFile: caFile))
+        sslContext.withLock { $0 = context }
+    }
+
+    /// nil on loopback ws://.
+    private func tlsContext() throws -> NIOSSLContext? {
+        guard secure else { return nil }
+        if let context = sslContext.withLock({ $0 }) { return context }
+        let context = try NIOSSLContext(configuration: ClientIdentity.anonymousTLS(caFile: caFile))
+        // A `present` meanwhile wins.
+        return sslContext.withLock { current in
+            if let current { return current }
+            current = context
+            return context
+        }
     }
 
     /// Connects, says `hello` with the last push id seen, and serves the connection until it closes: acks go
@@ -85,7 +95,7 @@ public final class WebSocketLink: Sendable {
         defer { disconnected(generation) }
         let upgrade = WebSocketUpgrade(
             host: endpoint.hostHeader, path: BackendPaths.webSocket, configuration: configuration,
-            sslContext: try tls.withLock { $0 }.map { try NIOSSLContext(configuration: $0) }) { inbound, outbound, _ in
+            sslContext: try tlsContext()) { inbound, outbound, _ in
                 try await self.serve(inbound: inbound, outbound: outbound, generation: generation, lastPushId: lastPushId, onPush: onPush)
             }
         let connection = ClientConnection(upgrade, address: .hostname(endpoint.host, port: endpoint.port), logger: logger)

@@ -48,8 +48,13 @@ enum UnitCertificateCheck {
     static func refusal(path: String, channel: any Channel, ca: FleetCA?) -> SimHTTPError? {
         guard let ca, path.hasPrefix("/api/"), path != BackendPaths.enrol, path != BackendPaths.renew else { return nil }
         channel.eventLoop.preconditionInEventLoop()
-        // Found on every connection of the HTTPS listener (`ca` is set only with it).
-        guard let tls = try? channel.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self) else { return nil }
+        // Every connection of the HTTPS listener has one (`ca` is set only with it): without it, nothing is let through.
+        let tls: NIOSSLServerHandler
+        do {
+            tls = try channel.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
+        } catch {
+            return SimHTTPError(.internalError, "no TLS on this connection to read a certificate from: \(error)")
+        }
         guard let peer = tls.peerCertificate else {
             return SimHTTPError(.certificateRequired, "this backend needs the unit's certificate: enrol first")
         }

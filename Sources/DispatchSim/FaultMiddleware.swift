@@ -12,10 +12,15 @@ struct FaultMiddleware: RouterMiddleware {
 
     /// What the request cost on the wire, roughly: its HTTP/1.1 request line, header lines and body.
     static func wireBytes(_ request: Request) -> Int {
-        let line = request.method.rawValue.utf8.count + request.uri.description.utf8.count + 12
-        let headers = request.headers.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }
-        let body = request.headers[.contentLength].flatMap { Int($0) } ?? 0
-        return line + headers + 2 + body
+        wireBytes(
+            method: request.method.rawValue, uri: request.uri.description,
+            headers: request.headers.lazy.map { ($0.name.rawName, $0.value) }, body: request.headers[.contentLength].flatMap { Int($0) } ?? 0)
+    }
+
+    /// The same for a request as NIO's HTTP/1 decoder hands it over (a WebSocket's upgrade, judged before the router).
+    static func wireBytes(method: String, uri: String, headers: some Sequence<(String, String)>, body: Int) -> Int {
+        let line = method.utf8.count + uri.utf8.count + 12
+        return line + headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + 2 + body
     }
 
     /// Thrown once the connection is closed on purpose; nothing more is sent.

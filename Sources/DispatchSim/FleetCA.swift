@@ -1,5 +1,6 @@
 import BackendContract
 import Crypto
+import DriverAPI
 import Foundation
 import NIOCore
 import NIOSSL
@@ -98,7 +99,7 @@ public final class FleetCA: Sendable {
     var issuedCount: Int { issued.withLock { $0.count } }
 
     static func serial(of certificate: Certificate) -> String {
-        certificate.serialNumber.bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        TextFormat.hex(certificate.serialNumber.bytes)
     }
 
     func revoke(serial: String) { _ = revoked.withLock { $0.insert(serial.lowercased()) } }

@@ -65,7 +65,7 @@ final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
         guard path.hasPrefix("/api/"), Self.isUpgrade(head.headers.first(name: "Upgrade")) else { return nil }
         if faults.isRefusing(now: SimState.now()) { return .some(nil) }
         if let refusal = UnitCertificateCheck.refusal(path: path, channel: channel, ca: ca) { return refusal }
-        let wire = head.uri.utf8.count + head.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + 16
+        let wire = FaultMiddleware.wireBytes(method: head.method.rawValue, uri: head.uri, headers: head.headers.lazy.map { ($0.name, $0.value) }, body: 0)
         switch faults.decide(path: path, bytes: wire).decision {
         case .error(let status): return FaultMiddleware.injected(status, faults: faults)
         case .dropBefore: return .some(nil)
@@ -119,8 +119,12 @@ struct GatedUpgradeChannel<Inner: ServerChildChannel>: ServerChildChannel {
     }
 
     func handle(value: Value, logger: Logger) async {
-        // The promise only ever succeeds.
-        guard (try? await value.passed.get()) ?? true else { return }
+        do {
+            guard try await value.passed.get() else { return }
+        } catch {
+            // The gate only ever succeeds the promise; were it failed, Hummingbird handles the connection as before.
+            logger.error("the upgrade gate's verdict failed: \(error)")
+        }
         await inner.handle(value: value.inner, logger: logger)
     }
 }

@@ -125,26 +125,16 @@ public enum Daemon {
         } catch {
             throw StartupError(description: "the unit's identity: \(error)")
         }
-        let service = IdentityService(
-            identity: identity, claimToken: config.backendClaimToken, client: backend, webSocket: webSocket, clock: clock, logger: logger)
-        // Any call may be the first to hear it; the journal says it once.
-        backend.whenUnitRevoked { error in
-            guard identity.refused(error.reason, revoked: true) else { return }
-            logger.error(
-                "the fleet revoked this unit's certificate: \(error.reason) (calls wait an hour at a time, everything queued stays)",
-                metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.unitIdentity.rawValue)"])
-        }
         if try IdentityService.present(identity, client: backend, webSocket: webSocket), let status = identity.status {
             logger.info(
                 "presenting the unit's certificate",
                 metadata: ["subject": "\(status.subject ?? "")", "serial": "\(status.serial ?? "")", "not_after": "\(Int(status.notAfter ?? 0))"])
-            return (identity, service)
-        }
-        guard !config.backendClaimToken.isEmpty else {
+        } else if config.backendClaimToken.isEmpty {
             logger.info("not enrolled (no backend.claim_token): the backend knows this unit by backend.username and password or a driver's login only")
             return (identity, nil)
         }
-        return (identity, service)
+        return (identity, IdentityService(
+            identity: identity, claimToken: config.backendClaimToken, client: backend, webSocket: webSocket, clock: clock, logger: logger))
     }
 
     static func logSink(for target: LogTarget) -> DaemonLogHandler.Sink {

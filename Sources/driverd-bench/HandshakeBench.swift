@@ -1,7 +1,8 @@
 import ArgumentParser
+import BackendClient
 import Crypto
 import DriverAPI
-import FoundationEssentials
+import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -20,7 +21,18 @@ struct HandshakeBench: ParsableCommand {
     func run() throws {
         let pki = try TestPKI()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }  // the bench ends: nothing to report
+        let (plain, mutual) = try measure(pki, on: group)
+        try group.syncShutdownGracefully()
+        try FileManager.default.removeItem(atPath: pki.caFile)
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        let (base, file) = (median(plain), median(mutual))
+        say("TLS 1.3 handshakes over loopback, ECDSA P-256 everywhere, \(count) of each, alternating (median):")
+        say("  without a client certificate (baseline)   \(TextFormat.fixed(base * 1000, decimals: 2)) ms")
+        say("  with the unit's certificate, key file      \(TextFormat.fixed(file * 1000, decimals: 2)) ms  (\(TextFormat.fixed(file / base, decimals: 2)) x)")
+    }
+
+    /// Seconds of each handshake without and with the unit's certificate, after 20 of warm-up.
+    func measure(_ pki: TestPKI, on group: MultiThreadedEventLoopGroup) throws -> (plain: [Double], mutual: [Double]) {
         let serverContext = try NIOSSLContext(configuration: pki.serverTLS)
         let presented = PeerCount()
         let server = try ServerBootstrap(group: group)
@@ -45,11 +57,7 @@ struct HandshakeBench: ParsableCommand {
         try server.close().wait()
         // The server saw the unit's certificate on every mutual handshake (and none on the others).
         guard presented.value >= count else { throw ValidationError("the server saw \(presented.value) client certificates in \(count) mutual handshakes") }
-        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-        let (base, file) = (median(times.plain), median(times.mutual))
-        say("TLS 1.3 handshakes over loopback, ECDSA P-256 everywhere, \(count) of each, alternating (median):")
-        say("  without a client certificate (baseline)   \(TextFormat.fixed(base * 1000, decimals: 2)) ms")
-        say("  with the unit's certificate, key file      \(TextFormat.fixed(file * 1000, decimals: 2)) ms  (\(TextFormat.fixed(file / base, decimals: 2)) x)")
+        return times
     }
 
     /// Connect, complete the handshake, close; seconds from the connect to the handshake's end.
@@ -107,10 +115,10 @@ struct HandshakeBench: ParsableCommand {
 
     /// A CA, a server certificate for 127.0.0.1 and a unit's certificate, made in memory for the run.
     struct TestPKI {
-        let ca: NIOSSLCertificate
+        /// The CA's certificate in a file, as `backend.ca_file` names it on a unit.
+        let caFile: String
         let serverTLS: TLSConfiguration
-        let unitChain: String
-        let unitKey: String
+        let unit: ClientIdentity
 
         init() throws {
             let now = Date()
@@ -132,26 +140,23 @@ struct HandshakeBench: ParsableCommand {
                     issuerPrivateKey: .init(caKey))
             }
             let serverKey = P256.Signing.PrivateKey(), unitKey = P256.Signing.PrivateKey()
-            ca = try NIOSSLCertificate(bytes: Array(try caCertificate.serializeAsPEM().pemString.utf8), format: .pem)
+            let caPEM = try caCertificate.serializeAsPEM().pemString
+            caFile = FileManager.default.temporaryDirectory.appendingPathComponent("driverd-bench-ca-\(getpid()).pem").path
+            try Data(caPEM.utf8).write(to: URL(fileURLWithPath: caFile))
+            let ca = try NIOSSLCertificate(bytes: Array(caPEM.utf8), format: .pem)
             let server = try NIOSSLCertificate(bytes: Array(try issue("bench server", serverKey, server: true).serializeAsPEM().pemString.utf8), format: .pem)
             var tls = TLSConfiguration.makeServerConfiguration(
                 certificateChain: [.certificate(server)], privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(serverKey.pemRepresentation.utf8), format: .pem)))
             tls.certificateVerification = .optionalVerification
             tls.trustRoots = .certificates([ca])
             serverTLS = tls
-            unitChain = try issue("driverd-bench", unitKey, server: false).serializeAsPEM().pemString
-            self.unitKey = unitKey.pemRepresentation
+            unit = ClientIdentity(
+                certificateChainPEM: try issue("driverd-bench", unitKey, server: false).serializeAsPEM().pemString, privateKeyPEM: unitKey.pemRepresentation)
         }
 
-        /// The client's TLS as driverd builds it; `presenting`: the unit's certificate and key, read as from its files.
+        /// The client's TLS as driverd builds it (`BackendClient`); `presenting`: the unit's certificate and key.
         func clientTLS(presenting: Bool) throws -> TLSConfiguration {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .certificates([ca])
-            if presenting {
-                tls.certificateChain = try NIOSSLCertificate.fromPEMBytes(Array(unitChain.utf8)).map { .certificate($0) }
-                tls.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(unitKey.utf8), format: .pem))
-            }
-            return tls
+            presenting ? try unit.tlsConfiguration(caFile: caFile) : ClientIdentity.anonymousTLS(caFile: caFile)
         }
     }
 }

@@ -70,50 +70,61 @@ struct UrgentTests {
         try daemon.stop()
     }
 
-    @Test("a backend down for 10 minutes that says so (503, Retry-After: 600, admission control): the SOS is tried every 2 s and goes as soon as the backend is back; the rest keeps quiet")
-    func sosThroughNotNow() async throws {
+    /// A backend that says "not now" to every API request for 10 minutes, two ways.
+    enum NotNow: String, CaseIterable, CustomTestStringConvertible {
+        /// Down and saying so: admission control's outage, 503 with the time left.
+        case outage503
+        /// A storm of 429s with `Retry-After: 600` (the fault plan, every API request).
+        case storm429
+
+        var testDescription: String { self == .outage503 ? "503 outage (admission control)" : "429 storm (fault plan)" }
+
+        func begin(_ http: SimHTTP) async throws {
+            switch self {
+            case .outage503: _ = try await http.request(.POST, "/sim/admission/outage", json: ["seconds": 600])
+            case .storm429: _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(errorRate: 1, errorStatus: 429, retryAfter: "600"))
+            }
+        }
+
+        func end(_ http: SimHTTP) async throws {
+            switch self {
+            case .outage503: _ = try await http.request(.POST, "/sim/admission/outage", json: ["seconds": 0])
+            case .storm429: _ = try await http.request(.DELETE, "/sim/faults")
+            }
+        }
+
+        /// Requests the backend refused so far.
+        func refused(_ http: SimHTTP) async throws -> Int {
+            struct Admission: Decodable { var seconds: [AdmissionSecond] }
+            switch self {
+            case .outage503: return try await http.request(.GET, "/sim/admission").decode(Admission.self).seconds.map(\.refused).reduce(0, +)
+            case .storm429: return try await http.request(.GET, "/sim/stats").decode(SimStats.self).faultsInjected
+            }
+        }
+    }
+
+    @Test("a backend that says \"not now\" for 10 minutes (Retry-After: 600): the SOS is tried every 2 s and goes as soon as the backend takes it; nothing else knocks", arguments: NotNow.allCases)
+    func sosThroughNotNow(_ notNow: NotNow) async throws {
         let sim = try SimProcess()
         let http = SimHTTP(base: sim.base)
         let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Self.config(sim, urgentRetry: 2), directory: TemporaryDirectory())
         try waitUntil("online", detail: daemon.log) { try Harness.outbox(daemon).link == .online }
-        struct Admission: Decodable { var seconds: [AdmissionSecond] }
-        func refused() async throws -> Int { try await http.request(.GET, "/sim/admission").decode(Admission.self).seconds.map(\.refused).reduce(0, +) }
-        _ = try await http.request(.POST, "/sim/admission/outage", json: ["seconds": 600])
-        // The sender hears the outage and its Retry-After (a transition queued now waits for it).
-        _ = try daemon.client().call(Methods.sosRaise, SOSParams(note: "test: not now"))
-        try await waitUntil("the SOS refused three times", timeout: .seconds(20), detail: daemon.log) { try await refused() >= 3 }
-        let during = try await refused()
+        try await notNow.begin(http)
+        // The sender hears the backend's Retry-After (a transition queued now waits for it).
+        let note = "test: not now, \(notNow.rawValue)"
+        _ = try daemon.client().call(Methods.sosRaise, SOSParams(note: note))
+        try await waitUntil("the SOS refused three times", timeout: .seconds(20), detail: daemon.log) { try await notNow.refused(http) >= 3 }
+        let during = try await notNow.refused(http)
         try await Task.sleep(for: .seconds(4))
-        let later = try await refused()
+        let later = try await notNow.refused(http)
         // Only the SOS knocks through the backend's wait: one attempt each 2 s (with its token and nothing else).
         #expect(later - during <= 3, "\(later - during) refusals in 4 s")
         #expect(daemon.log.contains("retry after 600 s") || daemon.log.contains("asked for quiet"), "\(daemon.log.suffix(2000))")
-        _ = try await http.request(.POST, "/sim/admission/outage", json: ["seconds": 0])
+        if notNow == .storm429 { #expect(daemon.log.contains("retry after 600 s"), "\(daemon.log.suffix(2000))") }
+        try await notNow.end(http)
         try await waitUntil("the SOS acknowledged", timeout: .seconds(10), detail: daemon.log) { try Harness.outbox(daemon).sos == 0 }
         let activity = try await http.request(.GET, "/sim/activity").decode(ActivityList.self)
-        #expect(activity.sos.map(\.report.note) == ["test: not now"])
-        try daemon.stop()
-    }
-
-    @Test("a storm of \"not now\" (every API request answered 429 with Retry-After: 600): the SOS is still tried every 2 s and goes as soon as the 429s stop; nothing else knocks")
-    func sosThroughTooManyRequests() async throws {
-        let sim = try SimProcess()
-        let http = SimHTTP(base: sim.base)
-        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: Self.config(sim, urgentRetry: 2), directory: TemporaryDirectory())
-        try waitUntil("online", detail: daemon.log) { try Harness.outbox(daemon).link == .online }
-        func refused() async throws -> Int { try await http.request(.GET, "/sim/stats").decode(SimStats.self).faultsInjected }
-        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(errorRate: 1, errorStatus: 429, retryAfter: "600"))
-        _ = try daemon.client().call(Methods.sosRaise, SOSParams(note: "test: too many requests"))
-        try await waitUntil("the SOS refused three times", timeout: .seconds(20), detail: daemon.log) { try await refused() >= 3 }
-        let during = try await refused()
-        try await Task.sleep(for: .seconds(4))
-        let later = try await refused()
-        #expect(later - during <= 3, "\(later - during) refusals in 4 s")
-        #expect(daemon.log.contains("retry after 600 s"), "\(daemon.log.suffix(2000))")
-        _ = try await http.request(.DELETE, "/sim/faults")
-        try await waitUntil("the SOS acknowledged", timeout: .seconds(10), detail: daemon.log) { try Harness.outbox(daemon).sos == 0 }
-        let activity = try await http.request(.GET, "/sim/activity").decode(ActivityList.self)
-        #expect(activity.sos.map(\.report.note) == ["test: too many requests"])
+        #expect(activity.sos.map(\.report.note) == [note])
         try daemon.stop()
     }
 

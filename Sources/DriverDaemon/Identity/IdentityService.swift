@@ -30,6 +30,11 @@ struct IdentityService: Service {
         let wakeup = clock.wakeup()
         self.wakeup = wakeup
         clock.whenSourceChanges { _, to, _ in if to != .unsynced { wakeup.signal() } }
+        // Any call may be the first to hear that the fleet revoked this unit; the journal says it once.
+        client.whenUnitRevoked { error in
+            guard identity.refused(error.reason, revoked: true) else { return }
+            Self.logRefusal(error, revoked: true, enrolled: true, logger: logger)
+        }
     }
 
     /// A refusal (claim token, revoked certificate): asked again this often (seconds).
@@ -71,14 +76,9 @@ struct IdentityService: Service {
                 }
             } catch let error as BackendClientError where error.errorClass == .refused || error.body?.error.code == .unitRevoked {
                 let revoked = error.body?.error.code == .unitRevoked
-                identity.refused(error.reason, revoked: revoked)
-                let what = revoked
-                    ? "the fleet revoked this unit's certificate: \(error.reason)"
-                    : identity.facts == nil
-                        ? "enrolment refused: \(error.reason); check backend.claim_token" : "renewal refused: \(error.reason)"
-                logger.error(
-                    "\(what) (asked again hourly, everything queued stays)",
-                    metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.unitIdentity.rawValue)"])
+                if identity.refused(error.reason, revoked: revoked) {
+                    Self.logRefusal(error, revoked: revoked, enrolled: identity.facts != nil, logger: logger)
+                }
                 wait = Self.refusedRetry
             } catch {
                 identity.notAnswered("\(error)")
@@ -90,13 +90,22 @@ struct IdentityService: Service {
         }
     }
 
+    private static func logRefusal(_ error: BackendClientError, revoked: Bool, enrolled: Bool, logger: Logger) {
+        let what = revoked
+            ? "the fleet revoked this unit's certificate: \(error.reason)"
+            : enrolled ? "renewal refused: \(error.reason)" : "enrolment refused: \(error.reason); check backend.claim_token"
+        logger.error(
+            "\(what) (calls wait an hour at a time, an SOS excepted; everything queued stays)",
+            metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.unitIdentity.rawValue)"])
+    }
+
     private func enrol() async throws {
         let answer = try await client.enrol(EnrolmentRequest(claimToken: claimToken, csr: try identity.certificateSigningRequest()))
         try keep(answer, "enrolled: the unit presents its own certificate from now on")
     }
 
     private func renew() async throws {
-        guard let current = try identity.clientIdentity() else { return }
+        guard let current = identity.clientIdentity() else { return }
         let answer = try await client.renew(RenewalRequest(certificate: current.certificateChainPEM, csr: try identity.certificateSigningRequest()))
         try keep(answer, "renewed: the unit presents its new certificate")
     }
@@ -115,7 +124,7 @@ struct IdentityService: Service {
     /// Both clients present the unit's certificate, when it has one; false when it has none yet.
     @discardableResult
     static func present(_ identity: UnitIdentity, client: BackendClient, webSocket: WebSocketLink?) throws -> Bool {
-        guard let clientIdentity = try identity.clientIdentity() else { return false }
+        guard let clientIdentity = identity.clientIdentity() else { return false }
         try client.present(clientIdentity)
         try webSocket?.present(clientIdentity)
         return true

@@ -25,19 +25,29 @@ final class UnitIdentity: Sendable {
         var notAfter: Double
     }
 
+    /// The certificate in force and what the backend last said about the unit; the status is derived from them.
+    private struct State {
+        /// The chain as the backend issued it (PEM) and what its certificate says; nil before enrolment.
+        var certificate: (chain: String, facts: CertificateFacts)?
+        /// The backend refused the enrolment or a renewal, or revoked the certificate (cleared by the next certificate).
+        var refusal: (revoked: Bool, reason: String)?
+        /// Why the last enrolment or renewal got no answer.
+        var unanswered: String?
+    }
+
     let keyPath: String
     let chainPath: String
     /// The key as PEM (swift-crypto's key type is not `Sendable`; it is parsed again where it signs).
     private let keyPEM: String
-    private let state: Mutex<UnitIdentityStatus?>
-    /// What the certificate in force says (nil before enrolment).
-    private let current: Mutex<CertificateFacts?>
+    private let claimTokenConfigured: Bool
+    private let state: Mutex<State>
 
     /// Reads the key, or makes it when there is none; reads the certificate chain when there is one. A key that cannot
     /// be read is an error (never replaced: a new key would be a new unit, and its certificate would no longer match).
     init(directory: String, claimTokenConfigured: Bool) throws {
         keyPath = directory + "/unit-key.pem"
         chainPath = directory + "/unit-chain.pem"
+        self.claimTokenConfigured = claimTokenConfigured
         if let pem = try DurableFile.contents(keyPath) {
             keyPEM = String(decoding: pem, as: UTF8.self)
             do {
@@ -49,24 +59,30 @@ final class UnitIdentity: Sendable {
             keyPEM = P256.Signing.PrivateKey().pemRepresentation
             try DurableFile.write(Data(keyPEM.utf8), to: keyPath)
         }
-        var status: UnitIdentityStatus? = claimTokenConfigured ? UnitIdentityStatus(state: .enrolling) : nil
-        var facts: CertificateFacts?
-        if let chain = try DurableFile.contents(chainPath) {
-            facts = try Self.facts(ofChain: String(decoding: chain, as: UTF8.self))
-            status = facts.map { UnitIdentityStatus(state: .enrolled, subject: $0.subject, serial: $0.serial, notAfter: $0.notAfter) }
+        var state = State()
+        if let chain = try DurableFile.contents(chainPath).map({ String(decoding: $0, as: UTF8.self) }) {
+            state.certificate = (chain, try Self.facts(ofChain: chain))
         }
-        state = Mutex(status)
-        current = Mutex(facts)
+        self.state = Mutex(state)
     }
 
-    var status: UnitIdentityStatus? { state.withLock { $0 } }
+    /// nil for a unit with neither a certificate nor a claim token.
+    var status: UnitIdentityStatus? {
+        let (state, claimTokenConfigured) = (self.state.withLock { $0 }, claimTokenConfigured)
+        let facts = state.certificate?.facts
+        func status(_ kind: UnitIdentityStatus.State, _ reason: String?) -> UnitIdentityStatus {
+            UnitIdentityStatus(state: kind, subject: facts?.subject, serial: facts?.serial, notAfter: facts?.notAfter, reason: reason)
+        }
+        if let refusal = state.refusal { return status(refusal.revoked ? .revoked : .refused, refusal.reason) }
+        if facts != nil { return status(.enrolled, state.unanswered) }
+        return claimTokenConfigured ? status(.enrolling, state.unanswered) : nil
+    }
 
-    var facts: CertificateFacts? { current.withLock { $0 } }
+    var facts: CertificateFacts? { state.withLock { $0.certificate?.facts } }
 
     /// The certificate chain and key to present, nil before enrolment.
-    func clientIdentity() throws -> ClientIdentity? {
-        guard let chain = try DurableFile.contents(chainPath) else { return nil }
-        return ClientIdentity(certificateChainPEM: String(decoding: chain, as: UTF8.self), privateKeyPEM: keyPEM)
+    func clientIdentity() -> ClientIdentity? {
+        state.withLock { $0.certificate }.map { ClientIdentity(certificateChainPEM: $0.chain, privateKeyPEM: keyPEM) }
     }
 
     /// The subject a unit asks for: named after its public key, so it is unique per key and stable across restarts.
@@ -95,31 +111,21 @@ final class UnitIdentity: Sendable {
         }
         try DurableFile.write(Data(pem.utf8), to: chainPath)
         let facts = Self.facts(of: leaf)
-        current.withLock { $0 = facts }
-        state.withLock { $0 = Self.status(.enrolled, facts) }
+        state.withLock { $0 = State(certificate: (pem, facts)) }
         return facts
     }
 
-    /// The backend refused the enrolment or the renewal (`revoked`: the certificate was revoked); true when that is news.
+    /// The backend refused the enrolment or a renewal (`revoked`: it revoked the certificate); true when that is news.
     @discardableResult
     func refused(_ reason: String, revoked: Bool) -> Bool {
-        let facts = facts
-        let status = Self.status(revoked ? .revoked : .refused, facts, reason: reason)
-        return state.withLock { current in
-            defer { current = status }
-            return current?.state != status.state
+        state.withLock { state in
+            defer { state.refusal = (revoked, reason) }
+            return state.refusal?.revoked != revoked
         }
     }
 
     /// The backend did not answer an enrolment or a renewal: the certificate in force (if any) stays.
-    func notAnswered(_ reason: String) {
-        let facts = facts
-        state.withLock { $0 = Self.status(facts == nil ? .enrolling : .enrolled, facts, reason: reason) }
-    }
-
-    private static func status(_ state: UnitIdentityStatus.State, _ facts: CertificateFacts?, reason: String? = nil) -> UnitIdentityStatus {
-        UnitIdentityStatus(state: state, subject: facts?.subject, serial: facts?.serial, notAfter: facts?.notAfter, reason: reason)
-    }
+    func notAnswered(_ reason: String) { state.withLock { $0.unanswered = reason } }
 
     static func certificates(in pem: String) throws -> [Certificate] {
         let documents = try PEMDocument.parseMultiple(pemString: pem)
