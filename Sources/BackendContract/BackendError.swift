@@ -52,6 +52,9 @@ public enum BackendErrorCode: String, Codable, Sendable, Equatable, CaseIterable
     case certificateRequired = "CERTIFICATE_REQUIRED"
     /// The fleet revoked this unit's certificate: nothing it sends is taken until it is enrolled again.
     case unitRevoked = "UNIT_REVOKED"
+    /// A renewal for the same key, when the fleet wants this unit on a new one: renew again with a new key, the CSR
+    /// signed by the old one too (`RenewalRequest.previousKeySignature`).
+    case keyRotationRequired = "KEY_ROTATION_REQUIRED"
 
     public var httpStatus: Int {
         switch self {
@@ -59,7 +62,7 @@ public enum BackendErrorCode: String, Codable, Sendable, Equatable, CaseIterable
         case .invalidCredentials, .unauthorized, .tokenExpired: 401
         case .claimRefused, .certificateRequired, .unitRevoked: 403
         case .notFound: 404
-        case .invalidTransition, .podRequired, .podTypeMismatch: 409
+        case .invalidTransition, .podRequired, .podTypeMismatch, .keyRotationRequired: 409
         case .payloadTooLarge: 413
         case .unsupportedMediaType: 415
         case .idempotencyKeyReused, .checksumMismatch, .invalidSequence: 422

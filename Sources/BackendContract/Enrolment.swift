@@ -18,11 +18,16 @@ public struct EnrolmentRequest: Codable, Sendable, Equatable {
 public struct RenewalRequest: Codable, Sendable, Equatable {
     /// PEM, the unit's certificate first.
     public var certificate: String
+    /// For the certificate's key and subject; or, rotating, for a new key and the same subject.
     public var csr: String
+    /// Only when the CSR is for a new key (the backend asked for one: `KEY_ROTATION_REQUIRED`): the CSR's DER signed
+    /// by the key the certificate names (ECDSA P-256, SHA-256, DER, base64), so the holder of the old key asks.
+    public var previousKeySignature: String?
 
-    public init(certificate: String, csr: String) {
+    public init(certificate: String, csr: String, previousKeySignature: String? = nil) {
         self.certificate = certificate
         self.csr = csr
+        self.previousKeySignature = previousKeySignature
     }
 }
 

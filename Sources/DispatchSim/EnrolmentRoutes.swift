@@ -28,6 +28,13 @@ struct EnrolmentRoutes {
             ca.revoke(serial: revocation.serial)
             return try SimJSON.response(["revoked": revocation.serial.lowercased()])
         }
+        router.post("/sim/units/rotate") { request, _ -> Response in
+            guard let ca else { throw noCA }
+            struct Rotation: Decodable { var serial: String }
+            let rotation = try await SimJSON.decode(Rotation.self, from: request)
+            ca.askRotation(serial: rotation.serial)
+            return try SimJSON.response(["rotate": rotation.serial.lowercased()])
+        }
         router.put("/sim/claims") { request, _ -> Response in
             guard let ca else { throw noCA }
             struct Claim: Decodable {

@@ -38,6 +38,8 @@ public final class FleetCA: Sendable {
     private let issued = Mutex<[(serial: String, subject: String)]>([])
     /// Serials (hex) revoked: their requests and renewals are refused `UNIT_REVOKED`.
     private let revoked = Mutex<Set<String>>([])
+    /// Serials (hex) whose unit must move to a new key: a renewal for the same key is answered `KEY_ROTATION_REQUIRED`.
+    private let rotationAsked = Mutex<Set<String>>([])
 
     init(_ settings: Settings) throws {
         let directory = URL(fileURLWithPath: settings.directory)
@@ -106,6 +108,9 @@ public final class FleetCA: Sendable {
 
     func isRevoked(serial: String) -> Bool { revoked.withLock { $0.contains(serial) } }
 
+    /// The unit with this certificate renews onto a new key next time.
+    func askRotation(serial: String) { _ = rotationAsked.withLock { $0.insert(serial.lowercased()) } }
+
     /// A CSR from PEM whose signature matches its key (the unit holds the key).
     private static func signedRequest(_ pem: String) throws(SimHTTPError) -> CertificateSigningRequest {
         let csr: CertificateSigningRequest
@@ -132,9 +137,10 @@ public final class FleetCA: Sendable {
         return try issue(for: csr, now: now)
     }
 
-    /// A new certificate for the same key and subject: the old certificate must be this CA's (expired or not) and
-    /// not revoked, and the CSR signed by the key it names. No client certificate needed: a unit back from weeks away
-    /// renews with the one that expired meanwhile.
+    /// A new certificate for the same subject: the old certificate must be this CA's (expired or not) and not
+    /// revoked, and the CSR signed by the key it names; or, for a new key, signed by the new key and, through
+    /// `previousKeySignature`, by the old one. No client certificate needed: a unit back from weeks away renews with
+    /// the one that expired meanwhile. A unit asked to rotate (`askRotation`) gets `KEY_ROTATION_REQUIRED` for the same key.
     func renew(_ request: RenewalRequest, now: Double) throws(SimHTTPError) -> IssuedCertificate {
         let csr = try Self.signedRequest(request.csr)
         let old: Certificate
@@ -154,10 +160,28 @@ public final class FleetCA: Sendable {
             throw SimHTTPError(.certificateRequired, "the certificate was not issued by this fleet's CA")
         }
         guard !isRevoked(serial: Self.serial(of: old)) else { throw SimHTTPError(.unitRevoked, "this unit's certificate was revoked") }
-        guard csr.publicKey == old.publicKey, csr.subject == old.subject else {
-            throw SimHTTPError(.badRequest, "the CSR is not for the certificate's key and subject")
+        guard csr.subject == old.subject else { throw SimHTTPError(.badRequest, "the CSR is not for the certificate's subject") }
+        let serial = Self.serial(of: old)
+        if csr.publicKey == old.publicKey {
+            guard !rotationAsked.withLock({ $0.contains(serial) }) else {
+                throw SimHTTPError(.keyRotationRequired, "this fleet wants the unit on a new key: renew with one, signed by this one too")
+            }
+        } else {
+            let der: [UInt8]
+            do {
+                der = try PEMDocument(pemString: request.csr).derBytes
+            } catch {
+                throw SimHTTPError(.badRequest, "csr is not a PEM certificate request: \(error)")
+            }
+            guard let signature = request.previousKeySignature.flatMap({ Data(base64Encoded: $0) }),
+                  old.publicKey.isValidSignature(signature, for: der, signatureAlgorithm: .ecdsaWithSHA256)
+            else {
+                throw SimHTTPError(.badRequest, "a CSR for a new key needs previousKeySignature, by the certificate's key")
+            }
         }
-        return try issue(for: csr, now: now)
+        let issued = try issue(for: csr, now: now)
+        _ = rotationAsked.withLock { $0.remove(serial) }
+        return issued
     }
 
     private func issue(for csr: CertificateSigningRequest, now: Double) throws(SimHTTPError) -> IssuedCertificate {

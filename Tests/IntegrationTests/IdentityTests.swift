@@ -128,7 +128,7 @@ struct IdentityTests {
         }
     }
 
-    @Test("certificates of 30 s on a clock GPS made trusted: renewed between 50 % and 80 % of their life with nothing lost or doubled meanwhile; one that expires while the backend is away (40 s of refused connections) is renewed when it returns, proven by the same key, without a person")
+    @Test("certificates of 30 s on a clock GPS made trusted: renewed between 50 % and 80 % of their life with nothing lost or doubled meanwhile, onto a new key when the fleet asks (the subject kept, the old key gone); one that expires while the backend is away (40 s of refused connections) is renewed when it returns, proven by the key, without a person")
     func renewsAndRecovers() async throws {
         try await Fleet.with(certificateSeconds: 30) { fleet in
             let directory = TemporaryDirectory()
@@ -137,6 +137,10 @@ struct IdentityTests {
             let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: fleet.config(), directory: directory)
             try waitUntil("enrolled", detail: daemon.log) { try Self.identity(daemon)?.state == .enrolled }
             let first = try #require(try Self.identity(daemon))
+            let firstKey = try String(contentsOfFile: directory.file("state/identity/unit-key.pem"), encoding: .utf8)
+            // The fleet wants this unit on a new key: its first renewal for the same key is answered KEY_ROTATION_REQUIRED.
+            let asked = try await fleet.http.request(.POST, "/sim/units/rotate", json: ["serial": try #require(first.serial)])
+            #expect(asked.status == 200)
             try waitUntil("stamps from GPS time (a trusted clock)", detail: daemon.log) { try ClockTests.status(daemon).clock?.source == .gps }
             // Renewed at 15 to 24 s of its 30 (the first was issued at most 1.5 s back-dated).
             try waitUntil("renewed", timeout: .seconds(40), detail: daemon.log) { try Self.identity(daemon)?.serial != first.serial }
@@ -144,6 +148,12 @@ struct IdentityTests {
             #expect(renewed.state == .enrolled && renewed.subject == first.subject)
             let left = (renewed.notAfter ?? 0) - Date().timeIntervalSince1970
             #expect(left > 20, "renewed with \(left) s left of 30: earlier than 80 % of the life would leave at most 28.5")
+            let newKey = try String(contentsOfFile: directory.file("state/identity/unit-key.pem"), encoding: .utf8)
+            #expect(newKey != firstKey && !FileManager.default.fileExists(atPath: directory.file("state/identity/unit-key.next.pem")))
+            let keyAttributes = try FileManager.default.attributesOfItem(atPath: directory.file("state/identity/unit-key.pem"))
+            #expect((keyAttributes[.posixPermissions] as? Int) == 0o600)
+            #expect(daemon.log.contains("the fleet asks for a new key") && daemon.log.contains("renewed with a new key"), "\(daemon.log.suffix(2000))")
+            // Everything queued goes over mutual TLS with the new key.
             let drained = try Harness.drain(daemon)
             #expect(drained.deadLetters == 1)
 
@@ -158,7 +168,9 @@ struct IdentityTests {
             _ = try Harness.drain(daemon)
             let stats = try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self)
             try UplinkTests.checkJourney(stats, state: directory.file("state"))
+            // Renewed with the new key: the fleet asked once.
             #expect(daemon.log.contains("renewed: the unit presents its new certificate"), "\(daemon.log.suffix(2000))")
+            #expect(try String(contentsOfFile: directory.file("state/identity/unit-key.pem"), encoding: .utf8) == newKey)
             try daemon.stop()
         }
     }

@@ -104,17 +104,28 @@ struct IdentityService: Service {
         try keep(answer, "enrolled: the unit presents its own certificate from now on")
     }
 
+    /// With the same key; again with a new one when the fleet asks for it (`KEY_ROTATION_REQUIRED`).
     private func renew() async throws {
-        guard let current = identity.clientIdentity() else { return }
-        let answer = try await client.renew(RenewalRequest(certificate: current.certificateChainPEM, csr: try identity.certificateSigningRequest()))
+        do {
+            try await renew(rotating: false)
+        } catch let error as BackendClientError where error.body?.error.code == .keyRotationRequired {
+            logger.notice("the fleet asks for a new key: renewing with one made now (\(error.reason))")
+            try await renew(rotating: true)
+        }
+    }
+
+    private func renew(rotating: Bool) async throws {
+        guard let request = try identity.renewalRequest(rotating: rotating) else { return }
+        let answer = try await client.renew(request)
         try keep(answer, "renewed: the unit presents its new certificate")
     }
 
     private func keep(_ answer: IssuedCertificate, _ message: Logger.Message) throws {
-        let facts = try identity.store(chain: answer.certificateChain)
+        let kept = try identity.store(chain: answer.certificateChain)
+        let facts = kept.facts
         try Self.present(identity, client: client, webSocket: webSocket)
         logger.notice(
-            message,
+            kept.rotated ? "renewed with a new key: the unit presents its new certificate; the old key is gone" : message,
             metadata: [
                 DaemonLogHandler.messageIDKey: "\(MessageID.unitIdentity.rawValue)",
                 "subject": "\(facts.subject)", "serial": "\(facts.serial)", "not_after": "\(Int(facts.notAfter))",

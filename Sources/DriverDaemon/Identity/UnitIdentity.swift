@@ -12,6 +12,11 @@ import X509
 /// The unit's own identity towards the backend: an ECDSA P-256 key made on the unit at its first start, which never
 /// leaves it (a 0600 file in the state directory, written durably), and the certificate the fleet's CA issued for
 /// it at enrolment (`Enrolment`). Both clients (HTTPS and the WebSocket) present it once there is one.
+///
+/// When the fleet asks for a new key at a renewal (`KEY_ROTATION_REQUIRED`), the new key is written beside the old
+/// one (`unit-key.next.pem`) before the request goes, and replaces it only once the certificate for it is kept: a
+/// power cut at any point leaves a key that matches the certificate in force, and a rotation whose answer was lost
+/// goes again with the same new key.
 final class UnitIdentity: Sendable {
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -25,8 +30,19 @@ final class UnitIdentity: Sendable {
         var notAfter: Double
     }
 
-    /// The certificate in force and what the backend last said about the unit; the status is derived from them.
+    /// What keeping an issued chain did.
+    struct Kept: Sendable, Equatable {
+        var facts: CertificateFacts
+        /// The chain was for the new key, which is the unit's key from now on.
+        var rotated: Bool
+    }
+
+    /// The keys, the certificate in force and what the backend last said about the unit; the status is derived.
     private struct State {
+        /// The keys as PEM (swift-crypto's key type is not `Sendable`; parsed again where they sign).
+        var key: String
+        /// A new key made for a rotation the fleet asked for, until the certificate for it is kept.
+        var nextKey: String?
         /// The chain as the backend issued it (PEM) and what its certificate says; nil before enrolment.
         var certificate: (chain: String, facts: CertificateFacts)?
         /// The backend refused the enrolment or a renewal, or revoked the certificate (cleared by the next certificate).
@@ -36,34 +52,49 @@ final class UnitIdentity: Sendable {
     }
 
     let keyPath: String
+    let nextKeyPath: String
     let chainPath: String
-    /// The key as PEM (swift-crypto's key type is not `Sendable`; it is parsed again where it signs).
-    private let keyPEM: String
     private let claimTokenConfigured: Bool
     private let state: Mutex<State>
 
-    /// Reads the key, or makes it when there is none; reads the certificate chain when there is one. A key that cannot
-    /// be read is an error (never replaced: a new key would be a new unit, and its certificate would no longer match).
+    /// Reads the key, or makes it when there is none; reads the certificate chain when there is one, and finishes a
+    /// rotation a power cut interrupted after its certificate was kept. A key that cannot be read is an error (never
+    /// replaced: a new key would be a new unit, and its certificate would no longer match).
     init(directory: String, claimTokenConfigured: Bool) throws {
         keyPath = directory + "/unit-key.pem"
+        nextKeyPath = directory + "/unit-key.next.pem"
         chainPath = directory + "/unit-chain.pem"
         self.claimTokenConfigured = claimTokenConfigured
-        if let pem = try DurableFile.contents(keyPath) {
-            keyPEM = String(decoding: pem, as: UTF8.self)
-            do {
-                _ = try P256.Signing.PrivateKey(pemRepresentation: keyPEM)
-            } catch {
-                throw Failure(description: "the unit's key \(keyPath) cannot be read: \(error)")
-            }
-        } else {
-            keyPEM = P256.Signing.PrivateKey().pemRepresentation
-            try DurableFile.write(Data(keyPEM.utf8), to: keyPath)
-        }
-        var state = State()
+        var state = State(key: try Self.readKey(keyPath) ?? Self.makeKey(keyPath), nextKey: try Self.readKey(nextKeyPath))
         if let chain = try DurableFile.contents(chainPath).map({ String(decoding: $0, as: UTF8.self) }) {
-            state.certificate = (chain, try Self.facts(ofChain: chain))
+            let leaf = try Self.leaf(ofChain: chain)
+            if let next = state.nextKey, try Self.publicKey(next) == leaf.publicKey {
+                try DurableFile.rename(nextKeyPath, to: keyPath)
+                (state.key, state.nextKey) = (next, nil)
+            }
+            state.certificate = (chain, Self.facts(of: leaf))
         }
         self.state = Mutex(state)
+    }
+
+    private static func readKey(_ path: String) throws -> String? {
+        guard let pem = try DurableFile.contents(path).map({ String(decoding: $0, as: UTF8.self) }) else { return nil }
+        do {
+            _ = try P256.Signing.PrivateKey(pemRepresentation: pem)
+        } catch {
+            throw Failure(description: "the unit's key \(path) cannot be read: \(error)")
+        }
+        return pem
+    }
+
+    private static func makeKey(_ path: String) throws -> String {
+        let pem = P256.Signing.PrivateKey().pemRepresentation
+        try DurableFile.write(Data(pem.utf8), to: path)
+        return pem
+    }
+
+    private static func publicKey(_ pem: String) throws -> Certificate.PublicKey {
+        Certificate.PublicKey(try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey)
     }
 
     /// nil for a unit with neither a certificate nor a claim token.
@@ -82,37 +113,71 @@ final class UnitIdentity: Sendable {
 
     /// The certificate chain and key to present, nil before enrolment.
     func clientIdentity() -> ClientIdentity? {
-        state.withLock { $0.certificate }.map { ClientIdentity(certificateChainPEM: $0.chain, privateKeyPEM: keyPEM) }
+        state.withLock { state in
+            state.certificate.map { ClientIdentity(certificateChainPEM: $0.chain, privateKeyPEM: state.key) }
+        }
     }
 
-    /// The subject a unit asks for: named after its public key, so it is unique per key and stable across restarts.
-    /// Checked readable at start.
-    private var key: P256.Signing.PrivateKey {
-        get throws { try P256.Signing.PrivateKey(pemRepresentation: keyPEM) }
-    }
-
+    /// The subject a unit asks for at enrolment: named after its first key, so it is unique per unit; renewals keep
+    /// it, a new key included.
     func commonName() throws -> String {
-        "driverd-" + TextFormat.hex(SHA256.hash(data: try key.publicKey.derRepresentation).prefix(8))
+        let key = try P256.Signing.PrivateKey(pemRepresentation: state.withLock { $0.key })
+        return "driverd-" + TextFormat.hex(SHA256.hash(data: key.publicKey.derRepresentation).prefix(8))
     }
 
-    /// A PKCS#10 request for this unit's key, PEM.
+    /// The enrolment's PKCS#10 request for this unit's key, PEM.
     func certificateSigningRequest() throws -> String {
-        let request = try CertificateSigningRequest(
-            version: .v1, subject: try DistinguishedName { CommonName(try commonName()) }, privateKey: Certificate.PrivateKey(try key),
-            attributes: CertificateSigningRequest.Attributes(), signatureAlgorithm: .ecdsaWithSHA256)
-        return try request.serializeAsPEM().pemString
+        let key = try P256.Signing.PrivateKey(pemRepresentation: state.withLock { $0.key })
+        return try Self.request(subject: try DistinguishedName { CommonName(try commonName()) }, key: key).serializeAsPEM().pemString
     }
 
-    /// Keeps the chain the backend issued (durably, 0600), after checking it is for this key.
-    func store(chain pem: String) throws -> CertificateFacts {
-        let certificates = try Self.certificates(in: pem)
-        guard let leaf = certificates.first, leaf.publicKey == Certificate.PublicKey(try key.publicKey) else {
+    /// A renewal of the certificate in force (nil before enrolment), for its subject: with the same key, or with a
+    /// new one (`rotating`, or a rotation under way), then signed by the old key too. The new key is on disk before
+    /// the request leaves.
+    func renewalRequest(rotating: Bool) throws -> RenewalRequest? {
+        let (key, pending, certificate) = state.withLock { ($0.key, $0.nextKey, $0.certificate) }
+        guard let certificate else { return nil }
+        let subject = try Self.leaf(ofChain: certificate.chain).subject
+        let current = try P256.Signing.PrivateKey(pemRepresentation: key)
+        guard rotating || pending != nil else {
+            return RenewalRequest(certificate: certificate.chain, csr: try Self.request(subject: subject, key: current).serializeAsPEM().pemString)
+        }
+        let next: String
+        if let pending {
+            next = pending
+        } else {
+            next = try Self.makeKey(nextKeyPath)
+            state.withLock { $0.nextKey = next }
+        }
+        let csr = try Self.request(subject: subject, key: try P256.Signing.PrivateKey(pemRepresentation: next)).serializeAsPEM()
+        let signature = try current.signature(for: csr.derBytes).derRepresentation.base64EncodedString()
+        return RenewalRequest(certificate: certificate.chain, csr: csr.pemString, previousKeySignature: signature)
+    }
+
+    private static func request(subject: DistinguishedName, key: P256.Signing.PrivateKey) throws -> CertificateSigningRequest {
+        try CertificateSigningRequest(
+            version: .v1, subject: subject, privateKey: Certificate.PrivateKey(key), attributes: CertificateSigningRequest.Attributes(),
+            signatureAlgorithm: .ecdsaWithSHA256)
+    }
+
+    /// Keeps the chain the backend issued (durably, 0600), after checking it is for this unit's key or for the new
+    /// key of a rotation, which then replaces the old one (the chain first: see the type's comment).
+    func store(chain pem: String) throws -> Kept {
+        let (key, pending) = state.withLock { ($0.key, $0.nextKey) }
+        guard let leaf = try Self.certificates(in: pem).first else { throw Failure(description: "no certificate in the chain") }
+        let kept: String
+        if leaf.publicKey == (try Self.publicKey(key)) {
+            kept = key
+        } else if let pending, leaf.publicKey == (try Self.publicKey(pending)) {
+            kept = pending
+        } else {
             throw Failure(description: "the backend's certificate is not for this unit's key")
         }
         try DurableFile.write(Data(pem.utf8), to: chainPath)
+        if kept != key { try DurableFile.rename(nextKeyPath, to: keyPath) }
         let facts = Self.facts(of: leaf)
-        state.withLock { $0 = State(certificate: (pem, facts)) }
-        return facts
+        state.withLock { $0 = State(key: kept, certificate: (pem, facts)) }
+        return Kept(facts: facts, rotated: kept != key)
     }
 
     /// The backend refused the enrolment or a renewal (`revoked`: it revoked the certificate); true when that is news.
@@ -133,9 +198,9 @@ final class UnitIdentity: Sendable {
         return try documents.map { try Certificate(pemDocument: $0) }
     }
 
-    static func facts(ofChain pem: String) throws -> CertificateFacts {
+    static func leaf(ofChain pem: String) throws -> Certificate {
         guard let leaf = try certificates(in: pem).first else { throw Failure(description: "no certificate in the chain") }
-        return facts(of: leaf)
+        return leaf
     }
 
     static func facts(of certificate: Certificate) -> CertificateFacts {

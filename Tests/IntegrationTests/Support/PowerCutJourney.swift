@@ -382,10 +382,7 @@ final class PowerCutJourney {
     private func checkAfterRestart(_ daemon: DaemonProcess) throws {
         // A unit that stops at once (a configuration document taken during the last life) is checked at its next start.
         guard let route = try? daemon.client(timeout: .seconds(20)).call(Methods.routeGet, NoParams()) else {
-            // Stopping (to apply a configuration) takes a moment.
-            let deadline = ContinuousClock.now + .seconds(10)
-            while daemon.process.isRunning && ContinuousClock.now < deadline { usleep(50_000) }
-            #expect(!daemon.process.isRunning, "driverd runs but does not answer:\n\(daemon.log.suffix(3000))")
+            #expect(stopsSoon(daemon), "driverd runs but does not answer:\n\(daemon.log.suffix(3000))")
             return
         }
         for task in route.tasks {
@@ -402,6 +399,13 @@ final class PowerCutJourney {
             report.tornFiles.append("tokens.json after cut \(report.cuts): \(data.count) bytes that are not JSON")
         }
         if try !integrityOK() { report.integrityFailures += 1 }
+    }
+
+    /// Whether a daemon that did not answer is stopping (to apply a configuration: exit 75); stopping takes a moment.
+    private func stopsSoon(_ daemon: DaemonProcess) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while daemon.process.isRunning && ContinuousClock.now < deadline { usleep(50_000) }
+        return !daemon.process.isRunning
     }
 
     private func deadLetterAnswers() throws -> [String] {
@@ -421,12 +425,15 @@ final class PowerCutJourney {
     private func finish() throws {
         try ensureDaemon()
         try setBackend(away: false)
-        guard let daemon else { return }
         try waitUntil("the configuration settled", timeout: .seconds(120), detail: unitDetail()) {
             try ensureDaemon()
             loginIfAsked()
-            let remote = try client().call(Methods.configShow, NoParams()).remote
-            return !remote.onTrial
+            let live = try #require(self.daemon)
+            do {
+                return try !live.client().call(Methods.configShow, NoParams()).remote.onTrial
+            } catch where stopsSoon(live) {
+                return false  // it stops to apply the configuration the trial ended with; ensureDaemon starts it again
+            }
         }
         let drainStarted = ContinuousClock.now
         defer { report.bundleDrainSeconds = Double((ContinuousClock.now - drainStarted).components.seconds) }
