@@ -71,6 +71,25 @@ let package = Package(
         // own thread, publishing link states and the vehicle's readings; the reply parser and PID decoding are pure.
         .target(name: "OBDKit", dependencies: ["DriverAPI", "DriverDomain", "ReaderThread"]),
         .systemLibrary(
+            name: "CTSS2",
+            pkgConfig: "tss2-esys",
+            providers: [.apt(["libtss2-dev"])]
+        ),
+        // The only Swift target that imports CTSS2: the unit's key made and held in a TPM 2.0, signing for the TLS
+        // handshake (NIOSSL's custom key) and for certificate requests (swift-certificates' custom key).
+        .target(
+            name: "TPMKit",
+            dependencies: [
+                "CTSS2",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
@@ -146,8 +165,9 @@ let package = Package(
             name: "DriverDaemon",
             dependencies: [
                 "DriverAPI", "JSONRPC", "DriverDomain", "SystemdKit", "GPSKit", "OBDKit", "DriverStore", "BackendClient", "BackendContract",
-                "CTimex",
+                "CTimex", "TPMKit",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -277,6 +297,19 @@ let package = Package(
             ]
         ),
         .testTarget(name: "GPSKitTests", dependencies: ["GPSKit", "NMEASynth"]),
+        .testTarget(
+            name: "TPMKitTests",
+            dependencies: [
+                "TPMKit",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .testTarget(name: "OBDKitTests", dependencies: ["OBDKit", "DriverAPI", "DriverDomain"]),
         .testTarget(name: "DriverStoreTests", dependencies: ["DriverStore", "DriverDomain", "SQLiteKit"]),
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit"]),

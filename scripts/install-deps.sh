@@ -4,9 +4,10 @@
 # chromium, espeak-ng and sox: the kiosk's tests drive the screen in a real browser and measure the voice.
 # fuse3 and python3-fusepy: the power-cut tests put the daemon's state on a file system that drops unsynced writes.
 # tcpdump: `driverd-bench radio` captures every packet between driverd and its backend.
+# libtss2-dev and swtpm: the unit's key in a TPM 2.0 (tpm2-tss), tested against the software TPM.
 set -euo pipefail
 packages=(pkg-config libsystemd-dev libsqlite3-dev libgps-dev zlib1g-dev gpsd gpsd-clients systemd python3 python3-venv faketime openssl
-    chromium espeak-ng sox fuse3 python3-fusepy tcpdump)
+    chromium espeak-ng sox fuse3 python3-fusepy tcpdump libtss2-dev swtpm)
 # `make deb` and its install test also need Debian's packaging tools.
 if [[ "${1:-}" == "--packaging" ]]; then packages+=(dpkg-dev binutils lintian); fi
 missing=()
