@@ -4,11 +4,16 @@ import NIOSSL
 /// is enrolled (mutual TLS); the backend's own certificate is still checked against `backend.ca_file` or the system.
 public struct ClientIdentity: Sendable, Equatable {
     public var certificateChainPEM: String
-    public var privateKeyPEM: String
+    /// From a PEM file, or a key a TPM holds (NIOSSL's custom key).
+    public var privateKey: NIOSSLPrivateKey
 
-    public init(certificateChainPEM: String, privateKeyPEM: String) {
+    public init(certificateChainPEM: String, privateKey: NIOSSLPrivateKey) {
         self.certificateChainPEM = certificateChainPEM
-        self.privateKeyPEM = privateKeyPEM
+        self.privateKey = privateKey
+    }
+
+    public init(certificateChainPEM: String, privateKeyPEM: String) throws {
+        self.init(certificateChainPEM: certificateChainPEM, privateKey: try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem))
     }
 
     /// The backend's clients' TLS (HTTPS and the WebSocket): the backend verified against `caFile`, or the system's
@@ -23,7 +28,7 @@ public struct ClientIdentity: Sendable, Equatable {
     public func tlsConfiguration(caFile: String?) throws -> TLSConfiguration {
         var tls = Self.anonymousTLS(caFile: caFile)
         tls.certificateChain = try NIOSSLCertificate.fromPEMBytes(Array(certificateChainPEM.utf8)).map { .certificate($0) }
-        tls.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem))
+        tls.privateKey = .privateKey(privateKey)
         return tls
     }
 }

@@ -121,13 +121,15 @@ public enum Daemon {
         let logger = Logger(label: "identity")
         let identity: UnitIdentity
         do {
-            identity = try UnitIdentity(directory: config.stateDirectory + "/identity", claimTokenConfigured: !config.backendClaimToken.isEmpty)
+            let directory = config.stateDirectory + "/identity"
+            let keyStore = try UnitKeyStore.choose(setting: config.backendTPM, directory: directory, logger: logger)
+            identity = try UnitIdentity(directory: directory, keyStore: keyStore, claimTokenConfigured: !config.backendClaimToken.isEmpty)
         } catch {
             throw StartupError(description: "the unit's identity: \(error)")
         }
         if try IdentityService.present(identity, client: backend, webSocket: webSocket), let status = identity.status {
             logger.info(
-                "presenting the unit's certificate",
+                "presenting the unit's certificate (its key: \(identity.keyStore.description))",
                 metadata: ["subject": "\(status.subject ?? "")", "serial": "\(status.serial ?? "")", "not_after": "\(Int(status.notAfter ?? 0))"])
         } else if config.backendClaimToken.isEmpty {
             logger.info("not enrolled (no backend.claim_token): the backend knows this unit by backend.username and password or a driver's login only")

@@ -150,7 +150,7 @@ struct HandshakeBench: ParsableCommand {
             tls.certificateVerification = .optionalVerification
             tls.trustRoots = .certificates([ca])
             serverTLS = tls
-            unit = ClientIdentity(
+            unit = try ClientIdentity(
                 certificateChainPEM: try issue("driverd-bench", unitKey, server: false).serializeAsPEM().pemString, privateKeyPEM: unitKey.pemRepresentation)
         }
 

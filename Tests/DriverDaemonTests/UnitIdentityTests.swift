@@ -3,6 +3,7 @@ import BackendContract
 import Crypto
 import DriverStore
 import Foundation
+import NIOSSL
 import SwiftASN1
 import Testing
 import X509
@@ -50,7 +51,7 @@ struct UnitIdentityTests {
         let ca = TestCA()
         let identity = try enrolled(directory, ca)
         let oldKey = try #require(try file(identity.keyPath))
-        let oldChain = try #require(identity.clientIdentity()?.certificateChainPEM)
+        let oldChain = try #require(try identity.clientIdentity()?.certificateChainPEM)
         let subject = identity.facts?.subject
 
         let same = try #require(try identity.renewalRequest(rotating: false))
@@ -72,7 +73,7 @@ struct UnitIdentityTests {
         #expect(kept.rotated && kept.facts.subject == subject)
         let (key, next) = (try file(identity.keyPath), try file(identity.nextKeyPath))
         #expect(key == nextKey && next == nil && nextKey != oldKey)
-        #expect(identity.clientIdentity()?.privateKeyPEM == nextKey)
+        #expect(try identity.clientIdentity()?.privateKey == NIOSSLPrivateKey(bytes: Array(nextKey.utf8), format: .pem))
         #expect(try identity.renewalRequest(rotating: false)?.previousKeySignature == nil, "the rotation is over")
     }
 
@@ -90,9 +91,10 @@ struct UnitIdentityTests {
         let started = try UnitIdentity(directory: directory, claimTokenConfigured: true)
         let (key, next) = (try file(started.keyPath), try file(started.nextKeyPath))
         #expect(key == nextKey && next == nil)
-        let presented = try #require(started.clientIdentity())
+        let presented = try #require(try started.clientIdentity())
         let leaf = try Certificate(pemEncoded: presented.certificateChainPEM)
-        #expect(leaf.publicKey == Certificate.PublicKey(try P256.Signing.PrivateKey(pemRepresentation: presented.privateKeyPEM).publicKey))
+        #expect(presented.privateKey == (try NIOSSLPrivateKey(bytes: Array(nextKey.utf8), format: .pem)))
+        #expect(leaf.publicKey == Certificate.PublicKey(try P256.Signing.PrivateKey(pemRepresentation: nextKey).publicKey))
     }
 
     @Test("the power cut before the answer: the old key and certificate stay in force, and the next renewal goes on with the same new key")
@@ -105,7 +107,7 @@ struct UnitIdentityTests {
         let first = try #require(try identity.renewalRequest(rotating: true))
 
         let started = try UnitIdentity(directory: directory, claimTokenConfigured: true)
-        #expect(started.clientIdentity()?.privateKeyPEM == oldKey)
+        #expect(try started.clientIdentity()?.privateKey == NIOSSLPrivateKey(bytes: Array(oldKey.utf8), format: .pem))
         let again = try #require(try started.renewalRequest(rotating: false), "a rotation under way goes on unasked")
         #expect(again.previousKeySignature != nil)
         let (againKey, firstKey) = (try CertificateSigningRequest(pemEncoded: again.csr).publicKey, try CertificateSigningRequest(pemEncoded: first.csr).publicKey)

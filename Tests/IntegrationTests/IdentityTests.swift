@@ -102,6 +102,44 @@ struct IdentityTests {
         try daemon.stop()
     }
 
+    @Test("a unit with a TPM (swtpm) makes its key in it: the key file holds only what that TPM can use, no private key; it enrols, every request and the WebSocket present the certificate (the TPM signs each handshake), and a restart loads the same key")
+    func keyInTheTPM() async throws {
+        try await Fleet.with { fleet in
+            let directory = TemporaryDirectory()
+            let tpm = try SoftwareTPMProcess(directory: directory)
+            try UplinkTests.queueJourney(in: directory.file("state"))
+            let config = fleet.config() + "tpm = \"\(tpm.tcti)\"\n"
+            var daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: config, directory: directory)
+            try waitUntil("enrolled", detail: daemon.log) { try Self.identity(daemon)?.state == .enrolled }
+            let enrolled = try #require(try Self.identity(daemon))
+            #expect(daemon.log.contains("enrolled: the unit presents its own certificate from now on (its key: the TPM at swtpm:"), "\(daemon.log.suffix(2000))")
+            let stored = try #require(FileManager.default.contents(atPath: directory.file("state/identity/unit-key.tpm")))
+            #expect(!FileManager.default.fileExists(atPath: directory.file("state/identity/unit-key.pem")))
+            #expect(!String(decoding: stored, as: UTF8.self).contains("PRIVATE KEY") && stored.count < 1000)
+            let attributes = try FileManager.default.attributesOfItem(atPath: directory.file("state/identity/unit-key.tpm"))
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
+            let status = try Harness.drain(daemon)
+            #expect(status.deadLetters == 1)
+            let stats = try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self)
+            try UplinkTests.checkJourney(stats, state: directory.file("state"))
+            try await waitUntil("the WebSocket open over mutual TLS", detail: daemon.log) {
+                try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self).webSockets == 1
+            }
+            try daemon.stop()
+            try await waitUntil("the WebSocket closed") { try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self).webSockets == 0 }
+
+            daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: config, directory: directory)
+            try waitUntil("the same identity after a restart", detail: daemon.log) { try Self.identity(daemon) == enrolled }
+            #expect(daemon.log.contains("presenting the unit's certificate (its key: the TPM at swtpm:"), "\(daemon.log.suffix(2000))")
+            // The WebSocket's upgrade needs the certificate: the TPM signed the new connection's handshake.
+            try await waitUntil("the WebSocket open again", detail: daemon.log) {
+                try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self).webSockets == 1
+            }
+            #expect(!daemon.log.contains("CERTIFICATE_REQUIRED"), "\(daemon.log.suffix(2000))")
+            try daemon.stop()
+        }
+    }
+
     @Test("a wrong claim token, and one used up, are refused: the unit says so in its status and journal, keeps everything queued and dead-letters nothing")
     func claimRefused() async throws {
         try await Fleet.with(claimUses: 1) { fleet in try await Self.claimRefused(fleet) }
@@ -201,5 +239,26 @@ struct IdentityTests {
             #expect(daemon.log.components(separatedBy: "revoked this unit's certificate").count - 1 == 1, "\(daemon.log.suffix(2000))")
             try daemon.stop()
         }
+    }
+}
+
+/// swtpm, the software TPM 2.0, for one daemon (it serves one connection at a time); killed with the test.
+final class SoftwareTPMProcess {
+    let program: BackgroundProgram
+    let port: Int
+    var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
+
+    init(directory: TemporaryDirectory) throws {
+        // tpm2-tss's swtpm TCTI finds the control channel on the next port.
+        var port = GPSFake.freePort()
+        while port >= 65535 || GPSFake.canConnect(port + 1) { port = GPSFake.freePort() }
+        self.port = port
+        try FileManager.default.createDirectory(atPath: directory.file("swtpm"), withIntermediateDirectories: true)
+        program = try BackgroundProgram(
+            "/usr/bin/swtpm",
+            ["socket", "--tpm2", "--tpmstate", "dir=\(directory.file("swtpm"))", "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
+             "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1", "--flags", "not-need-init,startup-clear"],
+            directory: directory, name: "swtpm.log")
+        try waitUntil("swtpm listening on \(port)", timeout: .seconds(10)) { GPSFake.canConnect(port) }
     }
 }

@@ -101,7 +101,7 @@ struct IdentityService: Service {
 
     private func enrol() async throws {
         let answer = try await client.enrol(EnrolmentRequest(claimToken: claimToken, csr: try identity.certificateSigningRequest()))
-        try keep(answer, "enrolled: the unit presents its own certificate from now on")
+        try keep(answer, "enrolled: the unit presents its own certificate from now on (its key: \(identity.keyStore.description))")
     }
 
     /// With the same key; again with a new one when the fleet asks for it (`KEY_ROTATION_REQUIRED`).
@@ -135,7 +135,7 @@ struct IdentityService: Service {
     /// Both clients present the unit's certificate, when it has one; false when it has none yet.
     @discardableResult
     static func present(_ identity: UnitIdentity, client: BackendClient, webSocket: WebSocketLink?) throws -> Bool {
-        guard let clientIdentity = identity.clientIdentity() else { return false }
+        guard let clientIdentity = try identity.clientIdentity() else { return false }
         try client.present(clientIdentity)
         try webSocket?.present(clientIdentity)
         return true

@@ -10,11 +10,12 @@ import SwiftASN1
 import X509
 
 /// The unit's own identity towards the backend: an ECDSA P-256 key made on the unit at its first start, which never
-/// leaves it (a 0600 file in the state directory, written durably), and the certificate the fleet's CA issued for
-/// it at enrolment (`Enrolment`). Both clients (HTTPS and the WebSocket) present it once there is one.
+/// leaves it (made and held by the TPM when there is one, else a 0600 file in the state directory; written durably
+/// either way: `UnitKeyStore`), and the certificate the fleet's CA issued for it at enrolment. Both clients (HTTPS
+/// and the WebSocket) present it once there is one.
 ///
 /// When the fleet asks for a new key at a renewal (`KEY_ROTATION_REQUIRED`), the new key is written beside the old
-/// one (`unit-key.next.pem`) before the request goes, and replaces it only once the certificate for it is kept: a
+/// one (`unit-key.next.pem` or `.tpm`) before the request goes, and replaces it only once the certificate for it is kept: a
 /// power cut at any point leaves a key that matches the certificate in force, and a rotation whose answer was lost
 /// goes again with the same new key.
 final class UnitIdentity: Sendable {
@@ -39,10 +40,9 @@ final class UnitIdentity: Sendable {
 
     /// The keys, the certificate in force and what the backend last said about the unit; the status is derived.
     private struct State {
-        /// The keys as PEM (swift-crypto's key type is not `Sendable`; parsed again where they sign).
-        var key: String
+        var key: UnitKey
         /// A new key made for a rotation the fleet asked for, until the certificate for it is kept.
-        var nextKey: String?
+        var nextKey: UnitKey?
         /// The chain as the backend issued it (PEM) and what its certificate says; nil before enrolment.
         var certificate: (chain: String, facts: CertificateFacts)?
         /// The backend refused the enrolment or a renewal, or revoked the certificate (cleared by the next certificate).
@@ -54,21 +54,23 @@ final class UnitIdentity: Sendable {
     let keyPath: String
     let nextKeyPath: String
     let chainPath: String
+    let keyStore: UnitKeyStore
     private let claimTokenConfigured: Bool
     private let state: Mutex<State>
 
     /// Reads the key, or makes it when there is none; reads the certificate chain when there is one, and finishes a
     /// rotation a power cut interrupted after its certificate was kept. A key that cannot be read is an error (never
     /// replaced: a new key would be a new unit, and its certificate would no longer match).
-    init(directory: String, claimTokenConfigured: Bool) throws {
-        keyPath = directory + "/unit-key.pem"
-        nextKeyPath = directory + "/unit-key.next.pem"
+    init(directory: String, keyStore: UnitKeyStore = .files, claimTokenConfigured: Bool) throws {
+        keyPath = directory + "/unit-key." + keyStore.suffix
+        nextKeyPath = directory + "/unit-key.next." + keyStore.suffix
         chainPath = directory + "/unit-chain.pem"
+        self.keyStore = keyStore
         self.claimTokenConfigured = claimTokenConfigured
-        var state = State(key: try Self.readKey(keyPath) ?? Self.makeKey(keyPath), nextKey: try Self.readKey(nextKeyPath))
+        var state = State(key: try Self.readKey(keyPath, keyStore) ?? Self.makeKey(keyPath, keyStore), nextKey: try Self.readKey(nextKeyPath, keyStore))
         if let chain = try DurableFile.contents(chainPath).map({ String(decoding: $0, as: UTF8.self) }) {
             let leaf = try Self.leaf(ofChain: chain)
-            if let next = state.nextKey, try Self.publicKey(next) == leaf.publicKey {
+            if let next = state.nextKey, try next.publicKey == leaf.publicKey {
                 try DurableFile.rename(nextKeyPath, to: keyPath)
                 (state.key, state.nextKey) = (next, nil)
             }
@@ -77,24 +79,19 @@ final class UnitIdentity: Sendable {
         self.state = Mutex(state)
     }
 
-    private static func readKey(_ path: String) throws -> String? {
-        guard let pem = try DurableFile.contents(path).map({ String(decoding: $0, as: UTF8.self) }) else { return nil }
+    private static func readKey(_ path: String, _ store: UnitKeyStore) throws -> UnitKey? {
+        guard let stored = try DurableFile.contents(path) else { return nil }
         do {
-            _ = try P256.Signing.PrivateKey(pemRepresentation: pem)
+            return try store.read(stored)
         } catch {
             throw Failure(description: "the unit's key \(path) cannot be read: \(error)")
         }
-        return pem
     }
 
-    private static func makeKey(_ path: String) throws -> String {
-        let pem = P256.Signing.PrivateKey().pemRepresentation
-        try DurableFile.write(Data(pem.utf8), to: path)
-        return pem
-    }
-
-    private static func publicKey(_ pem: String) throws -> Certificate.PublicKey {
-        Certificate.PublicKey(try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey)
+    private static func makeKey(_ path: String, _ store: UnitKeyStore) throws -> UnitKey {
+        let key = try store.make()
+        try DurableFile.write(key.stored, to: path)
+        return key
     }
 
     /// nil for a unit with neither a certificate nor a claim token.
@@ -112,22 +109,23 @@ final class UnitIdentity: Sendable {
     var facts: CertificateFacts? { state.withLock { $0.certificate?.facts } }
 
     /// The certificate chain and key to present, nil before enrolment.
-    func clientIdentity() -> ClientIdentity? {
-        state.withLock { state in
-            state.certificate.map { ClientIdentity(certificateChainPEM: $0.chain, privateKeyPEM: state.key) }
-        }
+    func clientIdentity() throws -> ClientIdentity? {
+        let (certificate, key) = state.withLock { ($0.certificate, $0.key) }
+        guard let certificate else { return nil }
+        return ClientIdentity(certificateChainPEM: certificate.chain, privateKey: try key.tlsKey)
     }
 
     /// The subject a unit asks for at enrolment: named after its first key, so it is unique per unit; renewals keep
     /// it, a new key included.
     func commonName() throws -> String {
-        let key = try P256.Signing.PrivateKey(pemRepresentation: state.withLock { $0.key })
-        return "driverd-" + TextFormat.hex(SHA256.hash(data: key.publicKey.derRepresentation).prefix(8))
+        var serializer = DER.Serializer()
+        try serializer.serialize(try state.withLock { $0.key }.publicKey)
+        return "driverd-" + TextFormat.hex(SHA256.hash(data: serializer.serializedBytes).prefix(8))
     }
 
     /// The enrolment's PKCS#10 request for this unit's key, PEM.
     func certificateSigningRequest() throws -> String {
-        let key = try P256.Signing.PrivateKey(pemRepresentation: state.withLock { $0.key })
+        let key = state.withLock { $0.key }
         return try Self.request(subject: try DistinguishedName { CommonName(try commonName()) }, key: key).serializeAsPEM().pemString
     }
 
@@ -138,25 +136,24 @@ final class UnitIdentity: Sendable {
         let (key, pending, certificate) = state.withLock { ($0.key, $0.nextKey, $0.certificate) }
         guard let certificate else { return nil }
         let subject = try Self.leaf(ofChain: certificate.chain).subject
-        let current = try P256.Signing.PrivateKey(pemRepresentation: key)
         guard rotating || pending != nil else {
-            return RenewalRequest(certificate: certificate.chain, csr: try Self.request(subject: subject, key: current).serializeAsPEM().pemString)
+            return RenewalRequest(certificate: certificate.chain, csr: try Self.request(subject: subject, key: key).serializeAsPEM().pemString)
         }
-        let next: String
+        let next: UnitKey
         if let pending {
             next = pending
         } else {
-            next = try Self.makeKey(nextKeyPath)
+            next = try Self.makeKey(nextKeyPath, keyStore)
             state.withLock { $0.nextKey = next }
         }
-        let csr = try Self.request(subject: subject, key: try P256.Signing.PrivateKey(pemRepresentation: next)).serializeAsPEM()
-        let signature = try current.signature(for: csr.derBytes).derRepresentation.base64EncodedString()
+        let csr = try Self.request(subject: subject, key: next).serializeAsPEM()
+        let signature = Data(try key.signature(for: csr.derBytes)).base64EncodedString()
         return RenewalRequest(certificate: certificate.chain, csr: csr.pemString, previousKeySignature: signature)
     }
 
-    private static func request(subject: DistinguishedName, key: P256.Signing.PrivateKey) throws -> CertificateSigningRequest {
+    private static func request(subject: DistinguishedName, key: UnitKey) throws -> CertificateSigningRequest {
         try CertificateSigningRequest(
-            version: .v1, subject: subject, privateKey: Certificate.PrivateKey(key), attributes: CertificateSigningRequest.Attributes(),
+            version: .v1, subject: subject, privateKey: try key.certificateKey, attributes: CertificateSigningRequest.Attributes(),
             signatureAlgorithm: .ecdsaWithSHA256)
     }
 
@@ -165,10 +162,10 @@ final class UnitIdentity: Sendable {
     func store(chain pem: String) throws -> Kept {
         let (key, pending) = state.withLock { ($0.key, $0.nextKey) }
         guard let leaf = try Self.certificates(in: pem).first else { throw Failure(description: "no certificate in the chain") }
-        let kept: String
-        if leaf.publicKey == (try Self.publicKey(key)) {
+        let kept: UnitKey
+        if leaf.publicKey == (try key.publicKey) {
             kept = key
-        } else if let pending, leaf.publicKey == (try Self.publicKey(pending)) {
+        } else if let pending, leaf.publicKey == (try pending.publicKey) {
             kept = pending
         } else {
             throw Failure(description: "the backend's certificate is not for this unit's key")

@@ -71,6 +71,13 @@ public struct DaemonConfig: Sendable, Equatable {
     public var backendPassword = ""
     /// The fleet's claim token for enrolment ("" = none).
     public var backendClaimToken = ""
+    /// Where the unit's key is made at its first start: `auto` (the TPM at `/dev/tpmrm0` when there is one, else a
+    /// file), `none` (a file), or a tpm2-tss TCTI (`device:/dev/tpmrm0`, `swtpm:host=127.0.0.1,port=2321`).
+    public var backendTPM = DaemonConfig.tpmAuto
+    public static let tpmAuto = "auto"
+    public static let tpmNone = "none"
+    /// The kernel's TPM 2.0 resource manager, which `auto` looks for.
+    public static let tpmDevice = "/dev/tpmrm0"
     /// Pings older than this are dropped while the backend is away (hours; default 7 days).
     public var maxPingAgeHours = 168
     /// Past this many queued pings the oldest are thinned to one per minute, then dropped.
@@ -318,6 +325,9 @@ public struct DaemonConfig: Sendable, Equatable {
         "backend.username": text(\.backendUsername),
         "backend.password": text(\.backendPassword),
         "backend.claim_token": text(\.backendClaimToken),
+        "backend.tpm": string(\.backendTPM, "\"auto\", \"none\", or a TCTI such as \"device:/dev/tpmrm0\" or \"swtpm:host=127.0.0.1,port=2321\"") {
+            $0 == DaemonConfig.tpmAuto || $0 == DaemonConfig.tpmNone || $0.firstRange(of: ":") != nil
+        },
         "outbox.max_ping_age_hours": integer(\.maxPingAgeHours, 1...8760).fleetMayChange,
         "outbox.max_pings": integer(\.maxPings, 1000...100_000_000).fleetMayChange,
         "uplink.moving_batch_seconds": number(\.uplinkMovingSeconds, 1...300, "seconds from 1 to 300").fleetMayChange,
