@@ -247,7 +247,7 @@ let package = Package(
             name: "driverd-bench",
             dependencies: [
                 "DriverAPI", "JSONRPC", "NMEASynth", "DriverDomain", "DriverStore", "BackendContract", "DispatchSimCore",
-                "SQLiteKit", "ReaderThread", "BackendClient",
+                "SQLiteKit", "ReaderThread", "BackendClient", "TPMKit",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -49,8 +49,19 @@ echo
 echo "== The same with real driverd processes (BENCH_FLEET_REAL_UNITS, default 100) against dispatch-sim's admission control"
 "$bin/driverd-bench" fleet-real --bin "$bin" --units "${BENCH_FLEET_REAL_UNITS:-100}" --capacity "${BENCH_FLEET_REAL_CAPACITY:-5}"
 echo
-echo "== Each unit its own key: TLS handshakes with the unit's certificate (key file) beside none, same run"
-"$bin/driverd-bench" tls-handshake
+echo "== Each unit its own key: TLS handshakes with the unit's certificate (key file, key in a TPM: swtpm) beside none, same run"
+# swtpm, the software TPM, on a port of its own; its TCTI finds the control channel on the next port.
+tpm_dir=$(mktemp -d)
+tpm_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+while (( tpm_port >= 65535 )) || (exec 3<>"/dev/tcp/127.0.0.1/$((tpm_port + 1))") 2>/dev/null; do
+    tpm_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+done
+swtpm socket --tpm2 --tpmstate "dir=$tpm_dir" --server "type=tcp,port=$tpm_port,bindaddr=127.0.0.1" \
+    --ctrl "type=tcp,port=$((tpm_port + 1)),bindaddr=127.0.0.1" --flags not-need-init,startup-clear &
+tpm_pid=$!
+for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$tpm_port") 2>/dev/null && break; sleep 0.1; done
+"$bin/driverd-bench" tls-handshake --tpm "swtpm:host=127.0.0.1,port=$tpm_port"
+kill -9 "$tpm_pid"; wait "$tpm_pid" 2>/dev/null || true; rm -rf "$tpm_dir"
 echo
 echo "== Certificate renewals a backend sees from 10,000 units over a simulated year (the daemon's own rule beside two without jitter)"
 "$bin/driverd-bench" renewals --units "${BENCH_RENEWAL_UNITS:-10000}"

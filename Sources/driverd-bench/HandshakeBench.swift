@@ -8,31 +8,40 @@ import NIOPosix
 import NIOSSL
 import NIOTLS
 import SwiftASN1
+import TPMKit
 import X509
 
 /// The TLS handshake a unit pays per new connection to its backend: with its certificate and key from a file (mutual
-/// TLS, as driverd presents it), beside one without a client certificate, in the same run, alternating, over loopback
-/// to a server that asks for a client certificate and verifies it against the fleet's CA (as dispatch-sim --tls-dir).
+/// TLS, as driverd presents it) and, with `--tpm`, with the key in a TPM (which signs each handshake), beside one
+/// without a client certificate, in the same run, in turn, over loopback to a server that asks for a client
+/// certificate and verifies it against the fleet's CA (as dispatch-sim --tls-dir).
 struct HandshakeBench: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "tls-handshake", abstract: "TLS handshakes with and without the unit's certificate.")
 
     @Option(help: "Handshakes of each kind.") var count = 300
+    @Option(help: "A TPM's TCTI (swtpm:host=127.0.0.1,port=2321, device:/dev/tpmrm0): also handshakes with the key in it.")
+    var tpm: String?
 
     func run() throws {
-        let pki = try TestPKI()
+        let pki = try TestPKI(tpm: try tpm.map { try TPM(tcti: $0) })
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let (plain, mutual) = try measure(pki, on: group)
+        let times = try measure(pki, on: group)
         try group.syncShutdownGracefully()
         try FileManager.default.removeItem(atPath: pki.caFile)
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-        let (base, file) = (median(plain), median(mutual))
-        say("TLS 1.3 handshakes over loopback, ECDSA P-256 everywhere, \(count) of each, alternating (median):")
-        say("  without a client certificate (baseline)   \(TextFormat.fixed(base * 1000, decimals: 2)) ms")
-        say("  with the unit's certificate, key file      \(TextFormat.fixed(file * 1000, decimals: 2)) ms  (\(TextFormat.fixed(file / base, decimals: 2)) x)")
+        let base = median(times[0])
+        say("TLS 1.3 handshakes over loopback, ECDSA P-256 everywhere, \(count) of each, in turn (median):")
+        func padded(_ label: String) -> String { label + String(repeating: " ", count: max(0, 44 - label.count)) }
+        say("  \(padded("without a client certificate (baseline)"))\(TextFormat.fixed(base * 1000, decimals: 2)) ms")
+        for (index, label) in ["with the unit's certificate, key file", "with the unit's certificate, key in the TPM"].enumerated()
+        where index + 1 < times.count {
+            let median = median(times[index + 1])
+            say("  \(padded(label))\(TextFormat.fixed(median * 1000, decimals: 2)) ms  (\(TextFormat.fixed(median / base, decimals: 2)) x)")
+        }
     }
 
-    /// Seconds of each handshake without and with the unit's certificate, after 20 of warm-up.
-    func measure(_ pki: TestPKI, on group: MultiThreadedEventLoopGroup) throws -> (plain: [Double], mutual: [Double]) {
+    /// Seconds of each handshake by kind (none, the file key, the TPM key when there is one), after 20 of warm-up.
+    func measure(_ pki: TestPKI, on group: MultiThreadedEventLoopGroup) throws -> [[Double]] {
         let serverContext = try NIOSSLContext(configuration: pki.serverTLS)
         let presented = PeerCount()
         let server = try ServerBootstrap(group: group)
@@ -45,18 +54,18 @@ struct HandshakeBench: ParsableCommand {
             }
             .bind(host: "127.0.0.1", port: 0).wait()
         let port = server.localAddress!.port!
-        let plain = try NIOSSLContext(configuration: pki.clientTLS(presenting: false))
-        let mutual = try NIOSSLContext(configuration: pki.clientTLS(presenting: true))
-        var times: (plain: [Double], mutual: [Double]) = ([], [])
-        for index in 0..<(2 * count + 20) {
-            let presenting = index % 2 == 1
-            let seconds = try Self.handshake(group: group, port: port, context: presenting ? mutual : plain)
-            guard index >= 20 else { continue }  // warm-up
-            if presenting { times.mutual.append(seconds) } else { times.plain.append(seconds) }
+        let contexts = try ([nil] + pki.units).map { try NIOSSLContext(configuration: pki.clientTLS(presenting: $0)) }
+        var times = [[Double]](repeating: [], count: contexts.count)
+        for index in 0..<(contexts.count * (count + 10)) {
+            let kind = index % contexts.count
+            let seconds = try Self.handshake(group: group, port: port, context: contexts[kind])
+            guard index >= 10 * contexts.count else { continue }  // warm-up
+            times[kind].append(seconds)
         }
         try server.close().wait()
         // The server saw the unit's certificate on every mutual handshake (and none on the others).
-        guard presented.value >= count else { throw ValidationError("the server saw \(presented.value) client certificates in \(count) mutual handshakes") }
+        let mutual = (contexts.count - 1) * count
+        guard presented.value >= mutual else { throw ValidationError("the server saw \(presented.value) client certificates in \(mutual) mutual handshakes") }
         return times
     }
 
@@ -118,9 +127,10 @@ struct HandshakeBench: ParsableCommand {
         /// The CA's certificate in a file, as `backend.ca_file` names it on a unit.
         let caFile: String
         let serverTLS: TLSConfiguration
-        let unit: ClientIdentity
+        /// The unit's identity with a key file, and with a key in the TPM when there is one.
+        let units: [ClientIdentity]
 
-        init() throws {
+        init(tpm: TPM?) throws {
             let now = Date()
             let caKey = P256.Signing.PrivateKey()
             let caName = try DistinguishedName { CommonName("bench CA") }
@@ -128,9 +138,9 @@ struct HandshakeBench: ParsableCommand {
                 version: .v3, serialNumber: .init(), publicKey: .init(caKey.publicKey), notValidBefore: now - 3600, notValidAfter: now + 86400,
                 issuer: caName, subject: caName, signatureAlgorithm: .ecdsaWithSHA256,
                 extensions: try Certificate.Extensions { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0)) }, issuerPrivateKey: .init(caKey))
-            func issue(_ name: String, _ key: P256.Signing.PrivateKey, server: Bool) throws -> Certificate {
+            func issue(_ name: String, _ publicKey: Certificate.PublicKey, server: Bool) throws -> Certificate {
                 try Certificate(
-                    version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: now - 3600, notValidAfter: now + 86400,
+                    version: .v3, serialNumber: .init(), publicKey: publicKey, notValidBefore: now - 3600, notValidAfter: now + 86400,
                     issuer: caName, subject: try DistinguishedName { CommonName(name) }, signatureAlgorithm: .ecdsaWithSHA256,
                     extensions: try Certificate.Extensions {
                         Critical(BasicConstraints.notCertificateAuthority)
@@ -144,19 +154,29 @@ struct HandshakeBench: ParsableCommand {
             caFile = FileManager.default.temporaryDirectory.appendingPathComponent("driverd-bench-ca-\(getpid()).pem").path
             try Data(caPEM.utf8).write(to: URL(fileURLWithPath: caFile))
             let ca = try NIOSSLCertificate(bytes: Array(caPEM.utf8), format: .pem)
-            let server = try NIOSSLCertificate(bytes: Array(try issue("bench server", serverKey, server: true).serializeAsPEM().pemString.utf8), format: .pem)
+            let server = try NIOSSLCertificate(
+                bytes: Array(try issue("bench server", .init(serverKey.publicKey), server: true).serializeAsPEM().pemString.utf8), format: .pem)
             var tls = TLSConfiguration.makeServerConfiguration(
                 certificateChain: [.certificate(server)], privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(serverKey.pemRepresentation.utf8), format: .pem)))
             tls.certificateVerification = .optionalVerification
             tls.trustRoots = .certificates([ca])
             serverTLS = tls
-            unit = try ClientIdentity(
-                certificateChainPEM: try issue("driverd-bench", unitKey, server: false).serializeAsPEM().pemString, privateKeyPEM: unitKey.pemRepresentation)
+            var units = [
+                try ClientIdentity(
+                    certificateChainPEM: try issue("driverd-bench", .init(unitKey.publicKey), server: false).serializeAsPEM().pemString,
+                    privateKeyPEM: unitKey.pemRepresentation)
+            ]
+            if let tpmKey = try tpm?.makeKey() {
+                units.append(ClientIdentity(
+                    certificateChainPEM: try issue("driverd-bench-tpm", tpmKey.publicKey, server: false).serializeAsPEM().pemString,
+                    privateKey: tpmKey.tlsKey))
+            }
+            self.units = units
         }
 
-        /// The client's TLS as driverd builds it (`BackendClient`); `presenting`: the unit's certificate and key.
-        func clientTLS(presenting: Bool) throws -> TLSConfiguration {
-            presenting ? try unit.tlsConfiguration(caFile: caFile) : ClientIdentity.anonymousTLS(caFile: caFile)
+        /// The client's TLS as driverd builds it (`BackendClient`), presenting `unit`'s certificate and key, or none.
+        func clientTLS(presenting unit: ClientIdentity?) throws -> TLSConfiguration {
+            try unit?.tlsConfiguration(caFile: caFile) ?? ClientIdentity.anonymousTLS(caFile: caFile)
         }
     }
 }
