@@ -140,6 +140,51 @@ struct IdentityTests {
         }
     }
 
+    @Test("the unit's clock at 2040 and at 1970, not trusted (no GPS time, the kernel unsynchronised): its certificate is neither renewed nor dropped on that clock; at 2040 it is presented and everything queued goes; at 1970 TLS waits with the reason (the backend's certificate is not valid yet on the system clock) and nothing is lost; at the true time the same certificate serves")
+    func untrustedClock() async throws {
+        try await Fleet.with { fleet in
+            let directory = TemporaryDirectory()
+            var daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(), directory: directory)
+            try waitUntil("enrolled", detail: daemon.log) { try Self.identity(daemon)?.state == .enrolled }
+            let enrolled = try #require(try Self.identity(daemon))
+            try daemon.stop()
+            func webSockets() async throws -> Int { try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self).webSockets }
+            try await waitUntil("the WebSocket closed") { try await webSockets() == 0 }
+
+            // 2040: the 30-day certificate expired long ago on this clock, which nothing vouches for.
+            daemon = try DaemonProcess(
+                arguments: ["--gpsd", "127.0.0.1:1"], environment: try ClockTests.faked(["FAKETIME": "@2040-01-01 00:00:00"]),
+                config: fleet.config(), directory: directory)
+            #expect(try ClockTests.status(daemon).clock?.source == .unsynced)
+            // The upgrade needs the unit's certificate: presented, and taken by a backend on the true time.
+            try await waitUntil("the WebSocket open over mutual TLS", detail: daemon.log) { try await webSockets() == 1 }
+            #expect(try Self.identity(daemon) == enrolled)
+            #expect(!daemon.log.contains("renewed"), "\(daemon.log.suffix(2000))")
+            try daemon.stop()
+
+            // 1970: the backend's certificate is not valid yet on the system clock, which TLS judges by.
+            try UplinkTests.queueJourney(in: directory.file("state"))
+            daemon = try DaemonProcess(
+                arguments: ["--gpsd", "127.0.0.1:1"], environment: try ClockTests.faked(["FAKETIME": "@1970-01-02 00:00:00"]),
+                config: fleet.config(), directory: directory)
+            try waitUntil("the TLS failure explained", detail: daemon.log) {
+                let uplink = try ClockTests.status(daemon).uplink
+                return uplink?.link == .backingOff && (uplink?.lastError ?? "").contains("system clock")
+            }
+            #expect(try Self.identity(daemon) == enrolled)
+            let waiting = try Harness.outbox(daemon)
+            #expect(waiting.items == 8 && waiting.deadLetters == 0, "\(waiting)")
+            try daemon.stop()
+
+            // The true time: the same certificate, everything queued goes, and the fleet issued nothing new meanwhile.
+            daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(), directory: directory)
+            #expect(try Harness.drain(daemon).deadLetters == 1)
+            #expect(try Self.identity(daemon) == enrolled)
+            try daemon.stop()
+            try UplinkTests.checkJourney(try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self), state: directory.file("state"))
+        }
+    }
+
     @Test("a wrong claim token, and one used up, are refused: the unit says so in its status and journal, keeps everything queued and dead-letters nothing")
     func claimRefused() async throws {
         try await Fleet.with(claimUses: 1) { fleet in try await Self.claimRefused(fleet) }

@@ -346,9 +346,16 @@ final class Uplink: BackendGate, Sendable {
         let tlsWords = ["certificate", "handshake", "tls", "ssl"]
         guard tlsWords.contains(where: { lowered.firstRange(of: $0) != nil }) else { return reason }
         let clock = clock.status()
-        guard clock.source != .ntp, abs(clock.systemClockOffset) > 3600 else { return reason }
-        return reason + " (the system clock is not synchronised and is " + TextFormat.clockOffset(clock.systemClockOffset)
-            + " GPS time: TLS certificates cannot be checked until it is set; chrony with the package's GPS drop-in sets it)"
+        let fix = "TLS certificates cannot be checked until it is set; chrony with the package's GPS drop-in sets it"
+        guard clock.source != .ntp else { return reason }
+        if abs(clock.systemClockOffset) > 3600 {
+            return reason + " (the system clock is not synchronised and is " + TextFormat.clockOffset(clock.systemClockOffset) + " GPS time: \(fix))"
+        }
+        // Without GPS time to compare with, a clock that reads earlier than this release is wrong all the same
+        // (a unit without a real-time clock boots in 1970).
+        let now = WallClock.now()
+        guard now < DaemonClock.earliestPlausibleTime else { return reason }
+        return reason + " (the system clock reads \(TextFormat.UTC(now).iso8601), earlier than this release: \(fix))"
     }
 
     // MARK: The driver's session
