@@ -541,6 +541,32 @@ ns dpkg -P driverd-kiosk >"$work/kiosk-purge.log" 2>&1 || { cat "$work/kiosk-pur
 check "driverd-kiosk purged; driverd still active" sh -c "! dpkg-query -W -f='\${Status}' driverd-kiosk 2>/dev/null | grep -q ok && nsenter -t $sdpid -m -p -- systemctl is-active --quiet driverd.service"
 check "the kiosk's config gone, driverd's kept" sh -c "test ! -e /etc/driverd/kiosk.toml && test -e /etc/driverd/driverd.toml"
 
+say "each unit its own key: enrolled with a claim token under systemd, mutual TLS to a backend that asks for it"
+tls_port=$(free_port)
+"$bin/dispatch-sim" --port "$tls_port" --tls-dir "$visible/fleet-ca" --claim-token pkg-claim --claim-uses 1 \
+    --scenario scripts/demo-scenario.json >>"$work/sim-tls.out" 2>>"$work/sim-tls.log" &
+pids+=($!)
+wait_for 20 bash -c "exec 3<>/dev/tcp/127.0.0.1/$tls_port"
+sed -i -e "s|^url = .*|url = \"https://127.0.0.1:$tls_port\"|" -e "s|^#ca_file = \"\"|ca_file = \"$visible/fleet-ca/ca.pem\"|" \
+    -e 's|^#claim_token = ""|claim_token = "pkg-claim"|' /etc/driverd/driverd.toml
+check "driverd --check-config accepts the claim token and the fleet's CA" /usr/bin/driverd --check-config
+ns systemctl restart driverd.service || true
+check "enrolled: driverctl status names the unit's certificate" wait_for 60 sh -c "nsenter -t $sdpid -m -p -- driverctl status | grep -q '^unit      enrolled as CN=driverd-'"
+check "the key is driverd's alone (0600 in a 0700 directory)" sh -c \
+    "[ \"\$(stat -c '%U %a' /var/lib/driverd/identity/unit-key.pem) \$(stat -c '%U %a' /var/lib/driverd/identity)\" = 'driverd 600 driverd 700' ]"
+check "another user cannot read it" sh -c "! nsenter -t $sdpid -m -p -- setpriv --reuid 65534 --regid $nogroup --clear-groups cat /var/lib/driverd/identity/unit-key.pem"
+check "no TPM in the namespace: a key file, and the journal says so" sh -c \
+    "nsenter -t $sdpid -m -p -- journalctl --no-pager -u driverd.service MESSAGE_ID=3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f88 | grep -q 'enrolled: .*(its key: a key file)'"
+# The WebSocket's upgrade is refused without the unit's certificate: one open means mutual TLS works.
+tls_stats() { python3 -c "
+import json, ssl, sys, urllib.request
+context = ssl.create_default_context(cafile='$visible/fleet-ca/ca.pem')
+stats = json.load(urllib.request.urlopen('https://127.0.0.1:$tls_port/sim/stats', context=context))
+sys.exit(0 if stats['webSockets'] == 1 and stats['requests'] > 1 else 1)"; }
+check "requests and the WebSocket go over mutual TLS" wait_for 60 tls_stats
+check "no blocked system call while enrolling" sh -c \
+    "! nsenter -t $sdpid -m -p -- journalctl --no-pager -u driverd.service | grep -v 'Failed to set thread priority' | grep -E -i 'errno=|operation not permitted|permission denied|bad system call|read-only file system'"
+
 say "purge: state and config go"
 ns dpkg -P driverd >"$work/purge.log" 2>&1 || { cat "$work/purge.log"; fail "dpkg -P"; }
 check "not installed" sh -c "! dpkg-query -W -f='\${Status}' driverd 2>/dev/null | grep -q ok"
