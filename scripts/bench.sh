@@ -50,16 +50,23 @@ echo "== The same with real driverd processes (BENCH_FLEET_REAL_UNITS, default 1
 "$bin/driverd-bench" fleet-real --bin "$bin" --units "${BENCH_FLEET_REAL_UNITS:-100}" --capacity "${BENCH_FLEET_REAL_CAPACITY:-5}"
 echo
 echo "== Each unit its own key: TLS handshakes with the unit's certificate (key file, key in a TPM: swtpm) beside none, same run"
-# swtpm, the software TPM, on a port of its own; its TCTI finds the control channel on the next port.
+# swtpm, the software TPM, on a port of its own; its TCTI finds the control channel on the next port. A port the
+# handshakes just left in TIME_WAIT can refuse swtpm's bind: it exits, and another port is tried.
 tpm_dir=$(mktemp -d)
-tpm_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-while (( tpm_port >= 65535 )) || (exec 3<>"/dev/tcp/127.0.0.1/$((tpm_port + 1))") 2>/dev/null; do
+for attempt in 1 2 3 4 5; do
     tpm_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    (( tpm_port < 65535 )) || continue
+    swtpm socket --tpm2 --tpmstate "dir=$tpm_dir" --server "type=tcp,port=$tpm_port,bindaddr=127.0.0.1" \
+        --ctrl "type=tcp,port=$((tpm_port + 1)),bindaddr=127.0.0.1" --flags not-need-init,startup-clear 2>>"$tpm_dir/swtpm.log" &
+    tpm_pid=$!
+    for _ in $(seq 50); do
+        [[ $(ss -Hltn "( sport = :$tpm_port or sport = :$((tpm_port + 1)) )" | wc -l) -eq 2 ]] && break
+        kill -0 "$tpm_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$tpm_pid" 2>/dev/null && break
+    wait "$tpm_pid" 2>/dev/null || true
 done
-swtpm socket --tpm2 --tpmstate "dir=$tpm_dir" --server "type=tcp,port=$tpm_port,bindaddr=127.0.0.1" \
-    --ctrl "type=tcp,port=$((tpm_port + 1)),bindaddr=127.0.0.1" --flags not-need-init,startup-clear &
-tpm_pid=$!
-for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$tpm_port") 2>/dev/null && break; sleep 0.1; done
 "$bin/driverd-bench" tls-handshake --tpm "swtpm:host=127.0.0.1,port=$tpm_port"
 kill -9 "$tpm_pid"; wait "$tpm_pid" 2>/dev/null || true; rm -rf "$tpm_dir"
 echo

@@ -289,21 +289,31 @@ struct IdentityTests {
 
 /// swtpm, the software TPM 2.0, for one daemon (it serves one connection at a time); killed with the test.
 final class SoftwareTPMProcess {
-    let program: BackgroundProgram
-    let port: Int
+    private(set) var program: BackgroundProgram?
+    private(set) var port = 0
     var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
 
     init(directory: TemporaryDirectory) throws {
-        // tpm2-tss's swtpm TCTI finds the control channel on the next port.
-        var port = GPSFake.freePort()
-        while port >= 65535 || GPSFake.canConnect(port + 1) { port = GPSFake.freePort() }
-        self.port = port
         try FileManager.default.createDirectory(atPath: directory.file("swtpm"), withIntermediateDirectories: true)
-        program = try BackgroundProgram(
-            "/usr/bin/swtpm",
-            ["socket", "--tpm2", "--tpmstate", "dir=\(directory.file("swtpm"))", "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
-             "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1", "--flags", "not-need-init,startup-clear"],
-            directory: directory, name: "swtpm.log")
-        try waitUntil("swtpm listening on \(port)", timeout: .seconds(10)) { GPSFake.canConnect(port) }
+        // tpm2-tss's swtpm TCTI finds the control channel on the next port. A port another test's connection left in
+        // TIME_WAIT can refuse swtpm's bind: it exits, and another port is tried.
+        for attempt in 0..<5 {
+            port = GPSFake.freePort()
+            guard port < 65535 else { continue }
+            let started = try BackgroundProgram(
+                "/usr/bin/swtpm",
+                ["socket", "--tpm2", "--tpmstate", "dir=\(directory.file("swtpm"))", "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
+                 "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1", "--flags", "not-need-init,startup-clear"],
+                directory: directory, name: "swtpm-\(attempt).log")
+            let deadline = ContinuousClock.now + .seconds(10)
+            while started.process.isRunning, !(GPSFake.canConnect(port) && GPSFake.canConnect(port + 1)), ContinuousClock.now < deadline {
+                usleep(20_000)
+            }
+            if started.process.isRunning, GPSFake.canConnect(port) {
+                program = started
+                return
+            }
+        }
+        throw TestFailure("swtpm did not start on any of 5 ports")
     }
 }

@@ -13,32 +13,34 @@ import X509
 /// swtpm, the software TPM 2.0 (Debian's `swtpm`), on two free loopback ports, its state in a fresh directory; stopped
 /// when released.
 final class SoftwareTPM {
-    let process = Process()
+    private(set) var process = Process()
     let state: String
-    let port: Int
+    private(set) var port = 0
     var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
 
     init() throws {
         state = NSTemporaryDirectory() + "swtpm-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-        // tpm2-tss's swtpm TCTI finds the control channel on the next port.
-        var port = Self.freePort()
-        while port >= 65535 || Self.listening(port + 1) { port = Self.freePort() }
-        self.port = port
-        let control = port + 1
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/swtpm")
-        process.arguments = [
-            "socket", "--tpm2", "--tpmstate", "dir=\(state)", "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
-            "--ctrl", "type=tcp,port=\(control),bindaddr=127.0.0.1", "--flags", "not-need-init,startup-clear",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !Self.listening(port) {
-            guard process.isRunning, ContinuousClock.now < deadline else { throw TPM.Failure(description: "swtpm did not listen on \(port)") }
-            usleep(20_000)
+        // tpm2-tss's swtpm TCTI finds the control channel on the next port. A port another test's connection left in
+        // TIME_WAIT can refuse swtpm's bind: it exits, and another port is tried.
+        for _ in 0..<5 {
+            port = Self.freePort()
+            guard port < 65535 else { continue }
+            process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/swtpm")
+            process.arguments = [
+                "socket", "--tpm2", "--tpmstate", "dir=\(state)", "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
+                "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1", "--flags", "not-need-init,startup-clear",
+            ]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let deadline = ContinuousClock.now + .seconds(10)
+            while process.isRunning, !(Self.listening(port) && Self.listening(port + 1)), ContinuousClock.now < deadline { usleep(20_000) }
+            if process.isRunning, Self.listening(port) { return }
+            process.waitUntilExit()
         }
+        throw TPM.Failure(description: "swtpm did not start on any of 5 ports")
     }
 
     deinit {
