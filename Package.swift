@@ -1,6 +1,16 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// Keys and TLS: what the TPM's key needs, and what its tests need to try it in a handshake.
+let keysAndTLS: [Target.Dependency] = [
+    .product(name: "Crypto", package: "swift-crypto"),
+    .product(name: "X509", package: "swift-certificates"),
+    .product(name: "SwiftASN1", package: "swift-asn1"),
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOPosix", package: "swift-nio"),
+    .product(name: "NIOSSL", package: "swift-nio-ssl"),
+]
+
 let package = Package(
     name: "driverd",
     platforms: [.macOS(.v14)],
@@ -77,18 +87,7 @@ let package = Package(
         ),
         // The only Swift target that imports CTSS2: the unit's key made and held in a TPM 2.0, signing for the TLS
         // handshake (NIOSSL's custom key) and for certificate requests (swift-certificates' custom key).
-        .target(
-            name: "TPMKit",
-            dependencies: [
-                "CTSS2",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
-        ),
+        .target(name: "TPMKit", dependencies: ["CTSS2"] + keysAndTLS),
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
@@ -299,18 +298,7 @@ let package = Package(
         ),
         .testTarget(name: "GPSKitTests", dependencies: ["GPSKit", "NMEASynth"]),
         .testTarget(
-            name: "TPMKitTests",
-            dependencies: [
-                "TPMKit",
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
-        ),
+            name: "TPMKitTests", dependencies: ["TPMKit", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")] + keysAndTLS),
         .testTarget(name: "OBDKitTests", dependencies: ["OBDKit", "DriverAPI", "DriverDomain"]),
         .testTarget(name: "DriverStoreTests", dependencies: ["DriverStore", "DriverDomain", "SQLiteKit"]),
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit"]),

@@ -58,6 +58,21 @@ struct IdentityTests {
         try daemon.client().call(Methods.agentStatus, NoParams()).identity
     }
 
+    /// Waits until `daemon` is enrolled; its identity then.
+    @discardableResult
+    static func enrolled(_ daemon: DaemonProcess) throws -> UnitIdentityStatus {
+        try waitUntil("enrolled", detail: daemon.log) { try Self.identity(daemon)?.state == .enrolled }
+        return try #require(try Self.identity(daemon))
+    }
+
+    /// A unit enrolled in `directory`, stopped again: its identity.
+    static func enrolUnit(_ fleet: Fleet, in directory: TemporaryDirectory) throws -> UnitIdentityStatus {
+        let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(), directory: directory)
+        let identity = try enrolled(daemon)
+        try daemon.stop()
+        return identity
+    }
+
     @Test("a unit enrols with the fleet's claim token: its key stays on the unit (0600), its certificate names it, every request and the WebSocket present it; a request without one is refused 403 CERTIFICATE_REQUIRED; a restart presents the same certificate without enrolling again")
     func enrolsAndPresents() async throws {
         try await Fleet.with { fleet in try await Self.enrolsAndPresents(fleet) }
@@ -67,8 +82,7 @@ struct IdentityTests {
         let directory = TemporaryDirectory()
         try UplinkTests.queueJourney(in: directory.file("state"))
         var daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(), directory: directory)
-        try waitUntil("enrolled", detail: daemon.log) { try Self.identity(daemon)?.state == .enrolled }
-        let enrolled = try #require(try Self.identity(daemon))
+        let enrolled = try Self.enrolled(daemon)
         #expect(enrolled.subject?.hasPrefix("CN=driverd-") == true && (enrolled.serial?.count ?? 0) >= 16)
         #expect((enrolled.notAfter ?? 0) > Date().timeIntervalSince1970 + 29 * 86400)
         let key = try FileManager.default.attributesOfItem(atPath: directory.file("state/identity/unit-key.pem"))
@@ -110,8 +124,7 @@ struct IdentityTests {
             try UplinkTests.queueJourney(in: directory.file("state"))
             let config = fleet.config() + "tpm = \"\(tpm.tcti)\"\n"
             var daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: config, directory: directory)
-            try waitUntil("enrolled", detail: daemon.log) { try Self.identity(daemon)?.state == .enrolled }
-            let enrolled = try #require(try Self.identity(daemon))
+            let enrolled = try Self.enrolled(daemon)
             #expect(daemon.log.contains("enrolled: the unit presents its own certificate from now on (its key: the TPM at swtpm:"), "\(daemon.log.suffix(2000))")
             let stored = try #require(FileManager.default.contents(atPath: directory.file("state/identity/unit-key.tpm")))
             #expect(!FileManager.default.fileExists(atPath: directory.file("state/identity/unit-key.pem")))
@@ -144,15 +157,12 @@ struct IdentityTests {
     func untrustedClock() async throws {
         try await Fleet.with { fleet in
             let directory = TemporaryDirectory()
-            var daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(), directory: directory)
-            try waitUntil("enrolled", detail: daemon.log) { try Self.identity(daemon)?.state == .enrolled }
-            let enrolled = try #require(try Self.identity(daemon))
-            try daemon.stop()
+            let enrolled = try Self.enrolUnit(fleet, in: directory)
             func webSockets() async throws -> Int { try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self).webSockets }
             try await waitUntil("the WebSocket closed") { try await webSockets() == 0 }
 
             // 2040: the 30-day certificate expired long ago on this clock, which nothing vouches for.
-            daemon = try DaemonProcess(
+            var daemon = try DaemonProcess(
                 arguments: ["--gpsd", "127.0.0.1:1"], environment: try ClockTests.faked(["FAKETIME": "@2040-01-01 00:00:00"]),
                 config: fleet.config(), directory: directory)
             #expect(try ClockTests.status(daemon).clock?.source == .unsynced)
@@ -191,9 +201,7 @@ struct IdentityTests {
     }
 
     static func claimRefused(_ fleet: Fleet) async throws {
-        let first = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(), directory: TemporaryDirectory())
-        try waitUntil("the first unit enrolled", detail: first.log) { try Self.identity(first)?.state == .enrolled }
-        try first.stop()
+        _ = try Self.enrolUnit(fleet, in: TemporaryDirectory())
 
         for (token, label) in [("fleet-claim", "used up"), ("not-the-fleets", "wrong")] {
             let directory = TemporaryDirectory()
@@ -218,8 +226,7 @@ struct IdentityTests {
             try UplinkTests.queueJourney(in: directory.file("state"))
             let fake = try ClockTests.realTimeGPS(directory)
             let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: fleet.config(), directory: directory)
-            try waitUntil("enrolled", detail: daemon.log) { try Self.identity(daemon)?.state == .enrolled }
-            let first = try #require(try Self.identity(daemon))
+            let first = try Self.enrolled(daemon)
             let firstKey = try String(contentsOfFile: directory.file("state/identity/unit-key.pem"), encoding: .utf8)
             // The fleet wants this unit on a new key: its first renewal for the same key is answered KEY_ROTATION_REQUIRED.
             let asked = try await fleet.http.request(.POST, "/sim/units/rotate", json: ["serial": try #require(first.serial)])
@@ -262,10 +269,7 @@ struct IdentityTests {
     func revoked() async throws {
         try await Fleet.with { fleet in
             let directory = TemporaryDirectory()
-            let enrolled = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(), directory: directory)
-            try waitUntil("enrolled", detail: enrolled.log) { try Self.identity(enrolled)?.state == .enrolled }
-            let serial = try #require(try Self.identity(enrolled)?.serial)
-            try enrolled.stop()
+            let serial = try #require(try Self.enrolUnit(fleet, in: directory).serial)
             // Revoked while it was off; it comes back with a shift's transitions queued.
             _ = try await fleet.http.request(.POST, "/sim/units/revoke", json: ["serial": serial])
             try UplinkTests.queueJourney(in: directory.file("state"))
