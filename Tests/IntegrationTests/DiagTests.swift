@@ -72,7 +72,7 @@ struct DiagTests {
         #expect(grep.status == 1, "the password is in the bundle: \(grep.stdout)")
         let root = try #require(try FileManager.default.contentsOfDirectory(atPath: unpacked).first)
         let effective = try String(contentsOfFile: "\(unpacked)/\(root)/effective-config.toml", encoding: .utf8)
-        #expect(effective.contains("[backend]\nca_file = \"\"\nclaim_token = \"\"\npassword = \"<redacted>\"\nurl = \"http://127.0.0.1:9\"\nusername = \"unit-7\""))
+        #expect(effective.contains("[backend]\nca_file = \"\"\nclaim_token = \"\"\npassword = \"<redacted>\"\ntpm = \"auto\"\nurl = \"http://127.0.0.1:9\"\nusername = \"unit-7\""))
         let reportJSON = try Data(contentsOf: URL(fileURLWithPath: "\(unpacked)/\(root)/report.json"))
         #expect(try JSONDecoder().decode(DiagReport.self, from: reportJSON).versions == json.versions)
     }
