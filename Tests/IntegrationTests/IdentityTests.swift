@@ -65,6 +65,16 @@ struct IdentityTests {
         return try #require(try Self.identity(daemon))
     }
 
+    /// Everything `UplinkTests.queueJourney` queued reaches the backend over mutual TLS (nothing goes without the
+    /// certificate once enrolled), and the WebSocket opens (its upgrade needs the certificate too).
+    static func journeyOverMutualTLS(_ daemon: DaemonProcess, _ fleet: Fleet, state: String) async throws {
+        #expect(try Harness.drain(daemon).deadLetters == 1)
+        try UplinkTests.checkJourney(try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self), state: state)
+        try await waitUntil("the WebSocket open over mutual TLS", detail: daemon.log) {
+            try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self).webSockets == 1
+        }
+    }
+
     /// A unit enrolled in `directory`, stopped again: its identity.
     static func enrolUnit(_ fleet: Fleet, in directory: TemporaryDirectory) throws -> UnitIdentityStatus {
         let daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(), directory: directory)
@@ -89,14 +99,7 @@ struct IdentityTests {
         #expect((key[.posixPermissions] as? Int) == 0o600)
         let chain = try String(contentsOfFile: directory.file("state/identity/unit-chain.pem"), encoding: .utf8)
         #expect(chain.contains("BEGIN CERTIFICATE") && !chain.contains("PRIVATE"))
-        // Everything queued reaches the backend over mutual TLS (nothing goes without the certificate once enrolled).
-        let status = try Harness.drain(daemon)
-        #expect(status.deadLetters == 1)
-        let stats = try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self)
-        try UplinkTests.checkJourney(stats, state: directory.file("state"))
-        try await waitUntil("the WebSocket open over mutual TLS", detail: daemon.log) {
-            try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self).webSockets == 1
-        }
+        try await Self.journeyOverMutualTLS(daemon, fleet, state: directory.file("state"))
         // A request without a certificate (refused before its token is looked at; the login is refused alike).
         let stranger = try await fleet.http.request(.GET, BackendPaths.activeTasks, token: "any")
         #expect(try await fleet.http.request(.POST, BackendPaths.login, json: LoginRequest(username: "rider1", password: "demo-password")).status == 403)
@@ -131,13 +134,7 @@ struct IdentityTests {
             #expect(!String(decoding: stored, as: UTF8.self).contains("PRIVATE KEY") && stored.count < 1000)
             let attributes = try FileManager.default.attributesOfItem(atPath: directory.file("state/identity/unit-key.tpm"))
             #expect((attributes[.posixPermissions] as? Int) == 0o600)
-            let status = try Harness.drain(daemon)
-            #expect(status.deadLetters == 1)
-            let stats = try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self)
-            try UplinkTests.checkJourney(stats, state: directory.file("state"))
-            try await waitUntil("the WebSocket open over mutual TLS", detail: daemon.log) {
-                try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self).webSockets == 1
-            }
+            try await Self.journeyOverMutualTLS(daemon, fleet, state: directory.file("state"))
             try daemon.stop()
             try await waitUntil("the WebSocket closed") { try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self).webSockets == 0 }
 
