@@ -111,23 +111,26 @@ public final class FleetCA: Sendable {
     /// The unit with this certificate renews onto a new key next time.
     func askRotation(serial: String) { _ = rotationAsked.withLock { $0.insert(serial.lowercased()) } }
 
-    /// A CSR from PEM whose signature matches its key (the unit holds the key).
-    private static func signedRequest(_ pem: String) throws(SimHTTPError) -> CertificateSigningRequest {
+    /// A CSR from PEM whose signature matches its key (the unit holds the key), and its DER (what a rotation's
+    /// `previousKeySignature` signs).
+    private static func signedRequest(_ pem: String) throws(SimHTTPError) -> (csr: CertificateSigningRequest, der: [UInt8]) {
         let csr: CertificateSigningRequest
+        let der: [UInt8]
         do {
-            csr = try CertificateSigningRequest(pemEncoded: pem)
+            der = try PEMDocument(pemString: pem).derBytes
+            csr = try CertificateSigningRequest(derEncoded: der)
         } catch {
             throw SimHTTPError(.badRequest, "csr is not a PEM certificate request: \(error)")
         }
         guard csr.publicKey.isValidSignature(csr.signature, for: csr) else {
             throw SimHTTPError(.badRequest, "the CSR's signature does not match its key")
         }
-        return csr
+        return (csr, der)
     }
 
     /// A unit's certificate for its CSR, if the claim token has a use left and the CSR is signed by its key.
     func enrol(_ request: EnrolmentRequest, now: Double) throws(SimHTTPError) -> IssuedCertificate {
-        let csr = try Self.signedRequest(request.csr)
+        let csr = try Self.signedRequest(request.csr).csr
         let taken = claims.withLock { claims -> Bool in
             guard let left = claims[request.claimToken], left > 0 else { return false }
             claims[request.claimToken] = left - 1
@@ -142,7 +145,7 @@ public final class FleetCA: Sendable {
     /// `previousKeySignature`, by the old one. No client certificate needed: a unit back from weeks away renews with
     /// the one that expired meanwhile. A unit asked to rotate (`askRotation`) gets `KEY_ROTATION_REQUIRED` for the same key.
     func renew(_ request: RenewalRequest, now: Double) throws(SimHTTPError) -> IssuedCertificate {
-        let csr = try Self.signedRequest(request.csr)
+        let (csr, der) = try Self.signedRequest(request.csr)
         let old: Certificate
         let ca: Certificate
         do {
@@ -167,12 +170,6 @@ public final class FleetCA: Sendable {
                 throw SimHTTPError(.keyRotationRequired, "this fleet wants the unit on a new key: renew with one, signed by this one too")
             }
         } else {
-            let der: [UInt8]
-            do {
-                der = try PEMDocument(pemString: request.csr).derBytes
-            } catch {
-                throw SimHTTPError(.badRequest, "csr is not a PEM certificate request: \(error)")
-            }
             guard let signature = request.previousKeySignature.flatMap({ Data(base64Encoded: $0) }),
                   old.publicKey.isValidSignature(signature, for: der, signatureAlgorithm: .ecdsaWithSHA256)
             else {

@@ -62,8 +62,8 @@ final class UnitIdentity: Sendable {
     /// rotation a power cut interrupted after its certificate was kept. A key that cannot be read is an error (never
     /// replaced: a new key would be a new unit, and its certificate would no longer match).
     init(directory: String, keyStore: UnitKeyStore = .files, claimTokenConfigured: Bool) throws {
-        keyPath = directory + "/unit-key." + keyStore.suffix
-        nextKeyPath = directory + "/unit-key.next." + keyStore.suffix
+        keyPath = UnitKeyStore.keyPath(in: directory, suffix: keyStore.suffix)
+        nextKeyPath = UnitKeyStore.keyPath(in: directory, suffix: keyStore.suffix, next: true)
         chainPath = directory + "/unit-chain.pem"
         self.keyStore = keyStore
         self.claimTokenConfigured = claimTokenConfigured

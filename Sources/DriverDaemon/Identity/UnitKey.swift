@@ -67,9 +67,17 @@ enum UnitKeyStore: Sendable {
     /// The key file's suffix: `unit-key.pem` or `unit-key.tpm`.
     var suffix: String {
         switch self {
-        case .files: "pem"
-        case .tpm: "tpm"
+        case .files: Self.fileSuffix
+        case .tpm: Self.tpmSuffix
         }
+    }
+
+    static let fileSuffix = "pem"
+    static let tpmSuffix = "tpm"
+
+    /// The unit's key file of a store with `suffix` in `directory`; `next`: the new key of a rotation under way.
+    static func keyPath(in directory: String, suffix: String, next: Bool = false) -> String {
+        directory + (next ? "/unit-key.next." : "/unit-key.") + suffix
     }
 
     var description: String {
@@ -102,8 +110,8 @@ enum UnitKeyStore: Sendable {
     /// one (`auto`: `/dev/tpmrm0`) or one is named, else in a file.
     static func choose(setting: String, directory: String, logger: Logger) throws -> UnitKeyStore {
         let exists = { (path: String) in access(path, F_OK) == 0 }
-        let hasFileKey = exists(directory + "/unit-key.pem")
-        let hasTPMKey = exists(directory + "/unit-key.tpm")
+        let hasFileKey = exists(keyPath(in: directory, suffix: fileSuffix))
+        let hasTPMKey = exists(keyPath(in: directory, suffix: tpmSuffix))
         if hasFileKey {
             if setting != DaemonConfig.tpmAuto, setting != DaemonConfig.tpmNone {
                 logger.warning("backend.tpm names a TPM, but this unit's key is a file made before: it keeps it (a new key would be a new unit: remove \(directory) to enrol again with a TPM key)")
