@@ -17,6 +17,8 @@ BIN = os.environ.get("DRIVERD_BIN_DIR") or os.path.join(ROOT, ".build", "debug")
 # dispatch-sim and nmea-synth (the test's tools) may come from another build than driverd and the kiosk.
 TOOLS = os.environ.get("DRIVERD_TOOLS_BIN_DIR") or BIN
 LOG_DIR = os.environ.get("DRIVERD_TEST_LOG_DIR")
+# Stacks started and not yet stopped: a failing test's report shows their processes and logs (conftest.py).
+LIVE = []
 
 # Where the van stands in the journey: on Dachauplatz, within a few metres of every drop-off.
 PARKED_AT = {"lat": 49.01602, "lon": 12.10050}
@@ -121,6 +123,7 @@ class Stack:
             f.write(f'[backend]\nurl = "{self.backend}"\nusername = "rider1"\npassword = "demo-password"\n' + vehicle)
         self.start_driverd()
         self.start_kiosk()
+        LIVE.append(self)
         return self
 
     def start_driverd(self):
@@ -157,7 +160,26 @@ class Stack:
         process.send_signal(sig)
         process.wait(timeout=20)
 
+    def health(self):
+        """Each process: running, or how it ended (a test's own kills are not listed: `kill` forgets the process)."""
+        lines = []
+        for name, process in self.processes.items():
+            code = process.poll()
+            lines.append(f"{name} (pid {process.pid}): " + ("running" if code is None else _ended(code)))
+        return "\n".join(lines)
+
+    def tail(self, name, lines=60):
+        path = os.path.join(self.dir, f"{name}.log")
+        if not os.path.exists(path):
+            return f"(no {name}.log)"
+        with open(path, "rb") as f:
+            return b"".join(f.readlines()[-lines:]).decode(errors="replace")
+
     def stop(self):
+        """Stops every process; fails if one had ended by itself (a crash is never left unexplained)."""
+        if self in LIVE:
+            LIVE.remove(self)
+        ended = {name: process.returncode for name, process in self.processes.items() if process.poll() is not None}
         for name, process in list(self.processes.items()):
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
@@ -176,9 +198,12 @@ class Stack:
                 if os.path.exists(path):
                     with open(path, "rb") as src, open(os.path.join(LOG_DIR, f"kiosk-{self.name}-{name}.log"), "ab") as dst:
                         dst.write(src.read())
+        report = "\n\n".join(f"{name} {_ended(code)} during the test; its log ends:\n{self.tail(name, 30)}" for name, code in ended.items())
         # The voice's WAV files alone are tens of MB a run: a developer's /tmp must not fill up run by run.
         if not os.environ.get("DRIVERD_KEEP_TEST_DIRS"):
             shutil.rmtree(self.dir, ignore_errors=True)
+        if ended:
+            raise AssertionError(f"stack {self.name}: {report}")
 
     # -- the backend's test API ----------------------------------------------------------------------------
     def sim(self, path, body=None):
@@ -191,6 +216,10 @@ class Stack:
 
     def rpc(self):
         return RPC(self.socket)
+
+
+def _ended(code):
+    return f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
 
 
 def _port_open(port):
