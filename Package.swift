@@ -118,6 +118,9 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CompressNIO", package: "compress-nio"),
+                // The backend's certificate judged at a time other than the system clock's (CertificateTime).
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
         // The reference backend's rules, pure (idempotency, transitions, OTP, batches, ETA, pushes, faults).

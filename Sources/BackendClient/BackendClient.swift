@@ -24,6 +24,18 @@ public final class BackendClient: Sendable {
     /// Whether a connection stays open for the next request (60 s idle at most). A parked unit's requests close
     /// theirs instead: an idle connection closed later is a packet of its own, a radio waking a minute after the burst.
     private let keepsConnections = Atomic(true)
+    /// The time the backend's certificate is judged at, and where the tunnels' sockets go (`judgeCertificates`);
+    /// nil: by the system clock, as TLS does.
+    private let judging = Mutex<Judging?>(nil)
+
+    private struct Judging: Sendable {
+        let time: @Sendable () -> CertificateTime
+        let directory: String
+    }
+    /// The unit's TLS for the tunnel (its certificate once presented) and the anonymous one, made when first needed.
+    private let tunnelTLS: Mutex<(identified: TLSConfiguration, contexts: [Bool: NIOSSLContext])>
+    /// The tunnels by whether they present no certificate, opened when first needed.
+    private let tunnels = Mutex<[Bool: Task<CertificateTunnel, any Error>]>([:])
 
     public init(baseURL: String, caFile: String? = nil, timeout: TimeAmount = .seconds(30)) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
@@ -32,6 +44,53 @@ public final class BackendClient: Sendable {
         let tls = ClientIdentity.anonymousTLS(caFile: caFile)
         http = Mutex(Self.makeHTTPClient(tls: tls, timeout: timeout))
         plain = Self.makeHTTPClient(tls: tls, timeout: timeout)
+        tunnelTLS = Mutex((tls, [:]))
+    }
+
+    /// From now on, while `time()` is not `.system`, requests go through a `CertificateTunnel` whose socket is in
+    /// `directory` (driverd's own), which judges the backend's certificate at that time.
+    public func judgeCertificates(at time: @escaping @Sendable () -> CertificateTime, tunnelDirectory directory: String) {
+        judging.withLock { $0 = Judging(time: time, directory: directory) }
+    }
+
+    /// The backend's host, port and what `Host` says (nil: no https:// base with a host).
+    private var endpoint: (host: String, port: Int, hostHeader: String)? {
+        guard baseURL.hasPrefix("https://"), let url = URL(string: baseURL), let host = url.host else { return nil }
+        return (host, url.port ?? 443, url.port.map { "\(host):\($0)" } ?? host)
+    }
+
+    /// The tunnel for requests that present the unit's certificate, or none (`anonymous`), when the certificate is
+    /// not judged by the system clock now.
+    private func tunnel(anonymous: Bool) async throws -> (CertificateTunnel, hostHeader: String)? {
+        guard let judging = judging.withLock({ $0 }), judging.time() != .system, let endpoint else { return nil }
+        let (time, directory) = (judging.time, judging.directory)
+        let opening = tunnels.withLock { tunnels in
+            if let opening = tunnels[anonymous] { return opening }
+            let opening = Task {
+                try await CertificateTunnel.open(
+                    socketPath: directory + (anonymous ? "/backend-tls-anonymous.sock" : "/backend-tls.sock"),
+                    host: endpoint.host, port: endpoint.port, sslContext: { try self.tunnelContext(anonymous: anonymous) },
+                    judge: try CertificateJudge(caFile: self.caFile), time: time)
+            }
+            tunnels[anonymous] = opening
+            return opening
+        }
+        do {
+            return (try await opening.value, endpoint.hostHeader)
+        } catch {
+            // The next request tries to open it again.
+            tunnels.withLock { $0[anonymous] = nil }
+            throw error
+        }
+    }
+
+    private func tunnelContext(anonymous: Bool) throws -> NIOSSLContext {
+        try tunnelTLS.withLock { tls in
+            if let context = tls.contexts[anonymous] { return context }
+            let context = try NIOSSLContext(configuration: anonymous ? ClientIdentity.anonymousTLS(caFile: caFile) : tls.identified)
+            tls.contexts[anonymous] = context
+            return context
+        }
     }
 
     private static func makeHTTPClient(tls: TLSConfiguration, timeout: TimeAmount) -> HTTPClient {
@@ -53,6 +112,10 @@ public final class BackendClient: Sendable {
     /// dropped: a request on its way meanwhile fails as a network error and goes again.
     public func present(_ identity: ClientIdentity) throws {
         let tls = try identity.tlsConfiguration(caFile: caFile)
+        tunnelTLS.withLock { tunnelTLS in
+            tunnelTLS.identified = tls
+            tunnelTLS.contexts[false] = nil
+        }
         let retired = http.withLock { current in
             defer { current = Self.makeHTTPClient(tls: tls, timeout: timeout) }
             return current
@@ -78,6 +141,13 @@ public final class BackendClient: Sendable {
     public func shutdown() async {
         await Self.shutDown(http.withLock { $0 })
         await Self.shutDown(plain)
+        for opening in tunnels.withLock({ $0.values }) {
+            do {
+                try await opening.value.close()
+            } catch {
+                // Never opened: nothing to close.
+            }
+        }
     }
 
     /// Enrolment: the claim token and the unit's CSR; the answer is the unit's certificate chain.
@@ -225,7 +295,14 @@ public final class BackendClient: Sendable {
         contentEncoding: String? = nil, token: String? = nil, idempotencyKey: String? = nil,
         progress: (@Sendable (Int, Int) -> Void)? = nil, anonymous: Bool = false, decode: (Data) throws -> Reply
     ) async throws(BackendClientError) -> Reply {
-        var request = HTTPClientRequest(url: baseURL + path)
+        let tunnel: (CertificateTunnel, hostHeader: String)?
+        do {
+            tunnel = try await self.tunnel(anonymous: anonymous)
+        } catch {
+            throw BackendClientError(transportReason: "the tunnel that judges the backend's certificate cannot open: \(error)")
+        }
+        var request = HTTPClientRequest(url: tunnel.map { Self.unixURL($0.0.socketPath) + path } ?? baseURL + path)
+        if let tunnel { request.headers.add(name: "Host", value: tunnel.hostHeader) }
         request.method = method
         request.headers.add(name: "Accept", value: "application/json")
         if !keepsConnections.load(ordering: .relaxed) { request.headers.add(name: "Connection", value: "close") }
@@ -250,6 +327,8 @@ public final class BackendClient: Sendable {
                 ? RetryAfter.seconds(response.headers.first(name: "Retry-After"), responseDate: response.headers.first(name: "Date")) : nil
             bytes = try await response.body.collect(upTo: 16 << 20)
         } catch {
+            // Through the tunnel the HTTP client sees only a closed connection: the tunnel knows why.
+            if let failure = tunnel?.0.takeFailure() { throw BackendClientError(transportReason: failure) }
             throw BackendClientError(transport: error)
         }
         let data = Data(bytes.readableBytesView)
@@ -266,5 +345,15 @@ public final class BackendClient: Sendable {
         } catch {
             throw BackendClientError(transport: error)
         }
+    }
+
+    /// AsyncHTTPClient's URL for plain HTTP over a Unix socket: the path percent-encoded as the host.
+    static func unixURL(_ socketPath: String) -> String {
+        let hex = Array("0123456789ABCDEF")
+        return "http+unix://" + socketPath.utf8.map { byte -> String in
+            let plain = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || Array("-._~".utf8).contains(byte)
+            return plain ? String(Character(Unicode.Scalar(byte))) : "%\(hex[Int(byte >> 4)])\(hex[Int(byte & 15)])"
+        }.joined()
     }
 }

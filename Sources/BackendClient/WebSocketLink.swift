@@ -38,6 +38,13 @@ public final class WebSocketLink: Sendable {
     private let caFile: String?
     /// Made once (it reads the CA file) and again when the unit's identity changes (`present`), not per connection.
     private let sslContext = Mutex<NIOSSLContext?>(nil)
+    /// The time the backend's certificate is judged at (`judgeCertificates`), and the judge (made when first needed).
+    private let judging = Mutex<Judging?>(nil)
+
+    private struct Judging: Sendable {
+        let time: @Sendable () -> CertificateTime
+        var judge: CertificateJudge?
+    }
     private let logger: Logger
     private let state = Mutex(State())
 
@@ -62,6 +69,22 @@ public final class WebSocketLink: Sendable {
         guard secure else { return }
         let context = try NIOSSLContext(configuration: try identity.tlsConfiguration(caFile: caFile))
         sslContext.withLock { $0 = context }
+    }
+
+    /// From now on, while `time()` is not `.system`, the backend's certificate is judged at that time, not by TLS on
+    /// the system clock (the same rule as `BackendClient.judgeCertificates`).
+    public func judgeCertificates(at time: @escaping @Sendable () -> CertificateTime) {
+        judging.withLock { $0 = Judging(time: time) }
+    }
+
+    /// The judge and its time when the certificate is not judged by the system clock now.
+    private func judgeNow() throws -> (CertificateJudge, @Sendable () -> CertificateTime)? {
+        try judging.withLock { judging in
+            guard let time = judging?.time, secure, time() != .system else { return nil }
+            let judge = try judging?.judge ?? CertificateJudge(caFile: caFile)
+            judging?.judge = judge
+            return (judge, time)
+        }
     }
 
     /// nil on loopback ws://.
@@ -95,7 +118,9 @@ public final class WebSocketLink: Sendable {
         defer { disconnected(generation) }
         let upgrade = WebSocketUpgrade(
             host: endpoint.hostHeader, path: BackendPaths.webSocket, configuration: configuration,
-            sslContext: try tlsContext()) { inbound, outbound, _ in
+            sslContext: try tlsContext(), judge: try judgeNow().map { judge, time in
+                WebSocketUpgrade.Judge(judge: judge, time: time) { [logger] refusal in logger.warning("the WebSocket: \(refusal)") }
+            }) { inbound, outbound, _ in
                 try await self.serve(inbound: inbound, outbound: outbound, generation: generation, lastPushId: lastPushId, onPush: onPush)
             }
         let connection = ClientConnection(upgrade, address: .hostname(endpoint.host, port: endpoint.port), logger: logger)

@@ -32,7 +32,15 @@ struct WebSocketUpgrade: ClientConnectionChannel {
     let path: String
     let configuration: WebSocketClientConfiguration
     let sslContext: NIOSSLContext?
+    /// The backend's certificate judged at a time other than the system clock's (nil: by TLS on the system clock).
+    let judge: Judge?
     let handler: WebSocketDataHandler<Context>
+
+    struct Judge: Sendable {
+        let judge: CertificateJudge
+        let time: @Sendable () -> CertificateTime
+        let refused: @Sendable (CertificateRefusal) -> Void
+    }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -68,7 +76,12 @@ struct WebSocketUpgrade: ClientConnectionChannel {
                 // An IP address is no name to send (SNI); the certificate is then checked against the address itself.
                 let hostname = host.split(separator: ":").first.map(String.init) ?? host
                 let name = hostname.utf8.allSatisfy { $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } ? nil : hostname
-                try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: name), position: .first)
+                let tls = try judge.map { judge in
+                    try NIOSSLClientHandler(
+                        context: sslContext, serverHostname: name,
+                        customVerificationCallback: judge.judge.callback(hostname: hostname, time: judge.time, refused: judge.refused))
+                } ?? NIOSSLClientHandler(context: sslContext, serverHostname: name)
+                try channel.pipeline.syncOperations.addHandler(tls, position: .first)
             }
             return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
         }

@@ -150,7 +150,7 @@ struct IdentityTests {
         }
     }
 
-    @Test("the unit's clock at 2040 and at 1970, not trusted (no GPS time, the kernel unsynchronised): its certificate is neither renewed nor dropped on that clock; at 2040 it is presented and everything queued goes; at 1970 TLS waits with the reason (the backend's certificate is not valid yet on the system clock) and nothing is lost; at the true time the same certificate serves")
+    @Test("the unit's clock at 2040 and at 1970, not trusted (no GPS time, the kernel unsynchronised): its certificate is neither renewed nor dropped on that clock; at 2040 it is presented; at 1970 the backend's certificate (not valid yet on that clock) is judged by the fleet's CA and the time this release knows, everything queued goes, and a backend the CA never signed is refused with the reason")
     func untrustedClock() async throws {
         try await Fleet.with { fleet in
             let directory = TemporaryDirectory()
@@ -169,26 +169,31 @@ struct IdentityTests {
             #expect(!daemon.log.contains("renewed"), "\(daemon.log.suffix(2000))")
             try daemon.stop()
 
-            // 1970: the backend's certificate is not valid yet on the system clock, which TLS judges by.
+            // 1970: the backend's certificate is not valid yet on the system clock, which nothing vouches for. It is
+            // judged by the fleet's CA, its name and what this release knows of the time (later than its own date):
+            // everything queued goes, the WebSocket opens, and the fleet issued nothing new meanwhile.
             try UplinkTests.queueJourney(in: directory.file("state"))
-            daemon = try DaemonProcess(
-                arguments: ["--gpsd", "127.0.0.1:1"], environment: try ClockTests.faked(["FAKETIME": "@1970-01-02 00:00:00"]),
-                config: fleet.config(), directory: directory)
-            try waitUntil("the TLS failure explained", detail: daemon.log) {
-                let uplink = try ClockTests.status(daemon).uplink
-                return uplink?.link == .backingOff && (uplink?.lastError ?? "").contains("system clock")
-            }
+            let at1970 = try ClockTests.faked(["FAKETIME": "@1970-01-02 00:00:00"])
+            daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], environment: at1970, config: fleet.config(), directory: directory)
+            #expect(try ClockTests.status(daemon).clock?.source == .unsynced)
+            try await Self.journeyOverMutualTLS(daemon, fleet, state: directory.file("state"))
             #expect(try Self.identity(daemon) == enrolled)
-            let waiting = try Harness.outbox(daemon)
-            #expect(waiting.items == 8 && waiting.deadLetters == 0, "\(waiting)")
             try daemon.stop()
 
-            // The true time: the same certificate, everything queued goes, and the fleet issued nothing new meanwhile.
-            daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], config: fleet.config(), directory: directory)
-            #expect(try Harness.drain(daemon).deadLetters == 1)
+            // The same clock, a backend the fleet's CA never signed: refused all the same, and the status says why.
+            let stranger = TemporaryDirectory("stranger-ca")
+            let made = try runProgram("/usr/bin/openssl", [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", stranger.file("key.pem"),
+                "-out", stranger.file("ca.pem"), "-days", "30", "-subj", "/CN=not the fleet's CA",
+            ])
+            #expect(made.status == 0, "\(made.stderr)")
+            let strangerConfig = fleet.config().replacingOccurrences(of: fleet.ca.file("ca.pem"), with: stranger.file("ca.pem"))
+            daemon = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:1"], environment: at1970, config: strangerConfig, directory: directory)
+            try waitUntil("the backend's certificate refused", detail: daemon.log) {
+                (try ClockTests.status(daemon).uplink?.lastError ?? "").contains("the backend's certificate was refused")
+            }
             #expect(try Self.identity(daemon) == enrolled)
             try daemon.stop()
-            try UplinkTests.checkJourney(try await fleet.http.request(.GET, "/sim/stats").decode(SimStats.self), state: directory.file("state"))
         }
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BackendClient
 import CTimex
 import DriverAPI
 import DriverDomain
@@ -84,6 +85,17 @@ final class DaemonClock: Sendable {
 
     /// The receiver's timeline was re-anchored backwards: what was learnt from it is void.
     func forgetGPS() { state.withLock { $0.trusted.forgetGPS() } }
+
+    /// The time the backend's certificate is judged at: the system clock's once the kernel vouches for it, GPS
+    /// time while it does not, and with neither only what this release knows (the time is later than its date).
+    func certificateTime() -> CertificateTime {
+        let stamp = now()
+        switch stamp.source {
+        case .ntp: return .system
+        case .gps: return .known(stamp.time)
+        case .unsynced: return .atLeast(Self.earliestPlausibleTime)
+        }
+    }
 
     func status() -> ClockStatus {
         state.withLock { state in state.trusted.status(reading(&state)) }

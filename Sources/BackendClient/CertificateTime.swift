@@ -1,0 +1,112 @@
+import FoundationEssentials
+import NIOCore
+import NIOSSL
+import SwiftASN1
+@_spi(DisableValidityCheck) import X509
+
+/// The time the backend's certificate is judged at. TLS judges by the system clock; a unit whose clock nothing
+/// vouches for (no NTP: it may read 1970 after a boot without a real-time clock, or years ahead) must not refuse
+/// the backend on that clock alone (a day without TLS is a day without a backend).
+public enum CertificateTime: Sendable, Equatable {
+    /// The kernel says the system clock is synchronised: TLS judges by it, as everywhere.
+    case system
+    /// The system clock is not synchronised but the time is known (GPS time): certificates are judged at it.
+    case known(Double)
+    /// Nothing vouches for the time, which is at least this (the release's own date): a certificate is refused as
+    /// expired only if it expired before then, and never as not yet valid.
+    case atLeast(Double)
+}
+
+/// Judges the backend's certificate chain when the time is not the system clock's: the same trust roots
+/// (`backend.ca_file`, or the system's), the same check of the name, the validity at the time that is known.
+struct CertificateJudge: Sendable {
+    private let roots: CertificateStore
+
+    /// Reads the CA file once (nil: the system's roots, read when first needed).
+    init(caFile: String?) throws {
+        guard let caFile else {
+            roots = CertificateStore.systemTrustRoots
+            return
+        }
+        let text = try String(decoding: Data(contentsOf: URL(fileURLWithPath: caFile)), as: UTF8.self)
+        roots = CertificateStore(try PEMDocument.parseMultiple(pemString: text).map { try Certificate(pemDocument: $0) })
+    }
+
+    /// The verdict on the chain the backend presented for `hostname` (an address when it is one), at `time`.
+    func verify(_ presented: [NIOSSLCertificate], hostname: String, at time: CertificateTime) async -> Result<Void, CertificateRefusal> {
+        let chain: [Certificate]
+        do {
+            chain = try presented.map { try Certificate(derEncoded: try $0.toDERBytes()) }
+        } catch {
+            return .failure(CertificateRefusal(reason: "the backend's certificate cannot be read: \(error)"))
+        }
+        guard let leaf = chain.first else { return .failure(CertificateRefusal(reason: "the backend presented no certificate")) }
+        let isAddress = hostname.utf8.allSatisfy { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ":") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        var verifier = Verifier(rootCertificates: roots) {
+            RFC5280Policy.withValidityCheckDisabled()
+            ValidityAtKnownTime(time: time)
+            ServerIdentityPolicy(serverHostname: isAddress ? nil : hostname, serverIP: isAddress ? hostname : nil)
+        }
+        switch await verifier.validate(leaf: leaf, intermediates: CertificateStore(chain.dropFirst())) {
+        case .validCertificate:
+            return .success(())
+        case .couldNotValidate(let failures):
+            let reasons = failures.map { "\($0.policyFailureReason)" }
+            return .failure(CertificateRefusal(reason: reasons.isEmpty ? "no chain to a trusted root" : reasons.joined(separator: "; ")))
+        }
+    }
+
+    /// NIOSSL's verification replaced by this judge's, at the time `time()` gives when the handshake asks; a refusal's
+    /// reason goes to `refused` (TLS itself only says that verification failed).
+    func callback(
+        hostname: String, time: @escaping @Sendable () -> CertificateTime, refused: @escaping @Sendable (CertificateRefusal) -> Void
+    ) -> NIOSSLCustomVerificationCallback {
+        { presented, promise in
+            promise.completeWithTask {
+                switch await verify(presented, hostname: hostname, at: time()) {
+                case .success:
+                    return .certificateVerified
+                case .failure(let refusal):
+                    refused(refusal)
+                    return .failed
+                }
+            }
+        }
+    }
+}
+
+/// Why the judge refused the backend's certificate.
+struct CertificateRefusal: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { "the backend's certificate was refused: \(reason)" }
+}
+
+/// The certificates' validity at what is known of the time: both bounds at a known time; only the end, against a
+/// lower bound, when nothing more is known.
+struct ValidityAtKnownTime: VerifierPolicy {
+    let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = []
+    let time: CertificateTime
+
+    func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
+        for certificate in chain {
+            switch time {
+            case .system:
+                let now = Date()
+                if now < certificate.notValidBefore || now > certificate.notValidAfter {
+                    return .failsToMeetPolicy(reason: "\(certificate.subject) is not valid at \(now)")
+                }
+            case .known(let seconds):
+                let now = Date(timeIntervalSince1970: seconds)
+                if now < certificate.notValidBefore || now > certificate.notValidAfter {
+                    return .failsToMeetPolicy(reason: "\(certificate.subject) is not valid at GPS time \(now)")
+                }
+            case .atLeast(let seconds):
+                let earliest = Date(timeIntervalSince1970: seconds)
+                if certificate.notValidAfter < earliest {
+                    return .failsToMeetPolicy(reason: "\(certificate.subject) expired \(certificate.notValidAfter), before \(earliest)")
+                }
+            }
+        }
+        return .meetsPolicy
+    }
+}
