@@ -124,4 +124,7 @@ static inline TSS2_RC driverd_tpm_sign(driverd_tpm *tpm, ESYS_TR key, const uint
 
 static inline TSS2_RC driverd_tpm_flush(driverd_tpm *tpm, ESYS_TR object) { return Esys_FlushContext(tpm->esys, object); }
 
+/// Forgets ESAPI's record of an object without a TPM command: after a TPM reset its handle may name another object.
+static inline TSS2_RC driverd_tpm_forget(driverd_tpm *tpm, ESYS_TR object) { return Esys_TR_Close(tpm->esys, &object); }
+
 #endif

@@ -26,21 +26,40 @@ final class SoftwareTPM {
         for _ in 0..<5 {
             port = Self.freePort()
             guard port < 65535 else { continue }
-            process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/swtpm")
-            process.arguments = [
-                "socket", "--tpm2", "--tpmstate", "dir=\(state)", "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
-                "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1", "--flags", "not-need-init,startup-clear",
-            ]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let deadline = ContinuousClock.now + .seconds(10)
-            while process.isRunning, !(Self.listening(port) && Self.listening(port + 1)), ContinuousClock.now < deadline { usleep(20_000) }
-            if process.isRunning, Self.listening(port) { return }
-            process.waitUntilExit()
+            if try launch() { return }
         }
         throw TPM.Failure(description: "swtpm did not start on any of 5 ports")
+    }
+
+    /// Starts swtpm on `port` with the state directory; false if it did not come up.
+    private func launch() throws -> Bool {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/swtpm")
+        process.arguments = [
+            "socket", "--tpm2", "--tpmstate", "dir=\(state)", "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
+            "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1", "--flags", "not-need-init,startup-clear",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning, !(Self.listening(port) && Self.listening(port + 1)), ContinuousClock.now < deadline { usleep(20_000) }
+        if process.isRunning, Self.listening(port) { return true }
+        process.waitUntilExit()
+        return false
+    }
+
+    /// Kills swtpm and starts it again on the same ports and state: a TPM reset (its loaded objects gone, its seeds
+    /// kept), and every connection to it broken.
+    func restart() throws {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if try launch() { return }
+            usleep(200_000)
+        }
+        throw TPM.Failure(description: "swtpm did not start again on port \(port)")
     }
 
     deinit {
@@ -117,6 +136,24 @@ struct TPMKeyTests {
         }
     }
 
+    @Test("a key whose TPM lost it signs again: flushed behind its back, and after the TPM restarted (a reset: its loaded objects gone)")
+    func outlivesAReset() throws {
+        let simulator = try SoftwareTPM()
+        let tpm = try TPM(tcti: simulator.tcti)
+        let key = try tpm.makeKey()
+        let publicKey = try #require(P256.Signing.PublicKey(key.publicKey))
+        let message = Array("still the unit's key".utf8)
+
+        let flushed = key.loaded.current
+        try tpm.unload(flushed)
+        #expect(publicKey.isValidSignature(try key.signature(for: message), for: message))
+        #expect(key.loaded.current != flushed, "loaded again")
+
+        try simulator.restart()
+        #expect(publicKey.isValidSignature(try key.signature(for: message), for: message))
+        #expect(publicKey.isValidSignature(try key.signature(for: message), for: message), "and it stays usable")
+    }
+
     @Test("a certificate request signed in the TPM verifies against its key")
     func signsACertificateRequest() throws {
         let simulator = try SoftwareTPM()
@@ -129,7 +166,7 @@ struct TPMKeyTests {
         #expect(parsed.publicKey.isValidSignature(parsed.signature, for: parsed))
     }
 
-    @Test("a TLS server that requires a client certificate accepts the one whose key the TPM holds")
+    @Test("a TLS server that requires a client certificate accepts the one whose key the TPM holds, again after the TPM was reset")
     func mutualTLS() async throws {
         let simulator = try SoftwareTPM()
         let key = try TPM(tcti: simulator.tcti).makeKey()
@@ -175,18 +212,25 @@ struct TPMKeyTests {
             }
             .bind(host: "127.0.0.1", port: 0).get()
         let clientContext = try NIOSSLContext(configuration: clientTLS)
-        let client = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: clientContext, serverHostname: nil))
+        func handshake() async throws {
+            peer.withLockedValue { $0 = nil }
+            let client = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: clientContext, serverHostname: nil))
+                    }
                 }
-            }
-            .connect(host: "127.0.0.1", port: server.localAddress!.port!).get()
-        try await client.writeAndFlush(ByteBuffer(string: "hello")).get()
-        let deadline = ContinuousClock.now + .seconds(10)
-        while peer.withLockedValue({ $0 }) == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(peer.withLockedValue { $0 } == "CN=driverd-tpm")
-        try await client.close()
+                .connect(host: "127.0.0.1", port: server.localAddress!.port!).get()
+            try await client.writeAndFlush(ByteBuffer(string: "hello")).get()
+            let deadline = ContinuousClock.now + .seconds(10)
+            while peer.withLockedValue({ $0 }) == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(peer.withLockedValue { $0 } == "CN=driverd-tpm")
+            try await client.close()
+        }
+        try await handshake()
+        // The TPM reset between two connections (its loaded key gone): the next handshake's signature loads it again.
+        try simulator.restart()
+        try await handshake()
         try await server.close()
     }
 }

@@ -160,7 +160,7 @@ final class Uplink: BackendGate, Sendable {
 
     /// An owner heard "not now": the sender waits it out too.
     func heardNotNow(_ error: BackendClientError) {
-        _ = failed(.transient(explained(error.reason), retryAfter: error.retryAfter))
+        _ = failed(.transient(error.reason, retryAfter: error.retryAfter))
     }
 
     /// The trusted clock changed its source: the tokens' ages are read anew.
@@ -291,7 +291,7 @@ final class Uplink: BackendGate, Sendable {
         } catch let error as BackendClientError where error.errorClass == .unauthorized {
             effect = failed(.unauthorized("the backend refused the stored token: \(error.reason)"))
         } catch let error as BackendClientError {
-            let reason = explained(error.reason)
+            let reason = error.reason
             effect = failed(.transient(reason, retryAfter: error.retryAfter))
             state.withLock { $0.backendAwayUntil = error.status == nil ? $0.machine.retryAt : nil }
             logger.notice("backend unreachable, retrying", metadata: ["error": "\(reason)", "next": "\(nextAttempt)"])
@@ -335,27 +335,6 @@ final class Uplink: BackendGate, Sendable {
             logger.warning("log in required: \(reason)", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.authRequired.rawValue)"])
             hub.publish(Events.authRequired, AuthRequiredEvent(reason: reason))
         }
-    }
-
-    /// A TLS failure while the system clock is far off is the clock's fault, not the backend's: certificates
-    /// look not yet valid (or expired) until the clock is set. Say so, since that is what the operator must fix.
-    private func explained(_ reason: String) -> String {
-        let lowered = reason.lowercased()
-        // firstRange(of:) is the standard library's: `contains("…")` here resolves to Foundation's StringProtocol
-        // extension (visible through a dependency), which links ICU into the daemon (docs/ARCHITECTURE.md, "Why no GRDB and no ICU").
-        let tlsWords = ["certificate", "handshake", "tls", "ssl"]
-        guard tlsWords.contains(where: { lowered.firstRange(of: $0) != nil }) else { return reason }
-        let clock = clock.status()
-        let fix = "TLS certificates cannot be checked until it is set; chrony with the package's GPS drop-in sets it"
-        guard clock.source != .ntp else { return reason }
-        if abs(clock.systemClockOffset) > 3600 {
-            return reason + " (the system clock is not synchronised and is " + TextFormat.clockOffset(clock.systemClockOffset) + " GPS time: \(fix))"
-        }
-        // Without GPS time to compare with, a clock that reads earlier than this release is wrong all the same
-        // (a unit without a real-time clock boots in 1970).
-        let now = WallClock.now()
-        guard now < DaemonClock.earliestPlausibleTime else { return reason }
-        return reason + " (the system clock reads \(TextFormat.UTC(now).iso8601), earlier than this release: \(fix))"
     }
 
     // MARK: The driver's session
