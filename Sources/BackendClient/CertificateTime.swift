@@ -19,11 +19,11 @@ public enum CertificateTime: Sendable, Equatable {
 
 /// Judges the backend's certificate chain when the time is not the system clock's: the same trust roots
 /// (`backend.ca_file`, or the system's), the same check of the name, the validity at the time that is known.
-struct CertificateJudge: Sendable {
+public struct CertificateJudge: Sendable {
     private let roots: CertificateStore
 
     /// Reads the CA file once (nil: the system's roots, read when first needed).
-    init(caFile: String?) throws {
+    public init(caFile: String?) throws {
         guard let caFile else {
             roots = CertificateStore.systemTrustRoots
             return
@@ -58,7 +58,7 @@ struct CertificateJudge: Sendable {
 
     /// NIOSSL's verification replaced by this judge's, at the time `time()` gives when the handshake asks; a refusal's
     /// reason goes to `refused` (TLS itself only says that verification failed).
-    func callback(
+    public func callback(
         hostname: String, time: @escaping @Sendable () -> CertificateTime, refused: @escaping @Sendable (CertificateRefusal) -> Void
     ) -> NIOSSLCustomVerificationCallback {
         { presented, promise in
@@ -76,9 +76,9 @@ struct CertificateJudge: Sendable {
 }
 
 /// Why the judge refused the backend's certificate.
-struct CertificateRefusal: Error, CustomStringConvertible {
-    var reason: String
-    var description: String { "the backend's certificate was refused: \(reason)" }
+public struct CertificateRefusal: Error, CustomStringConvertible {
+    public var reason: String
+    public var description: String { "the backend's certificate was refused: \(reason)" }
 }
 
 /// The certificates' validity at what is known of the time: both bounds at a known time; only the end, against a

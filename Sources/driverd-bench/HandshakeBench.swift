@@ -2,6 +2,7 @@ import ArgumentParser
 import BackendClient
 import Crypto
 import DriverAPI
+import DriverDomain
 import Foundation
 import NIOCore
 import NIOPosix
@@ -12,8 +13,9 @@ import TPMKit
 import X509
 
 /// The TLS handshake a unit pays per new connection to its backend: with its certificate and key from a file (mutual
-/// TLS, as driverd presents it) and, with `--tpm`, with the key in a TPM (which signs each handshake), beside one
-/// without a client certificate, in the same run, in turn, over loopback to a server that asks for a client
+/// TLS, as driverd presents it), the same with the server's certificate judged by driverd's `CertificateJudge` (as
+/// while the unit's clock is untrusted) and, with `--tpm`, with the key in a TPM (which signs each handshake), beside
+/// one without a client certificate, in the same run, in turn, over loopback to a server that asks for a client
 /// certificate and verifies it against the fleet's CA (as dispatch-sim --tls-dir).
 struct HandshakeBench: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "tls-handshake", abstract: "TLS handshakes with and without the unit's certificate.")
@@ -31,16 +33,20 @@ struct HandshakeBench: ParsableCommand {
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
         let base = median(times[0])
         say("TLS 1.3 handshakes over loopback, ECDSA P-256 everywhere, \(count) of each, in turn (median):")
-        func padded(_ label: String) -> String { label + String(repeating: " ", count: max(0, 44 - label.count)) }
+        func padded(_ label: String) -> String { label + String(repeating: " ", count: max(0, 64 - label.count)) }
         say("  \(padded("without a client certificate (baseline)"))\(TextFormat.fixed(base * 1000, decimals: 2)) ms")
-        for (index, label) in ["with the unit's certificate, key file", "with the unit's certificate, key in the TPM"].enumerated()
-        where index + 1 < times.count {
+        let labels = [
+            "with the unit's certificate, key file", "the same, server judged by CertificateJudge (untrusted clock)",
+            "with the unit's certificate, key in the TPM",
+        ]
+        for (index, label) in labels.enumerated() where index + 1 < times.count {
             let median = median(times[index + 1])
             say("  \(padded(label))\(TextFormat.fixed(median * 1000, decimals: 2)) ms  (\(TextFormat.fixed(median / base, decimals: 2)) x)")
         }
     }
 
-    /// Seconds of each handshake by kind (none, the file key, the TPM key when there is one), after 20 of warm-up.
+    /// Seconds of each handshake by kind (none, the file key, the file key with the server judged by `CertificateJudge`,
+    /// the TPM key when there is one), after 10 of each for warm-up.
     func measure(_ pki: TestPKI, on group: MultiThreadedEventLoopGroup) throws -> [[Double]] {
         let serverContext = try NIOSSLContext(configuration: pki.serverTLS)
         let presented = PeerCount()
@@ -54,11 +60,13 @@ struct HandshakeBench: ParsableCommand {
             }
             .bind(host: "127.0.0.1", port: 0).wait()
         let port = server.localAddress!.port!
-        let contexts = try ([nil] + pki.units).map { try NIOSSLContext(configuration: pki.clientTLS(presenting: $0)) }
+        let presenting: [ClientIdentity?] = [nil, pki.units[0], pki.units[0]] + pki.units.dropFirst().map { $0 }
+        let contexts = try presenting.map { try NIOSSLContext(configuration: pki.clientTLS(presenting: $0)) }
+        let judge = try CertificateJudge(caFile: pki.caFile)
         var times = [[Double]](repeating: [], count: contexts.count)
         for index in 0..<(contexts.count * (count + 10)) {
             let kind = index % contexts.count
-            let seconds = try Self.handshake(group: group, port: port, context: contexts[kind])
+            let seconds = try Self.handshake(group: group, port: port, context: contexts[kind], judge: kind == 2 ? judge : nil)
             guard index >= 10 * contexts.count else { continue }  // warm-up
             times[kind].append(seconds)
         }
@@ -70,13 +78,21 @@ struct HandshakeBench: ParsableCommand {
     }
 
     /// Connect, complete the handshake, close; seconds from the connect to the handshake's end.
-    static func handshake(group: EventLoopGroup, port: Int, context: NIOSSLContext) throws -> Double {
+    static func handshake(group: EventLoopGroup, port: Int, context: NIOSSLContext, judge: CertificateJudge?) throws -> Double {
         let done = group.next().makePromise(of: Void.self)
         let started = ContinuousClock.now
+        let release = TrustedClock.earliestPlausible
         let channel = try ClientBootstrap(group: group)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: nil))
+                    let tls = try judge.map { judge in
+                        try NIOSSLClientHandler(
+                            context: context, serverHostname: nil,
+                            customVerificationCallback: judge.callback(hostname: "127.0.0.1", time: { .atLeast(release) }) { refusal in
+                                done.fail(refusal)
+                            })
+                    } ?? NIOSSLClientHandler(context: context, serverHostname: nil)
+                    try channel.pipeline.syncOperations.addHandler(tls)
                     try channel.pipeline.syncOperations.addHandler(HandshakeWatch(done: done))
                 }
             }

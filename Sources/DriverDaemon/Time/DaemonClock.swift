@@ -13,10 +13,6 @@ import Synchronization
 /// deadlines) come from `monotonic`, CLOCK_BOOTTIME, which never steps and counts suspend: a wall clock that
 /// jumps by years changes no retention, expiry or order.
 final class DaemonClock: Sendable {
-    /// No clock that reads earlier than this is right (2026-11-29: this code did not exist before; systemd's
-    /// TIME_EPOCH is the same idea). A later date only sharpens it.
-    static let earliestPlausibleTime = 1_795_910_400.0
-
     private struct State {
         var trusted = TrustedClock()
         /// The kernel's answer and when it was read (monotonic): asked at most every `kernelRefresh` seconds.
@@ -93,7 +89,7 @@ final class DaemonClock: Sendable {
         switch stamp.source {
         case .ntp: return .system
         case .gps: return .known(stamp.time)
-        case .unsynced: return .atLeast(Self.earliestPlausibleTime)
+        case .unsynced: return .atLeast(TrustedClock.earliestPlausible)
         }
     }
 

@@ -41,7 +41,8 @@ public struct TrustedClock: Sendable, Equatable {
         }
     }
 
-    /// No clock that says earlier than this is right: this release did not exist then (2026-01-01 UTC).
+    /// No clock that says earlier than this is right: this release did not exist then (2026-01-01 UTC; systemd's
+    /// TIME_EPOCH is the same idea). Also the least the time is when nothing vouches for the clock (`CertificateTime`).
     public static let earliestPlausible = 1_767_225_600.0
     static let offsetsKept = 16
 
