@@ -41,7 +41,7 @@ public struct CertificateJudge: Sendable {
             return .failure(CertificateRefusal(reason: "the backend's certificate cannot be read: \(error)"))
         }
         guard let leaf = chain.first else { return .failure(CertificateRefusal(reason: "the backend presented no certificate")) }
-        let isAddress = hostname.utf8.allSatisfy { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ":") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        let isAddress = Self.isAddress(hostname)
         var verifier = Verifier(rootCertificates: roots) {
             RFC5280Policy.withValidityCheckDisabled()
             ValidityAtKnownTime(time: time)
@@ -54,6 +54,11 @@ public struct CertificateJudge: Sendable {
             let reasons = failures.map { "\($0.policyFailureReason)" }
             return .failure(CertificateRefusal(reason: reasons.isEmpty ? "no chain to a trusted root" : reasons.joined(separator: "; ")))
         }
+    }
+
+    /// Whether `host` is an IP address (checked against the certificate's addresses, and sent as no name in SNI).
+    static func isAddress(_ host: String) -> Bool {
+        host.utf8.allSatisfy { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ":") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 
     /// NIOSSL's verification replaced by this judge's, at the time `time()` gives when the handshake asks; a refusal's

@@ -32,7 +32,7 @@ final class CertificateTunnel: Sendable {
         judge: CertificateJudge, time: @escaping @Sendable () -> CertificateTime
     ) async throws -> CertificateTunnel {
         let shared = Shared()
-        let isAddress = host.utf8.allSatisfy { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ":") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        let isAddress = CertificateJudge.isAddress(host)
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { inbound in
                 let context: NIOSSLContext

@@ -75,7 +75,7 @@ struct WebSocketUpgrade: ClientConnectionChannel {
             if let sslContext {
                 // An IP address is no name to send (SNI); the certificate is then checked against the address itself.
                 let hostname = host.split(separator: ":").first.map(String.init) ?? host
-                let name = hostname.utf8.allSatisfy { $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } ? nil : hostname
+                let name = CertificateJudge.isAddress(hostname) ? nil : hostname
                 let tls = try judge.map { judge in
                     try NIOSSLClientHandler(
                         context: sslContext, serverHostname: name,

@@ -18,29 +18,27 @@ struct CertificateJudgeTests {
         init(validity: ClosedRange<Double>, names: [GeneralName] = [.dnsName("backend.example")]) throws {
             let caKey = P256.Signing.PrivateKey()
             let caName = try DistinguishedName { CommonName("test fleet CA") }
-            let start = Date(timeIntervalSince1970: validity.lowerBound)
-            let end = Date(timeIntervalSince1970: validity.upperBound)
-            let ca = try Certificate(
-                version: .v3, serialNumber: .init(), publicKey: .init(caKey.publicKey), notValidBefore: start, notValidAfter: end,
-                issuer: caName, subject: caName, signatureAlgorithm: .ecdsaWithSHA256,
-                extensions: try Certificate.Extensions {
-                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                    Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                },
-                issuerPrivateKey: .init(caKey))
-            let serverKey = P256.Signing.PrivateKey()
-            let server = try Certificate(
-                version: .v3, serialNumber: .init(), publicKey: .init(serverKey.publicKey), notValidBefore: start, notValidAfter: end,
-                issuer: caName, subject: try DistinguishedName { CommonName("backend") }, signatureAlgorithm: .ecdsaWithSHA256,
-                extensions: try Certificate.Extensions {
-                    Critical(BasicConstraints.notCertificateAuthority)
-                    Critical(KeyUsage(digitalSignature: true))
-                    try ExtendedKeyUsage([.serverAuth])
-                    SubjectAlternativeNames(names)
-                },
-                issuerPrivateKey: .init(caKey))
-            caPEM = try ca.serializeAsPEM().pemString
-            presented = [try NIOSSLCertificate(bytes: try server.serializeAsPEM().pemString.utf8.map { $0 }, format: .pem)]
+            // The CA signs itself and the server's certificate, both valid over `validity`.
+            func issue(_ subject: DistinguishedName, _ key: P256.Signing.PublicKey, authority: Bool) throws -> String {
+                try Certificate(
+                    version: .v3, serialNumber: .init(), publicKey: .init(key), notValidBefore: Date(timeIntervalSince1970: validity.lowerBound),
+                    notValidAfter: Date(timeIntervalSince1970: validity.upperBound), issuer: caName, subject: subject,
+                    signatureAlgorithm: .ecdsaWithSHA256,
+                    extensions: try Certificate.Extensions {
+                        if authority {
+                            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                        } else {
+                            Critical(BasicConstraints.notCertificateAuthority)
+                            try ExtendedKeyUsage([.serverAuth])
+                            SubjectAlternativeNames(names)
+                        }
+                    },
+                    issuerPrivateKey: .init(caKey)
+                ).serializeAsPEM().pemString
+            }
+            caPEM = try issue(caName, caKey.publicKey, authority: true)
+            let server = try issue(try DistinguishedName { CommonName("backend") }, P256.Signing.PrivateKey().publicKey, authority: false)
+            presented = [try NIOSSLCertificate(bytes: Array(server.utf8), format: .pem)]
         }
 
         func judge() throws -> CertificateJudge {
