@@ -279,7 +279,7 @@ let package = Package(
         ),
         .testTarget(name: "DriverDomainTests", dependencies: ["DriverDomain", "DriverAPI"]),
         .testTarget(name: "SystemdKitTests", dependencies: ["SystemdKit"]),
-        .testTarget(name: "DriverKioskTests", dependencies: ["DriverKiosk", "DriverAPI", "JSONRPC"]),
+        .testTarget(name: "DriverKioskTests", dependencies: ["DriverKiosk", "DriverAPI", "JSONRPC", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "DriverUpdaterTests", dependencies: ["DriverUpdater", "DriverStore"]),
         .testTarget(
             name: "DriverctlCommandsTests",

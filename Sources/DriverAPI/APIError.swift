@@ -66,6 +66,10 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
         private init(_ code: Code) { wireCode = code.rawValue }
 
         public var description: String { code?.description ?? "error \(wireCode)" }
+
+        /// Its name in this declaration (`proofRejected`): front ends written in other languages (the kiosk's page)
+        /// get the numbers by these names (`kiosk.describe`) instead of copying them. Nil for an unknown number.
+        public var name: String? { code.map { String(describing: $0) } }
     }
 
     public let kind: Kind

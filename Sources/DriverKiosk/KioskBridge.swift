@@ -88,10 +88,14 @@ public struct KioskBridge: Sendable {
         try await outbound.write(.text(String(decoding: line, as: UTF8.self)))
     }
 
-    /// What the page needs to know of the kiosk: the map tiles, the units and the voice.
+    /// What the page needs to know of the kiosk: the map tiles, the units, the voice, and the local API's error numbers
+    /// by name (the page never copies them).
     func describe() -> JSONValue {
         .object([
             "kioskVersion": .string(KioskVersion.current),
+            "errors": .object(Dictionary(uniqueKeysWithValues: APIError.Kind.all.compactMap { kind in
+                kind.name.map { ($0, JSONValue.number(String(kind.wireCode))) }
+            })),
             "tiles": configuration.tiles.isEmpty ? .null : .string(configuration.tiles),
             "tilesAttribution": .string(configuration.tilesAttribution),
             "units": .string(configuration.units.rawValue),

@@ -61,7 +61,7 @@ function connect() {
   socket.onmessage = (message) => receive(message.data);
   socket.onclose = (event) => {
     state.connected = false;
-    for (const { reject } of state.pending.values()) reject({ code: 1002, message: "the connection to driverd closed" });
+    for (const { reject } of state.pending.values()) reject({ name: "unavailable", message: "the connection to driverd closed" });
     state.pending.clear();
     $("reconnecting-why").textContent = t("reconnect.retry");
     render();
@@ -70,10 +70,18 @@ function connect() {
   };
 }
 
+// An error's name in the local API's one declaration of them (DriverAPI's APIError, served by kiosk.describe): the
+// page never copies their numbers. A failure of the page's own (no connection) carries its name already.
+function errorName(error) {
+  if (error.name) return error.name;
+  const errors = state.kiosk.errors || {};
+  return Object.keys(errors).find((name) => errors[name] === error.code) || "";
+}
+
 function call(method, params) {
   return new Promise((resolve, reject) => {
     const socket = state.socket;
-    if (!socket || socket.readyState !== WebSocket.OPEN) { reject({ code: 1002, message: "not connected to driverd" }); return; }
+    if (!socket || socket.readyState !== WebSocket.OPEN) { reject({ name: "unavailable", message: "not connected to driverd" }); return; }
     const id = state.nextId++;
     state.pending.set(id, { resolve, reject });
     socket.send(JSON.stringify(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params }));
@@ -502,7 +510,7 @@ async function act(method, params) {
     state.pendingOutside = null;
     return result;
   } catch (error) {
-    if (error.code === 1007) {
+    if (errorName(error) === "outsideGeofence") {
       state.pendingOutside = { method, params, distanceMeters: (error.data && error.data.distanceMeters) || 0 };
     } else {
       refuse(() => refusalText(error, method));
@@ -526,16 +534,16 @@ function refuse(words) {
 const refusalShown = () => (state.refusal ? state.refusal.words() : "");
 
 function refusalText(error, method) {
-  switch (error.code) {
-    case 1005: {
+  switch (errorName(error)) {
+    case "proofRejected": {
       if (method !== "pod.otp") return t("refusal.proof");
       const left = error.data && error.data.attemptsLeft;
       if (left === 0) return t("refusal.codeLocked");
       return typeof left === "number" ? t("refusal.wrongCodeLeft", { count: I18n.number(left, 0) }) : t("refusal.wrongCode");
     }
-    case 1006: return t("gate.stopFirst");
-    case 1002: return t("refusal.notConnected");
-    case 1003: case 1004: return t("refusal.notNow");
+    case "drivingGate": return t("gate.stopFirst");
+    case "unavailable": return t("refusal.notConnected");
+    case "actionRefused": case "notFound": return t("refusal.notNow");
     default: return t("refusal.failed");
   }
 }
