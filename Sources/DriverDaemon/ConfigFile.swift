@@ -37,8 +37,9 @@ public enum ConfigFile {
     }
 
     /// Where a table header (`[name]`, `[[name]]`) has a character that is neither quoted nor one of a bare name's
-    /// (A-Z a-z 0-9 _ -, dots between parts), or nil. The TOML library (toml++ in TOMLKit) aborts on one (`[ü]`,
-    /// `[%backend]`) instead of answering with an error: found by the config-toml fuzz target, so it is refused first.
+    /// (A-Z a-z 0-9 _ -, dots between parts), or a part that is empty, or nil. The TOML library (toml++ in TOMLKit)
+    /// aborts on one (`[ü]`, `[%backend]`, a lone `[` or `[[`, `[.a]`) instead of answering with an error: found by the
+    /// config-toml fuzz target (a typo that stopped driverd at every start), so it is refused first.
     static func unusableTableName(in text: String) -> (line: Int, column: Int)? {
         let delimiters = [String(repeating: "\"", count: 3), String(repeating: "'", count: 3)]
         var multiline: String?  // the delimiter of the multi-line string the line is inside of
@@ -49,18 +50,28 @@ public enum ConfigFile {
             }
             let trimmed = line.drop { $0 == " " || $0 == "\t" }
             if trimmed.first == "[" {
+                let opening = trimmed.hasPrefix("[[") ? 2 : 1
+                let column = { (offset: Int) in (number + 1, line.count - trimmed.count + offset + 1) }
                 var quote: Character?
-                for (offset, character) in trimmed.enumerated() {
+                var partStarts = true  // after the opening bracket or a dot: a name or a quote must come
+                for (offset, character) in trimmed.enumerated().dropFirst(opening) {
                     if let open = quote {
                         if character == open { quote = nil }
+                    } else if character == " " || character == "\t" {
+                        continue
                     } else if character == "\"" || character == "'" {
                         quote = character
-                    } else if character == "]" || character == "#" {
-                        break
-                    } else if !(character.isASCII && (character.isLetter || character.isNumber || "[._- \t".contains(character))) {
-                        return (number + 1, line.count - trimmed.count + offset + 1)
+                        partStarts = false
+                    } else if character.isASCII && (character.isLetter || character.isNumber || character == "_" || character == "-") {
+                        partStarts = false
+                    } else if character == "." || character == "]" || character == "#" {
+                        if partStarts { return column(offset) }
+                        if character == "." { partStarts = true } else { break }
+                    } else {
+                        return column(offset)
                     }
                 }
+                if partStarts { return column(trimmed.count) }
                 continue
             }
             // A multi-line string that opens on this line and does not close on it (an odd count of its delimiter).

@@ -77,11 +77,63 @@ final class GPSDConnection {
     /// faulty receiver, or another program on port 2947, may send anything).
     static func decode(json line: [UInt8], satellitesUsed: inout Int?) -> Report {
         // Not JSON, or not a report of the shape this reader uses: dropped, never unpacked.
-        guard line.count <= LineBuffer.maxLine, let value = try? JSONParser.parse(line), isAdmissible(value) else { return .other }
+        guard line.count <= LineBuffer.maxLine, let value = try? JSONParser.parse(line), isAdmissible(value), hasClassFirstAndOnce(line) else {
+            return .other
+        }
         var data = gps_data_t()
         var text = line.map { CChar(bitPattern: $0) } + [0]
         _ = gps_unpack(&text, &data)
         return report(of: data, satellitesUsed: &satellitesUsed)
+    }
+
+    /// gpsd writes `class` first in every report, and once. libgps 3.22 loops forever on a value of the wrong type
+    /// (a string for a number, or the reverse) followed by a `class` key (`{"lon":"x","class":"TPV"}`,
+    /// `{"class":"TPV","mode":"x","class":"TPV"}`, found by the fuzzer): such a line is not gpsd's.
+    static func hasClassFirstAndOnce(_ line: [UInt8]) -> Bool {
+        let keys = topLevelKeys(line)
+        return keys.first == Array("class".utf8) && keys.dropFirst().allSatisfy { $0 != Array("class".utf8) }
+    }
+
+    /// The keys of a JSON object's outer level, in order, as written (escapes left as they are: libgps compares them
+    /// so too). For a line the strict parser took as JSON.
+    static func topLevelKeys(_ line: [UInt8]) -> [[UInt8]] {
+        var keys: [[UInt8]] = []
+        var depth = 0
+        var inString = false, escaped = false, expectingKey = false, readingKey = false
+        var key: [UInt8] = []
+        for byte in line {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                    if readingKey { keys.append(key) }
+                    readingKey = false
+                    continue
+                }
+                if readingKey { key.append(byte) }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""):
+                inString = true
+                readingKey = depth == 1 && expectingKey
+                expectingKey = false
+                key = []
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                expectingKey = depth == 1 && byte == UInt8(ascii: "{")
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+            case UInt8(ascii: ","):
+                expectingKey = depth == 1
+            default:
+                break
+            }
+        }
+        return keys
     }
 
     /// The reports this reader uses, in the shape gpsd writes them: a TPV of scalars, a SKY of scalars and its list

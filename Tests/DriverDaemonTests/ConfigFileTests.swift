@@ -48,6 +48,11 @@ struct ConfigFileTests {
         let multiline = "[kiosk]\nnote = " + String(repeating: "\"", count: 3) + "\n[ü]\n" + String(repeating: "\"", count: 3) + "\n[gps]\n"
         #expect(ConfigFile.unusableTableName(in: multiline) == nil)
         #expect(try ConfigFile.parse("[vehicle]\nname = \"Größe\"\n")["vehicle.name"] != nil)
+        // An empty part: a lone `[` or `[[` (a typo that stopped driverd at every start), a leading dot.
+        for header in ["[", "[ ", "[[", "[.]", "[.a]", "[a.]", "[ a . ]", "[]"] {
+            #expect(ConfigFile.unusableTableName(in: "[gps]\n\(header)\nurl = 1\n")?.line == 2, "\(header)")
+        }
+        #expect(ConfigFile.unusableTableName(in: "[ 'a' . \"b c\" ]\n[[x.y]] # table array\n") == nil)
     }
 
     @Test("an absent file is not an error")

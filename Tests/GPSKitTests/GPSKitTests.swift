@@ -1,6 +1,6 @@
 import DriverAPI
 import Foundation
-import GPSKit
+@testable import GPSKit
 import NMEASynth
 import Testing
 
@@ -8,6 +8,23 @@ import Testing
 // (the daemon has one reader).
 @Suite("GPSKit", .serialized)
 struct GPSKitTests {
+    @Test("a line whose \"class\" is not its first key, or comes twice, is not gpsd's, and never reaches libgps (which loops forever on a value of the wrong type before a \"class\")")
+    func classFirstAndOnce() {
+        let fix = #"{"class":"TPV","device":"/dev/ttyACM0","mode":3,"time":"2026-11-28T08:00:00.000Z","lat":52.52,"lon":13.40}"#
+        #expect(GPSDJSON.fix(Array(fix.utf8))?.latitude == 52.52)
+        let quoted = #"{ "class" : "TPV", "device" : "/dev/x\"class\":", "n" : {"class":1} }"#
+        #expect(GPSDConnection.topLevelKeys(Array(quoted.utf8)).map { String(decoding: $0, as: UTF8.self) } == ["class", "device", "n"])
+        let sky = #"{"class":"SKY","satellites":[{"PRN":1,"used":true}],"hdop":0.9}"#
+        #expect(GPSDConnection.topLevelKeys(Array(sky.utf8)).map { String(decoding: $0, as: UTF8.self) } == ["class", "satellites", "hdop"])
+        for line in [
+            #"{"lon":"x","class":"TPV"}"#, #"{"cls":"","lon":"TPV","den":1915,"class":"TPV"}"#, #"{"cl ass":"x","lon":"x","class":"TPV"}"#,
+            #"{"class":"TPV","mode":"x","class":"TPV"}"#, #"{"class":"TPV","device":5,"class":"TPV"}"#,
+            #"{"class":"SKY","satellites":[{"PRN":"x"}],"class":"SKY"}"#,
+        ] {
+            #expect(GPSDJSON.fix(Array(line.utf8)) == nil, "\(line)")
+        }
+    }
+
     @Test("endpoints parse HOST:PORT and [V6]:PORT", arguments: [
         ("127.0.0.1:2947", "127.0.0.1", "2947"), ("localhost:1", "localhost", "1"), ("[::1]:2947", "::1", "2947"),
     ])
