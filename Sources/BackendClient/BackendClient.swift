@@ -24,14 +24,9 @@ public final class BackendClient: Sendable {
     /// Whether a connection stays open for the next request (60 s idle at most). A parked unit's requests close
     /// theirs instead: an idle connection closed later is a packet of its own, a radio waking a minute after the burst.
     private let keepsConnections = Atomic(true)
-    /// The time the backend's certificate is judged at, and where the tunnels' sockets go (`judgeCertificates`);
-    /// nil: by the system clock, as TLS does.
-    private let judging = Mutex<Judging?>(nil)
-
-    private struct Judging: Sendable {
-        let time: @Sendable () -> CertificateTime
-        let directory: String
-    }
+    /// How the backend's certificate is judged, and where the tunnels' sockets go (`judgeCertificates`); nil: by the
+    /// system clock, as TLS does.
+    private let judging = Mutex<(CertificateJudging, directory: String)?>(nil)
     /// The unit's TLS for the tunnel (its certificate once presented) and the anonymous one, made when first needed.
     private let tunnelTLS: Mutex<(identified: TLSConfiguration, contexts: [Bool: NIOSSLContext])>
     /// The tunnels by whether they present no certificate, opened when first needed.
@@ -47,10 +42,10 @@ public final class BackendClient: Sendable {
         tunnelTLS = Mutex((tls, [:]))
     }
 
-    /// From now on, while `time()` is not `.system`, requests go through a `CertificateTunnel` whose socket is in
-    /// `directory` (driverd's own), which judges the backend's certificate at that time.
-    public func judgeCertificates(at time: @escaping @Sendable () -> CertificateTime, tunnelDirectory directory: String) {
-        judging.withLock { $0 = Judging(time: time, directory: directory) }
+    /// From now on, while `judging` does not leave it to the system clock, requests go through a `CertificateTunnel`
+    /// whose socket is in `directory` (driverd's own), which judges the backend's certificate.
+    public func judgeCertificates(_ judging: CertificateJudging, tunnelDirectory directory: String) {
+        self.judging.withLock { $0 = (judging, directory) }
     }
 
     /// The backend's host, port and what `Host` says (nil: no https:// base with a host).
@@ -62,15 +57,14 @@ public final class BackendClient: Sendable {
     /// The tunnel for requests that present the unit's certificate, or none (`anonymous`), when the certificate is
     /// not judged by the system clock now.
     private func tunnel(anonymous: Bool) async throws -> (CertificateTunnel, hostHeader: String)? {
-        guard let judging = judging.withLock({ $0 }), judging.time() != .system, let endpoint else { return nil }
-        let (time, directory) = (judging.time, judging.directory)
+        guard let (judging, directory) = judging.withLock({ $0 }), !judging.bySystemClock, let endpoint else { return nil }
         let opening = tunnels.withLock { tunnels in
             if let opening = tunnels[anonymous] { return opening }
             let opening = Task {
                 try await CertificateTunnel.open(
                     socketPath: directory + (anonymous ? "/backend-tls-anonymous.sock" : "/backend-tls.sock"),
                     host: endpoint.host, port: endpoint.port, sslContext: { try self.tunnelContext(anonymous: anonymous) },
-                    judge: try CertificateJudge(caFile: self.caFile), time: time)
+                    judging: judging)
             }
             tunnels[anonymous] = opening
             return opening
@@ -301,7 +295,8 @@ public final class BackendClient: Sendable {
         } catch {
             throw BackendClientError(transportReason: "the tunnel that judges the backend's certificate cannot open: \(error)")
         }
-        var request = HTTPClientRequest(url: tunnel.map { Self.unixURL($0.0.socketPath) + path } ?? baseURL + path)
+        let url = tunnel.map { URL(httpURLWithSocketPath: $0.0.socketPath, uri: path)?.absoluteString ?? "" } ?? baseURL + path
+        var request = HTTPClientRequest(url: url)
         if let tunnel { request.headers.add(name: "Host", value: tunnel.hostHeader) }
         request.method = method
         request.headers.add(name: "Accept", value: "application/json")
@@ -345,15 +340,5 @@ public final class BackendClient: Sendable {
         } catch {
             throw BackendClientError(transport: error)
         }
-    }
-
-    /// AsyncHTTPClient's URL for plain HTTP over a Unix socket: the path percent-encoded as the host.
-    static func unixURL(_ socketPath: String) -> String {
-        let hex = Array("0123456789ABCDEF")
-        return "http+unix://" + socketPath.utf8.map { byte -> String in
-            let plain = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || Array("-._~".utf8).contains(byte)
-            return plain ? String(Character(Unicode.Scalar(byte))) : "%\(hex[Int(byte >> 4)])\(hex[Int(byte & 15)])"
-        }.joined()
     }
 }

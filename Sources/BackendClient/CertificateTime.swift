@@ -2,6 +2,7 @@ import FoundationEssentials
 import NIOCore
 import NIOSSL
 import SwiftASN1
+import Synchronization
 @_spi(DisableValidityCheck) import X509
 
 /// The time the backend's certificate is judged at. TLS judges by the system clock; a unit whose clock nothing
@@ -15,6 +16,37 @@ public enum CertificateTime: Sendable, Equatable {
     /// Nothing vouches for the time, which is at least this (the release's own date): a certificate is refused as
     /// expired only if it expired before then, and never as not yet valid.
     case atLeast(Double)
+}
+
+/// When the backend's certificate is judged by `CertificateJudge` rather than by TLS on the system clock, for the HTTP
+/// client's tunnels and the WebSocket alike: one time, one judge (the CA file read once, when first needed).
+public final class CertificateJudging: Sendable {
+    private let caFile: String?
+    private let time: @Sendable () -> CertificateTime
+    private let judge = Mutex<CertificateJudge?>(nil)
+
+    public init(caFile: String?, time: @escaping @Sendable () -> CertificateTime) {
+        self.caFile = caFile
+        self.time = time
+    }
+
+    /// Whether TLS's own check (the system clock) applies now.
+    var bySystemClock: Bool { time() == .system }
+
+    /// The verification for a connection to `hostname` made now: nil while TLS's own check applies, else the
+    /// judge's at the time known when the handshake asks; a refusal's reason goes to `refused`.
+    func verification(
+        hostname: String, refused: @escaping @Sendable (CertificateRefusal) -> Void
+    ) throws -> NIOSSLCustomVerificationCallback? {
+        guard !bySystemClock else { return nil }
+        let judge = try judge.withLock { judge in
+            if let judge { return judge }
+            let made = try CertificateJudge(caFile: caFile)
+            judge = made
+            return made
+        }
+        return judge.callback(hostname: hostname, time: time, refused: refused)
+    }
 }
 
 /// Judges the backend's certificate chain when the time is not the system clock's: the same trust roots

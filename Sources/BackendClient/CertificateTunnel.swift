@@ -29,7 +29,7 @@ final class CertificateTunnel: Sendable {
     /// `sslContext` is asked at each connection: the unit's identity may have changed since the last.
     static func open(
         socketPath: String, host: String, port: Int, sslContext: @escaping @Sendable () throws -> NIOSSLContext,
-        judge: CertificateJudge, time: @escaping @Sendable () -> CertificateTime
+        judging: CertificateJudging
     ) async throws -> CertificateTunnel {
         let shared = Shared()
         let isAddress = CertificateJudge.isAddress(host)
@@ -49,9 +49,12 @@ final class CertificateTunnel: Sendable {
                     .connectTimeout(.seconds(10))
                     .channelInitializer { outbound in
                         outbound.eventLoop.makeCompletedFuture {
-                            let verification = judge.callback(hostname: host, time: time) { refusal in shared.failure.withLock { $0 = refusal.description } }
-                            try outbound.pipeline.syncOperations.addHandler(
-                                try NIOSSLClientHandler(context: context, serverHostname: isAddress ? nil : host, customVerificationCallback: verification))
+                            let name = isAddress ? nil : host
+                            // The clock trusted since the tunnel opened: TLS's own check again.
+                            let tls = try judging.verification(hostname: host) { refusal in shared.failure.withLock { $0 = refusal.description } }
+                                .map { try NIOSSLClientHandler(context: context, serverHostname: name, customVerificationCallback: $0) }
+                                ?? NIOSSLClientHandler(context: context, serverHostname: name)
+                            try outbound.pipeline.syncOperations.addHandler(tls)
                         }
                     }
                     .connect(host: host, port: port)

@@ -38,13 +38,8 @@ public final class WebSocketLink: Sendable {
     private let caFile: String?
     /// Made once (it reads the CA file) and again when the unit's identity changes (`present`), not per connection.
     private let sslContext = Mutex<NIOSSLContext?>(nil)
-    /// The time the backend's certificate is judged at (`judgeCertificates`), and the judge (made when first needed).
-    private let judging = Mutex<Judging?>(nil)
-
-    private struct Judging: Sendable {
-        let time: @Sendable () -> CertificateTime
-        var judge: CertificateJudge?
-    }
+    /// How the backend's certificate is judged (`judgeCertificates`); nil: by TLS on the system clock.
+    private let judging = Mutex<CertificateJudging?>(nil)
     private let logger: Logger
     private let state = Mutex(State())
 
@@ -71,20 +66,9 @@ public final class WebSocketLink: Sendable {
         sslContext.withLock { $0 = context }
     }
 
-    /// From now on, while `time()` is not `.system`, the backend's certificate is judged at that time, not by TLS on
-    /// the system clock (the same rule as `BackendClient.judgeCertificates`).
-    public func judgeCertificates(at time: @escaping @Sendable () -> CertificateTime) {
-        judging.withLock { $0 = Judging(time: time) }
-    }
-
-    /// The judge and its time when the certificate is not judged by the system clock now.
-    private func judgeNow() throws -> (CertificateJudge, @Sendable () -> CertificateTime)? {
-        try judging.withLock { judging in
-            guard let time = judging?.time, secure, time() != .system else { return nil }
-            let judge = try judging?.judge ?? CertificateJudge(caFile: caFile)
-            judging?.judge = judge
-            return (judge, time)
-        }
+    /// From now on the backend's certificate is judged as `judging` says (the same as `BackendClient.judgeCertificates`).
+    public func judgeCertificates(_ judging: CertificateJudging) {
+        self.judging.withLock { $0 = judging }
     }
 
     /// nil on loopback ws://.
@@ -118,9 +102,7 @@ public final class WebSocketLink: Sendable {
         defer { disconnected(generation) }
         let upgrade = WebSocketUpgrade(
             host: endpoint.hostHeader, path: BackendPaths.webSocket, configuration: configuration,
-            sslContext: try tlsContext(), judge: try judgeNow().map { judge, time in
-                WebSocketUpgrade.Judge(judge: judge, time: time) { [logger] refusal in logger.warning("the WebSocket: \(refusal)") }
-            }) { inbound, outbound, _ in
+            sslContext: try tlsContext(), judging: judging.withLock { $0 }) { inbound, outbound, _ in
                 try await self.serve(inbound: inbound, outbound: outbound, generation: generation, lastPushId: lastPushId, onPush: onPush)
             }
         let connection = ClientConnection(upgrade, address: .hostname(endpoint.host, port: endpoint.port), logger: logger)

@@ -32,15 +32,9 @@ struct WebSocketUpgrade: ClientConnectionChannel {
     let path: String
     let configuration: WebSocketClientConfiguration
     let sslContext: NIOSSLContext?
-    /// The backend's certificate judged at a time other than the system clock's (nil: by TLS on the system clock).
-    let judge: Judge?
+    /// How the backend's certificate is judged (nil: by TLS on the system clock).
+    let judging: CertificateJudging?
     let handler: WebSocketDataHandler<Context>
-
-    struct Judge: Sendable {
-        let judge: CertificateJudge
-        let time: @Sendable () -> CertificateTime
-        let refused: @Sendable (CertificateRefusal) -> Void
-    }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -76,11 +70,9 @@ struct WebSocketUpgrade: ClientConnectionChannel {
                 // An IP address is no name to send (SNI); the certificate is then checked against the address itself.
                 let hostname = host.split(separator: ":").first.map(String.init) ?? host
                 let name = CertificateJudge.isAddress(hostname) ? nil : hostname
-                let tls = try judge.map { judge in
-                    try NIOSSLClientHandler(
-                        context: sslContext, serverHostname: name,
-                        customVerificationCallback: judge.judge.callback(hostname: hostname, time: judge.time, refused: judge.refused))
-                } ?? NIOSSLClientHandler(context: sslContext, serverHostname: name)
+                let tls = try judging?.verification(hostname: hostname) { refusal in logger.warning("the WebSocket: \(refusal)") }
+                    .map { try NIOSSLClientHandler(context: sslContext, serverHostname: name, customVerificationCallback: $0) }
+                    ?? NIOSSLClientHandler(context: sslContext, serverHostname: name)
                 try channel.pipeline.syncOperations.addHandler(tls, position: .first)
             }
             return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)

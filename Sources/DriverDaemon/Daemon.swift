@@ -74,9 +74,9 @@ public enum Daemon {
         let webSocket = backend.map { WebSocketLink(
             baseURL: $0.baseURL, caFile: caFile, keepalive: .milliseconds(Int64(config.uplinkKeepaliveSeconds * 1000)), logger: Logger(label: "uplink")) }
         // TLS judges the backend's certificate by the system clock; while nothing vouches for that clock, by what is known.
-        let certificateTime: @Sendable () -> CertificateTime = { clock.certificateTime() }
-        backend?.judgeCertificates(at: certificateTime, tunnelDirectory: config.stateDirectory)
-        webSocket?.judgeCertificates(at: certificateTime)
+        let judging = CertificateJudging(caFile: caFile) { clock.certificateTime() }
+        backend?.judgeCertificates(judging, tunnelDirectory: config.stateDirectory)
+        webSocket?.judgeCertificates(judging)
         let (identity, enrolment) = try unitIdentity(config, backend: backend, webSocket: webSocket, clock: clock)
         let daemon = try DaemonAssembly.make(DaemonAssembly.Inputs(
             config: config, configPath: configPath, configWarnings: configWarnings, remote: remote, bundleMaker: bundleMaker, store: store,

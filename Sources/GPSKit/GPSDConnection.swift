@@ -76,7 +76,8 @@ final class GPSDConnection {
     /// (`gps_unpack`, as `gps_read` would). What the fuzzer feeds: gpsd's output is outside input (a gpsd fed by a
     /// faulty receiver, or another program on port 2947, may send anything).
     static func decode(json line: [UInt8], satellitesUsed: inout Int?) -> Report {
-        // Not JSON, or not a report of the shape this reader uses: dropped, never unpacked.
+        // Not JSON, or not a report of the shape this reader uses: dropped, never unpacked. (`try?`: a line that does
+        // not parse is an expected answer here, not gpsd's report; nothing is persisted or sent from it.)
         guard line.count <= LineBuffer.maxLine, let value = try? JSONParser.parse(line), isAdmissible(value), hasClassFirstAndOnce(line) else {
             return .other
         }

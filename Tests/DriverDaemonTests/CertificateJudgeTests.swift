@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 @testable import BackendClient
 import Crypto
 import Foundation
@@ -89,6 +90,7 @@ struct CertificateJudgeTests {
 
     @Test("the URL that reaches the tunnel's socket")
     func unixURL() {
-        #expect(BackendClient.unixURL("/var/lib/driverd/backend-tls.sock") == "http+unix://%2Fvar%2Flib%2Fdriverd%2Fbackend-tls.sock")
+        #expect(URL(httpURLWithSocketPath: "/var/lib/driverd/backend-tls.sock", uri: "/api/v1/health")?.absoluteString
+            == "http+unix://%2Fvar%2Flib%2Fdriverd%2Fbackend-tls.sock/api/v1/health")
     }
 }
