@@ -43,8 +43,8 @@ pids=()
 sdpid=""
 
 say() { printf '\n== %s (at %d s)\n' "$*" "$SECONDS"; }
-pass() { printf '   ok    %s\n' "$*"; }
-fail() { printf '   FAIL  %s\n' "$*"; failures=$((failures + 1)); }
+pass() { printf '   ok   %4d s  %s\n' "$SECONDS" "$*"; }
+fail() { printf '   FAIL %4d s  %s\n' "$SECONDS" "$*"; failures=$((failures + 1)); }
 check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then pass "$what"; else fail "$what"; fi; }
 ns() { nsenter -t "$sdpid" -m -p -- "$@"; }
 ctl() { ns /usr/bin/driverctl "$@"; }

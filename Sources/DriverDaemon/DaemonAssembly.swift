@@ -209,6 +209,8 @@ struct DaemonAssembly: Sendable {
                     hour: LocalHour.now(clock.now().time), tasksInProgress: await workflow.tasksInProgress(), queuedItems: depth.items - depth.byKind[.updateAck, default: 0])
             },
             logger: Logger(label: "update"))
+        // A shift's end may open the maintenance window: the desk looks at once.
+        shift.whenChanged { [weak update] _ in update?.situationChanged() }
         methods.add(update)
         let sos = SOSDesk(outbox: outbox, uplink: uplink, tracker: tracker, clock: clock, hub: hub, logger: Logger(label: "sos"))
         methods.add(sos)

@@ -137,6 +137,8 @@ struct Updater {
     private func install(_ journal: Journal) throws(UpdaterError) {
         try writeJournal(journal)
         say("installing \(journal.package) \(journal.version) over \(journal.previousVersion)")
+        // The gate's time runs from here: dpkg's postinst waits for the new daemon's start.
+        let started = monotonicSeconds()
         do {
             try Dpkg.install(journal.new)
         } catch {
@@ -145,7 +147,7 @@ struct Updater {
         var judging = journal
         judging.phase = .judging
         try writeJournal(judging)
-        judge(judging)
+        judge(judging, installStarted: started)
     }
 
 
@@ -167,7 +169,7 @@ struct Updater {
         guard installed?.version == journal.version else {
             return rollBack(journal, reason: "after a power cut \(journal.version) was not installed")
         }
-        judge(journal)
+        judge(journal, installStarted: monotonicSeconds())
     }
 
     // MARK: The health gate
@@ -180,13 +182,13 @@ struct Updater {
             : DaemonProbe(unit: "\(package).service", socketPath: nil)
     }
 
-    private func judge(_ journal: Journal) {
+    private func judge(_ journal: Journal, installStarted: Double) {
         let probe = probe(of: journal.package)
         // systemd may still be restarting the unit after dpkg's postinst; begin from what it counts now.
         let restartsBefore = probe.unitState().restarts
         var gate = HealthGate(
             settings: .init(healthySeconds: settings.healthySeconds, backendRequired: journal.backendRequired),
-            installedAt: monotonicSeconds())
+            installedAt: installStarted)
         say("judging \(journal.package) \(journal.version): READY\(probe.socketPath != nil ? ", its socket" : "")\(journal.backendRequired ? ", the backend" : ""), no restart for \(Int(settings.healthySeconds)) s")
         while true {
             switch gate.observe(probe.probe(restartsBefore: restartsBefore), at: monotonicSeconds()) {

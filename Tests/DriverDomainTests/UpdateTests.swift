@@ -86,6 +86,15 @@ struct UpdateTests {
         #expect(gate.observe(Self.probe(running: false, answers: false), at: 89) == .wait)
         #expect(gate.observe(Self.probe(running: false, answers: false), at: 90) == .rollBack(.noReady))
 
+        // dpkg's postinst waited for the start until systemd's start timeout (past the limit): the first look
+        // says no READY, whether systemd waits to start it again or has already.
+        gate = HealthGate(settings: settings, installedAt: 0)
+        #expect(gate.observe(Self.probe(running: false, crashed: true, answers: false), at: 93) == .rollBack(.noReady))
+        gate = HealthGate(settings: settings, installedAt: 0)
+        #expect(gate.observe(Self.probe(running: true, answers: true), at: 93) == .wait)
+        gate = HealthGate(settings: settings, installedAt: 0)
+        #expect(gate.observe(Self.probe(running: false, answers: false), at: 93) == .rollBack(.noReady))
+
         gate = HealthGate(settings: settings, installedAt: 0)
         _ = gate.observe(Self.probe(), at: 5)
         #expect(gate.observe(Self.probe(answers: false), at: 10) == .wait)

@@ -67,9 +67,10 @@ final class UpdateDesk: Sendable {
     /// waits for its check's end (`update.check`) hands its continuation along.
     private let requests: AsyncStream<CheckedContinuation<Void, any Error>?>
     private let continuation: AsyncStream<CheckedContinuation<Void, any Error>?>.Continuation
-    /// Wakes the idle worker when a release was accepted.
-    private let accepted: AsyncStream<Void>
-    private let acceptedContinuation: AsyncStream<Void>.Continuation
+    /// Wakes the worker for a round now: a release accepted, the shift's end (the window may have opened), a round's
+    /// timer.
+    private let wakes: AsyncStream<Void>
+    private let wakesContinuation: AsyncStream<Void>.Continuation
 
     init(settings: Settings, outbox: Outbox, session: BackendSession?, clock: DaemonClock, situation: @escaping SituationReader, logger: Logger) {
         self.settings = settings
@@ -90,10 +91,14 @@ final class UpdateDesk: Sendable {
         }
         state.withLock { $0.machine = UpdateStateMachine(givenUp: givenUp) }
         (requests, continuation) = AsyncStream.makeStream(of: CheckedContinuation<Void, any Error>?.self)
-        (accepted, acceptedContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (wakes, wakesContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     func requestCheck() { continuation.yield(nil) }
+
+    /// The unit's situation changed in a way the maintenance window weighs (the shift began or ended): a round now,
+    /// not at the next timer.
+    func situationChanged() { wakesContinuation.yield() }
 
     /// `update.check`: fetches what is staged now (as a push would), and answers once that is done.
     func checkNow() async throws -> UpdateStatus {
@@ -105,7 +110,7 @@ final class UpdateDesk: Sendable {
 
     func finish() {
         continuation.finish()
-        acceptedContinuation.finish()
+        wakesContinuation.finish()
     }
 
     var installed: InstalledPackages { dpkgStatus.current }
@@ -160,7 +165,7 @@ final class UpdateDesk: Sendable {
             logger.notice("release \(manifest.package) \(manifest.version) accepted: taken once the release being installed has its verdict")
         case .take(let replaced):
             logger.notice("release \(manifest.package) \(manifest.version) accepted (\(manifest.size) bytes)\(replaced != nil ? ", replacing the one before" : ""): downloading at low priority")
-            acceptedContinuation.yield()
+            wakesContinuation.yield()
         }
     }
 
@@ -327,7 +332,7 @@ final class UpdateDesk: Sendable {
                 state.waiting = nil
             }
             logger.notice("release \(next.sha256.prefix(12)), offered during the install, taken now")
-            acceptedContinuation.yield()
+            wakesContinuation.yield()
         }
     }
 
@@ -365,8 +370,11 @@ final class UpdateDesk: Sendable {
     enum Step: Equatable {
         /// Nothing to do until the backend offers something.
         case idle
-        /// Try again after a while (paused, or waiting for the window or driverd-update).
+        /// Try again after a while (paused, or waiting for the window).
         case later
+        /// driverd-update is installing: its verdict is looked for every `verdictSeconds` (a file's existence; the
+        /// verdict reaches the backend seconds after the health gate, not a round later).
+        case verdictSoon
         /// A release was taken while this round ran (it replaced the one downloading): the next round starts now.
         case again
     }
@@ -393,12 +401,19 @@ final class UpdateDesk: Sendable {
             await download(manifest)
             // Straight on to the window when the last chunk came.
             if state.withLock({ $0.machine.phase }) == .downloaded { await considerInstalling(manifest) }
-            return state.withLock { $0.toStore != nil ? .again : $0.manifest == nil ? .idle : .later }
+            return nextStep()
         case .downloaded:
             await considerInstalling(manifest)
-            return .later
+            return nextStep()
         case .installing:
-            return .later
+            return .verdictSoon
+        }
+    }
+
+    /// After a round: at once for a release taken meanwhile, soon once driverd-update was asked, else later.
+    private func nextStep() -> Step {
+        state.withLock {
+            $0.toStore != nil ? .again : $0.manifest == nil ? .idle : $0.machine.phase == .installing ? .verdictSoon : .later
         }
     }
 
@@ -581,8 +596,10 @@ final class UpdateDesk: Sendable {
 
     // MARK: Running
 
-    /// Seconds between rounds while a release is on its way in (a paused download, the window, driverd-update).
+    /// Seconds between rounds while a release is on its way in (a paused download, the window).
     static let roundSeconds = 30.0
+    /// Seconds between looks for driverd-update's verdict while it installs (minutes at most).
+    static let verdictSeconds = 2.0
 
     func run() async {
         // No fetch at start: the uplink's first success (`whenLinkRestored`) asks, once it holds a valid token; a
@@ -600,17 +617,28 @@ final class UpdateDesk: Sendable {
                 }
             }
             group.addTask { [self] in
-                var wakes = accepted.makeAsyncIterator()
+                var wakes = wakes.makeAsyncIterator()
                 while !Task.isCancelled {
+                    let seconds: Double
                     switch await work() {
                     case .idle:
                         // Nothing accepted: no timer while there is nothing to do.
                         guard await wakes.next() != nil else { return }
+                        continue
                     case .again:
                         continue
                     case .later:
-                        do { try await clock.sleep(for: Self.roundSeconds) } catch { return }
+                        seconds = Self.roundSeconds
+                    case .verdictSoon:
+                        seconds = Self.verdictSeconds
                     }
+                    // The timer or an earlier wake, whichever comes first (a stale timer's wake costs one round).
+                    let timer = Task { [clock, wakesContinuation] in
+                        try await clock.sleep(for: seconds)
+                        wakesContinuation.yield()
+                    }
+                    defer { timer.cancel() }
+                    guard await wakes.next() != nil else { return }
                 }
             }
             await group.next()

@@ -5,8 +5,10 @@
 public struct HealthGate: Sendable, Equatable {
     public struct Settings: Sendable, Equatable {
         public var healthySeconds: Double
-        /// From the install to READY and an answer on the socket. Under systemd's start timeout (90 s by default),
-        /// so a driverd that hangs before READY is judged `no READY` before systemd kills it (a crash at start).
+        /// From the install's start to READY and an answer on the socket. dpkg's postinst waits for the restart,
+        /// so a driverd that never says READY holds the installer until systemd's start timeout (90 s) fails it:
+        /// the gate is then past this limit at its first look, and says `no READY` whether systemd has started
+        /// the daemon again or waits to.
         public var readyWithin: Double
         /// The backend was reachable before: the new version must reach it too.
         public var backendRequired: Bool
@@ -65,7 +67,7 @@ public struct HealthGate: Sendable, Equatable {
     private var reachedBackend = false
     private var decided: Action?
 
-    /// `now`: when the new package was installed (monotonic seconds).
+    /// `now`: when the new package's install started (monotonic seconds; dpkg's own time counts).
     public init(settings: Settings, installedAt now: Double) {
         self.settings = settings
         startedAt = now
@@ -82,17 +84,18 @@ public struct HealthGate: Sendable, Equatable {
     }
 
     private mutating func judge(_ probe: Probe, at now: Double) -> Action {
-        if probe.crashed || (ready != nil && (!probe.running || probe.mainPID != ready?.pid)) {
-            return .rollBack(ready == nil ? .crashAtStart : .crashLoop)
-        }
-        if probe.backendOnline { reachedBackend = true }
         guard let ready else {
-            if probe.running, probe.answers {
+            if probe.running, probe.answers, !probe.crashed {
+                if probe.backendOnline { reachedBackend = true }
                 self.ready = Ready(pid: probe.mainPID, at: now)
                 return .wait
             }
-            return now - startedAt >= settings.readyWithin ? .rollBack(.noReady) : .wait
+            // Past the limit, a daemon that never answered is `no READY` even if systemd has given up on it since.
+            if now - startedAt >= settings.readyWithin { return .rollBack(.noReady) }
+            return probe.crashed ? .rollBack(.crashAtStart) : .wait
         }
+        if probe.crashed || !probe.running || probe.mainPID != ready.pid { return .rollBack(.crashLoop) }
+        if probe.backendOnline { reachedBackend = true }
         if probe.answers {
             silentSince = nil
         } else {
