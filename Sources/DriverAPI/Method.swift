@@ -41,5 +41,5 @@ public enum Methods {
     /// forwards those marked for the screen, and docs/API.md documents each. Each domain's file declares its
     /// methods and their list; a new method touches only that file here.
     public static let all: [MethodDescriptor] =
-        agent + gps + events + outbox + auth + workflow + travel + shift + sos + config + diag + vehicle + update
+        agent + gps + events + outbox + auth + route + nav + task + pod + visits + trips + shift + sos + config + diag + vehicle + update
 }

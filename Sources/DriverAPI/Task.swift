@@ -80,3 +80,108 @@ public enum PODState: String, Codable, Sendable, Equatable, CaseIterable {
     /// Whether `DELIVERED` may be queued.
     public var allowsDelivery: Bool { self == .captured || self == .unverified || self == .accepted }
 }
+
+/// A task as the daemon holds it: the local (optimistic) status and whether the backend has it yet.
+public struct TaskView: Codable, Sendable, Equatable {
+    public var id: String
+    /// The local status: a driver action changes it at once, before the backend has it.
+    public var status: TaskStatus
+    /// The last status the backend confirmed.
+    public var backendStatus: TaskStatus
+    public var sync: SyncState
+    /// `PHOTO` or `OTP`.
+    public var podType: String
+    public var pod: PODState
+    public var failureReason: FailureReason?
+    /// What the driver can do now, and the one button a UI shows (nil when nothing is left).
+    public var allowedActions: [DriverAction]
+    public var primaryAction: PrimaryAction?
+    /// Pickup first, then drop-off.
+    public var stops: [StopView]
+    /// Unix seconds of the last change, local or from the backend.
+    public var updatedAt: Double
+    /// Odometer distance since the task was accepted, to its end once it ended (API 1.7).
+    public var distanceMeters: Double?
+    /// The same by the vehicle's own odometer, when its OBD-II adapter reads one (API 1.11).
+    public var vehicleDistanceMeters: Double?
+
+    public init(
+        id: String, status: TaskStatus, backendStatus: TaskStatus, sync: SyncState, podType: String, pod: PODState,
+        failureReason: FailureReason?, allowedActions: [DriverAction], primaryAction: PrimaryAction?, stops: [StopView],
+        updatedAt: Double, distanceMeters: Double? = nil
+    ) {
+        self.distanceMeters = distanceMeters
+        self.id = id
+        self.status = status
+        self.backendStatus = backendStatus
+        self.sync = sync
+        self.podType = podType
+        self.pod = pod
+        self.failureReason = failureReason
+        self.allowedActions = allowedActions
+        self.primaryAction = primaryAction
+        self.stops = stops
+        self.updatedAt = updatedAt
+    }
+}
+
+/// Params of `task.accept`, `task.arrive`, `task.pickup`, `task.deliver` and `task.returnToVendor`.
+/// Without `taskId`, the task of the next stop.
+public struct TaskParams: Codable, Sendable, Equatable {
+    public var taskId: String?
+    /// `task.deliver` farther from the stop than its geofence's exit border (with a fresh fix) needs one.
+    public var outsideReason: OutsideReason?
+    public init(taskId: String? = nil, outsideReason: OutsideReason? = nil) {
+        self.taskId = taskId
+        self.outsideReason = outsideReason
+    }
+}
+
+/// Params of `task.fail`.
+public struct FailParams: Codable, Sendable, Equatable {
+    public var taskId: String?
+    public var reason: FailureReason
+    /// Free text for the dispatcher, at most 500 characters.
+    public var note: String?
+    /// Needed farther from the stop than its geofence's exit border (with a fresh fix).
+    public var outsideReason: OutsideReason?
+    public init(taskId: String? = nil, reason: FailureReason, note: String? = nil, outsideReason: OutsideReason? = nil) {
+        self.taskId = taskId
+        self.reason = reason
+        self.note = note
+        self.outsideReason = outsideReason
+    }
+}
+
+/// Params of the `task.conflict` event: the backend's state and the local one disagreed; the local changes
+/// the backend cannot take are dead letters, and the task now shows the backend's state.
+public struct TaskConflictEvent: Codable, Sendable, Equatable {
+    public var taskId: String
+    public var localStatus: TaskStatus
+    public var backendStatus: TaskStatus
+    public var reason: String
+    public init(taskId: String, localStatus: TaskStatus, backendStatus: TaskStatus, reason: String) {
+        self.taskId = taskId
+        self.localStatus = localStatus
+        self.backendStatus = backendStatus
+        self.reason = reason
+    }
+}
+
+// MARK: Methods
+
+extension Methods {
+    public static let taskAccept = Method<TaskParams, TaskView>("task.accept", mutating: true, screen: true)
+    /// At the store or at the destination, from the task's state.
+    public static let taskArrive = Method<TaskParams, TaskView>("task.arrive", mutating: true, screen: true)
+    public static let taskPickup = Method<TaskParams, TaskView>("task.pickup", mutating: true, screen: true)
+    public static let taskDeliver = Method<TaskParams, TaskView>("task.deliver", mutating: true, screen: true)
+    public static let taskFail = Method<FailParams, TaskView>("task.fail", mutating: true, screen: true)
+    public static let taskReturnToVendor = Method<TaskParams, TaskView>("task.returnToVendor", mutating: true, screen: true)
+
+    /// This file's methods, in `Methods.all`.
+    static let task: [MethodDescriptor] = [
+        taskAccept.descriptor, taskArrive.descriptor, taskPickup.descriptor, taskDeliver.descriptor,
+        taskFail.descriptor, taskReturnToVendor.descriptor,
+    ]
+}

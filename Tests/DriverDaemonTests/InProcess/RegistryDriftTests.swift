@@ -47,7 +47,7 @@ struct RegistryDriftTests {
     func topicsDerivedFromDeclarations() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
-        let source = try String(contentsOf: root.appendingPathComponent("Sources/DriverAPI/Event.swift"), encoding: .utf8)
+        let source = try String(contentsOf: root.appendingPathComponent("Sources/DriverAPI/Events.swift"), encoding: .utf8)
         let described = Self.matches(of: #"= Event<[^>]+>\(\.(\w+)\)"#, in: source)
         let topics = Topic.allCases.map { String(describing: $0) }
         #expect(described.count == Set(described).count, "two descriptors of one topic")
@@ -58,7 +58,8 @@ struct RegistryDriftTests {
 
     /// The map a newcomer follows from a method's name to every room it lives in: docs/ARCHITECTURE.md's table,
     /// derived here from the sources (the DriverAPI file that declares each method), the assembly (the owner that
-    /// registered it) and docs/API.md (the driverctl command that calls it). A namespace has one file and one owner.
+    /// registered it) and docs/API.md (the driverctl command that calls it). A namespace has one file and one owner;
+    /// its DriverAPI file and its driverctl file carry its name (`route.*`: `Route.swift`, `RouteCommands.swift`).
     @Test("docs/ARCHITECTURE.md's namespace table: each namespace's one DriverAPI file, one daemon owner and driverctl commands")
     func namespaceTable() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -66,10 +67,20 @@ struct RegistryDriftTests {
         let daemon = try InProcessDaemon(backend: StandInBackend())
         let owners = daemon.assembly.methodOwners
         var declaredIn: [String: String] = [:]
+        var identifierOf: [String: String] = [:]
         let apiDirectory = root.appendingPathComponent("Sources/DriverAPI")
         for file in try FileManager.default.contentsOfDirectory(atPath: apiDirectory.path) where file.hasSuffix(".swift") {
             let source = try String(contentsOf: apiDirectory.appendingPathComponent(file), encoding: .utf8)
-            for method in Self.matches(of: #"= Method<[^\n]*>\("([a-zA-Z]+\.[a-zA-Z]+)""#, in: source) { declaredIn[method] = file }
+            let declarations = Self.matches(of: #"static let ([a-zA-Z]+) = Method<[^\n]*>\("([a-zA-Z]+\.[a-zA-Z]+)""#, in: source, groups: 2)
+            for declaration in declarations {
+                declaredIn[declaration[1]] = file
+                identifierOf[declaration[1]] = declaration[0]
+            }
+        }
+        var commandSources: [String: String] = [:]
+        let commandsDirectory = root.appendingPathComponent("Sources/DriverctlCommands")
+        for file in try FileManager.default.contentsOfDirectory(atPath: commandsDirectory.path) where file.hasSuffix(".swift") {
+            commandSources[file] = try String(contentsOf: commandsDirectory.appendingPathComponent(file), encoding: .utf8)
         }
         let api = try String(contentsOf: root.appendingPathComponent("docs/API.md"), encoding: .utf8)
         var namespaces: [String] = []
@@ -85,6 +96,16 @@ struct RegistryDriftTests {
             let files = Set(methods.compactMap { declaredIn[$0] })
             let owner = Set(methods.compactMap { owners[$0] })
             #expect(files.count == 1, "\(namespace).* is declared in \(files.sorted()): one DriverAPI file a namespace")
+            #expect(files.map { $0.lowercased() } == ["\(namespace.lowercased()).swift"], "\(namespace).* is declared in \(files.sorted()), not in a file of its name")
+            // The driverctl commands that call the namespace's methods live in a file of its name too.
+            let home = commandSources.keys.filter { $0.lowercased().hasPrefix(namespace.lowercased() + "command") }
+            for method in methods {
+                guard let identifier = identifierOf[method] else { continue }
+                let calledFrom = commandSources.filter { Self.calls($0.value, identifier) }.keys
+                guard !calledFrom.isEmpty else { continue }
+                #expect(home.count == 1 && calledFrom.contains(home[0]),
+                        "\(method)'s command is in \(calledFrom.sorted()), not in DriverctlCommands/\(namespace.prefix(1).uppercased() + namespace.dropFirst())Command(s).swift")
+            }
             #expect(owner.count == 1, "\(namespace).* is registered by \(owner.sorted()): one owner a namespace")
             #expect(methods.allSatisfy { owners[$0] != nil }, "a method of \(namespace).* has no owner")
             // The command each method's section names (`driverctl: `driverctl login``): its first word.
@@ -106,6 +127,19 @@ struct RegistryDriftTests {
     }
 
     static func quoted(in text: String) -> [String] { matches(of: #""([^"]+)""#, in: text) }
+
+    /// Whether `source` calls `Methods.<identifier>` (the whole name: `taskFail`, not a longer one it begins).
+    static func calls(_ source: String, _ identifier: String) -> Bool {
+        !matches(of: #"Methods\.(\#(identifier))\b"#, in: source).isEmpty
+    }
+
+    /// Each match's first `groups` capture groups.
+    static func matches(of pattern: String, in text: String, groups: Int) -> [[String]] {
+        let expression = try! NSRegularExpression(pattern: pattern)
+        return expression.matches(in: text, range: NSRange(text.startIndex..., in: text)).map { match in
+            (1...groups).compactMap { Range(match.range(at: $0), in: text).map { String(text[$0]) } }
+        }
+    }
 
     static func matches(of pattern: String, in text: String) -> [String] {
         let expression = try! NSRegularExpression(pattern: pattern)
