@@ -137,7 +137,7 @@ struct DaemonAssembly: Sendable {
             visits = try StopVisits(
                 book: VisitBook(store: store), geofences: geofences, hub: hub, pushes: pushes, clock: clock, logger: Logger(label: "workflow"))
             workflow = try Workflow(
-                book: TaskBook(store: store), outbox: outbox, uplink: uplink, hub: hub, tracker: tracker,
+                book: TaskBook(store: store), outbox: outbox, session: uplink?.session, flush: uplink.map(OutboxFlush.init), hub: hub, tracker: tracker,
                 spool: PhotoSpool(stateDirectory: config.stateDirectory), pushes: pushes, shift: shift, logger: Logger(label: "workflow"),
                 geofences: geofences, visits: visits, travel: travel)
         } catch {
@@ -212,9 +212,9 @@ struct DaemonAssembly: Sendable {
         // A shift's end may open the maintenance window: the desk looks at once.
         shift.whenChanged { [weak update] _ in update?.situationChanged() }
         methods.add(update)
-        let sos = SOSDesk(outbox: outbox, uplink: uplink, tracker: tracker, clock: clock, hub: hub, logger: Logger(label: "sos"))
+        let sos = SOSDesk(outbox: outbox, session: uplink?.session, tracker: tracker, clock: clock, hub: hub, logger: Logger(label: "sos"))
         methods.add(sos)
-        methods.add(ShiftDesk(shift: shift, pushes: pushes, recorder: recorder, uplink: uplink, travel: travel, logger: Logger(label: "shift")))
+        methods.add(ShiftDesk(shift: shift, pushes: pushes, recorder: recorder, flush: uplink.map(OutboxFlush.init), travel: travel, logger: Logger(label: "shift")))
         if let uplink {
             // Front ends hear every push first; then each owner sends its lanes, takes their outcomes and picks its pushes.
             uplink.whenPushed { await pushes.received($0) }

@@ -11,7 +11,8 @@ import Logging
 /// Never behind the safety gate or a shift: help is asked for while driving and off shift too.
 struct SOSDesk: MethodOwner, Sendable {
     let outbox: Outbox
-    let uplink: Uplink?
+    /// nil without a backend: an SOS would reach nobody.
+    let session: BackendSession?
     let tracker: Tracker
     let clock: DaemonClock
     let hub: EventHub
@@ -29,7 +30,7 @@ struct SOSDesk: MethodOwner, Sendable {
         if let note, note.count > SOSParams.maxNoteLength {
             throw APIError(.invalidParams, "note: at most \(SOSParams.maxNoteLength) characters (\(note.count) given)")
         }
-        guard uplink != nil else {
+        guard session != nil else {
             throw APIError(.unavailable, "no backend is configured (backend.url): an SOS would reach nobody; call for help by phone")
         }
         let stamp = clock.now()

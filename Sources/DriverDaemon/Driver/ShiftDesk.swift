@@ -9,7 +9,7 @@ struct ShiftDesk: MethodOwner, Sendable {
     let shift: Shift
     let pushes: PushCenter
     let recorder: PingRecorder?
-    let uplink: Uplink?
+    let flush: OutboxFlush?
     let travel: TravelMonitor
     let logger: Logger
 
@@ -29,7 +29,7 @@ struct ShiftDesk: MethodOwner, Sendable {
             let (status, changed) = try change(on: false)
             guard changed else { return withTravel(status) }
             recorder?.flush()
-            await uplink?.flushShiftEnd()
+            await flush?.shiftEnd()
             logger.info("shift ended")
             return withTravel(status)
         }

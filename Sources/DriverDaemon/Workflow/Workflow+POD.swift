@@ -49,14 +49,14 @@ extension Workflow {
         let key = Self.newKey()
         let stamp = tracker.clock.now()
         let body = try Self.encode(OTPSubmission(value: otp, timestamp: stamp.time, timeSource: stamp.source))
-        if let uplink, let session, session.isOnline {
+        if let flush, let session, session.isOnline {
             // The code must reach the backend after the task's queued transitions (a queue that cannot be read: queued).
             func queueIsEmpty() -> Bool {
                 logger.valueOrLog("reading task \(task.id)'s queue") { try outbox.hasPendingItems(taskId: task.id, besides: nil, kinds: Self.taskChangeKinds) } == false
             }
             var ready = queueIsEmpty()
             if !ready {
-                await uplink.flush()
+                await flush.now()
                 ready = queueIsEmpty()
             }
             if ready {

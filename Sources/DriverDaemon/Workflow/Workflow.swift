@@ -15,9 +15,10 @@ import Synchronization
 actor Workflow {
     let book: TaskBook
     let outbox: Outbox
-    let uplink: Uplink?
-    /// The backend's calls (the route, the ETA, a code's check), judged by the uplink.
-    nonisolated var session: BackendSession? { uplink?.session }
+    /// The backend's calls (the route, the ETA, a code's check); nil without a backend.
+    let session: BackendSession?
+    /// The sending loop's "now" (a code goes after its task's queued transitions).
+    let flush: OutboxFlush?
     let hub: EventHub
     let tracker: Tracker
     let spool: PhotoSpool
@@ -44,7 +45,7 @@ actor Workflow {
     var routeUpdatePending = false
 
     init(
-        book: TaskBook, outbox: Outbox, uplink: Uplink?, hub: EventHub, tracker: Tracker, spool: PhotoSpool, pushes: PushCenter,
+        book: TaskBook, outbox: Outbox, session: BackendSession?, flush: OutboxFlush?, hub: EventHub, tracker: Tracker, spool: PhotoSpool, pushes: PushCenter,
         shift: Shift, logger: Logger, geofences: GeofenceMonitor, visits: StopVisits, travel: TravelMonitor
     ) throws {
         self.travel = travel
@@ -54,7 +55,8 @@ actor Workflow {
         self.shift = shift
         self.book = book
         self.outbox = outbox
-        self.uplink = uplink
+        self.session = session
+        self.flush = flush
         self.hub = hub
         self.tracker = tracker
         syncNeeded = tracker.clock.wakeup()

@@ -16,7 +16,7 @@ struct WorkflowService: Service {
 
     func run() async throws {
         // Without a backend there is nothing to sync: no timer wakes the process for it.
-        guard workflow.uplink != nil else {
+        guard workflow.session != nil else {
             try? await gracefulShutdown()  // throws only when cancelled: a stop either way
             return
         }
