@@ -58,9 +58,10 @@ struct RegistryDriftTests {
 
     /// The map a newcomer follows from a method's name to every room it lives in: docs/ARCHITECTURE.md's table,
     /// derived here from the sources (the DriverAPI file that declares each method), the assembly (the owner that
-    /// registered it) and docs/API.md (the driverctl command that calls it). A namespace has one file and one owner;
+    /// registered it) and DriverctlCommands (the file of the commands that call it; docs/API.md names each method's
+    /// command, `DocumentationTests`). A namespace has one file and one owner;
     /// its DriverAPI file and its driverctl file carry its name (`route.*`: `Route.swift`, `RouteCommands.swift`).
-    @Test("docs/ARCHITECTURE.md's namespace table: each namespace's one DriverAPI file, one daemon owner and driverctl commands")
+    @Test("docs/ARCHITECTURE.md's namespace table: each namespace's DriverAPI file and driverctl file, named after it, and its one daemon owner")
     func namespaceTable() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
@@ -82,7 +83,6 @@ struct RegistryDriftTests {
         for file in try FileManager.default.contentsOfDirectory(atPath: commandsDirectory.path) where file.hasSuffix(".swift") {
             commandSources[file] = try String(contentsOf: commandsDirectory.appendingPathComponent(file), encoding: .utf8)
         }
-        let api = try String(contentsOf: root.appendingPathComponent("docs/API.md"), encoding: .utf8)
         var namespaces: [String] = []
         var methodsOf: [String: [String]] = [:]
         for method in Methods.all.map(\.name) {
@@ -108,16 +108,8 @@ struct RegistryDriftTests {
             }
             #expect(owner.count == 1, "\(namespace).* is registered by \(owner.sorted()): one owner a namespace")
             #expect(methods.allSatisfy { owners[$0] != nil }, "a method of \(namespace).* has no owner")
-            // The command each method's section names (`driverctl: `driverctl login``): its first word.
-            var commands: [String] = []
-            for method in methods {
-                let section = api.components(separatedBy: "\n### `\(method)`\n").dropFirst().first?.components(separatedBy: "\n### ")[0] ?? ""
-                if let match = section.firstMatch(of: /\ndriverctl: `driverctl ([a-z-]+)/), !commands.contains(String(match.1)) {
-                    commands.append(String(match.1))
-                }
-            }
-            let command = commands.isEmpty ? "none" : commands.map { "`driverctl \($0)`" }.joined(separator: ", ")
-            rows.append("| `\(namespace).*` | `\(files.sorted().joined(separator: "`, `"))` | `\(owner.sorted().joined(separator: "`, `"))` | \(command) |")
+            let commandsFile = home.count == 1 ? "`\(home[0])`" : "none"
+            rows.append("| `\(namespace).*` | `\(files.sorted().joined(separator: "`, `"))` | `\(owner.sorted().joined(separator: "`, `"))` | \(commandsFile) |")
         }
         let architecture = try String(contentsOf: root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
         let section = architecture.components(separatedBy: "\n## Where each method lives\n").dropFirst().first?
