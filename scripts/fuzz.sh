@@ -4,6 +4,7 @@
 # repository (Tests/FuzzCorpus/<target>, which it never writes) with a scratch corpus in .build-fuzz/corpus.
 # A crash, a leak or an input slower than FUZZ_TIMEOUT seconds (default 1) stops that target and leaves the input
 # in .build-fuzz/crashes: add it to Tests/FuzzCorpus/<target>/ with the fix, so `make test` replays it for good.
+# FUZZ_RUNS stops each target after that many executions instead (FUZZ_SECONDS then bounds it at most).
 # Prints each target's executions, rate, coverage and slowest input; exits 1 when any target found something.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,7 @@ for target in $targets; do
     mkdir -p "$scratch"
     log="$build/logs/$target.log"
     DRIVERD_FUZZ_TARGET=$target ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=Fuzz/lsan.supp "$binary" "$scratch" "Tests/FuzzCorpus/$target" \
-        -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -report_slow_units=1 -print_final_stats=1 \
+        -max_total_time="$seconds" ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} -timeout="$timeout" -rss_limit_mb=2048 -report_slow_units=1 -print_final_stats=1 \
         -artifact_prefix="$build/crashes/$target-" >"$log" 2>&1
     status=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
