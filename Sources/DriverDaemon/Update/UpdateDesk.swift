@@ -50,6 +50,10 @@ final class UpdateDesk: Sendable {
         /// Offers refused (by the digest of the manifest and its signature), so a backend that keeps offering one
         /// hears once.
         var refused: Set<String> = []
+        /// Until when (monotonic) driverd-update's verdict is looked for every `verdictSeconds`: for a while after the
+        /// ask (or this process's start during an install), then at the round's pace, so a verdict that never comes
+        /// does not wake a parked unit every 2 s for good.
+        var watchVerdictUntil = 0.0
     }
 
     let settings: Settings
@@ -261,6 +265,7 @@ final class UpdateDesk: Sendable {
                 }
                 state.withLock {
                     $0.machine.resumed(release, chunksHave: have, complete: complete, installAsked: requested)
+                    if requested { $0.watchVerdictUntil = clock.monotonic + Self.verdictWatchSeconds }
                     $0.manifest = manifest
                     $0.offer = Self.offerDigest(signed)
                 }
@@ -406,14 +411,16 @@ final class UpdateDesk: Sendable {
             await considerInstalling(manifest)
             return nextStep()
         case .installing:
-            return .verdictSoon
+            return nextStep()
         }
     }
 
     /// After a round: at once for a release taken meanwhile, soon once driverd-update was asked, else later.
     private func nextStep() -> Step {
         state.withLock {
-            $0.toStore != nil ? .again : $0.manifest == nil ? .idle : $0.machine.phase == .installing ? .verdictSoon : .later
+            if $0.toStore != nil { return .again }
+            if $0.manifest == nil { return .idle }
+            return $0.machine.phase == .installing && clock.monotonic < $0.watchVerdictUntil ? .verdictSoon : .later
         }
     }
 
@@ -558,6 +565,7 @@ final class UpdateDesk: Sendable {
         }
         state.withLock {
             $0.machine.installAsked()
+            $0.watchVerdictUntil = clock.monotonic + Self.verdictWatchSeconds
             $0.waitingFor = nil
         }
         logger.notice("maintenance window: asking driverd-update to install \(manifest.package) \(manifest.version)")
@@ -598,8 +606,10 @@ final class UpdateDesk: Sendable {
 
     /// Seconds between rounds while a release is on its way in (a paused download, the window).
     static let roundSeconds = 30.0
-    /// Seconds between looks for driverd-update's verdict while it installs (minutes at most).
+    /// Seconds between looks for driverd-update's verdict while it installs, for the first `verdictWatchSeconds`
+    /// (its health gate ends within minutes: `readyWithin` and `update.healthy_seconds`).
     static let verdictSeconds = 2.0
+    static let verdictWatchSeconds = 600.0
 
     func run() async {
         // No fetch at start: the uplink's first success (`whenLinkRestored`) asks, once it holds a valid token; a
