@@ -58,7 +58,9 @@ enum Repack {
             _ = try Dpkg.run("/bin/cp", ["-a", source, control + "/" + script])
         }
         _ = try Dpkg.run("/bin/chmod", ["0755", scratch, control])
-        _ = try Dpkg.run("/usr/bin/dpkg-deb", ["--root-owner-group", "-b", scratch, output])
+        // xz at level 0: 2 s for driverd's 35 MB where dpkg-deb's default (xz -6) took 20 s, for 12 MB kept on flash
+        // instead of 10; the unit does this in its maintenance window, often on its battery.
+        _ = try Dpkg.run("/usr/bin/dpkg-deb", ["--root-owner-group", "-Zxz", "-z0", "-b", scratch, output])
         _ = try Dpkg.run("/bin/rm", ["-rf", scratch])
     }
 
