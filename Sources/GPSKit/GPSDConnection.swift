@@ -78,7 +78,8 @@ final class GPSDConnection {
     static func decode(json line: [UInt8], satellitesUsed: inout Int?) -> Report {
         // Not JSON, or not a report of the shape this reader uses: dropped, never unpacked. (`try?`: a line that does
         // not parse is an expected answer here, not gpsd's report; nothing is persisted or sent from it.)
-        guard line.count <= LineBuffer.maxLine, let value = try? JSONParser.parse(line), isAdmissible(value), hasClassFirstAndOnce(line) else {
+        guard line.count <= LineBuffer.maxLine, let value = try? JSONParser.parse(line), !hasRepeatedKey(line), isAdmissible(value),
+              hasClassFirstAndOnce(line) else {
             return .other
         }
         var data = gps_data_t()
@@ -93,6 +94,51 @@ final class GPSDConnection {
     static func hasClassFirstAndOnce(_ line: [UInt8]) -> Bool {
         let keys = topLevelKeys(line)
         return keys.first == Array("class".utf8) && keys.dropFirst().allSatisfy { $0 != Array("class".utf8) }
+    }
+
+    /// Whether an object of the line holds a key twice. gpsd writes each key once; the parsed object keeps only the
+    /// last of two, so `{"class":"TPV","x":{"class":"TPV"},"x":1}` looked like a TPV of scalars to `isAdmissible`
+    /// while libgps, reading the line itself, looped forever on the nested object (found by the fuzzer).
+    static func hasRepeatedKey(_ line: [UInt8]) -> Bool {
+        // One entry a level: the keys seen in that object, or nil for an array.
+        var levels: [Set<[UInt8]>?] = []
+        var inString = false, escaped = false, expectingKey = false, readingKey = false
+        var key: [UInt8] = []
+        for byte in line {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                    if readingKey, !levels.isEmpty, levels[levels.count - 1]?.insert(key).inserted == false { return true }
+                    readingKey = false
+                    continue
+                }
+                if readingKey { key.append(byte) }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""):
+                inString = true
+                readingKey = expectingKey
+                expectingKey = false
+                key = []
+            case UInt8(ascii: "{"):
+                levels.append([])
+                expectingKey = true
+            case UInt8(ascii: "["):
+                levels.append(nil)
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if !levels.isEmpty { levels.removeLast() }
+            case UInt8(ascii: ","):
+                expectingKey = levels.last.map { $0 != nil } ?? false
+            default:
+                break
+            }
+        }
+        return false
     }
 
     /// The keys of a JSON object's outer level, in order, as written (escapes left as they are: libgps compares them

@@ -25,6 +25,19 @@ struct GPSKitTests {
         }
     }
 
+    @Test("a line with a key twice in one object is not gpsd's: the parsed object keeps the last, which hid a nested object from the shape check while libgps looped forever on it")
+    func repeatedKey() {
+        #expect(!GPSDConnection.hasRepeatedKey(Array(#"{"class":"TPV","a":1,"b":{"a":1},"c":[{"a":1},{"a":2}]}"#.utf8)))
+        #expect(!GPSDConnection.hasRepeatedKey(Array(#"{"class":"TPV","device":"x\"device\":1"}"#.utf8)))
+        for line in [
+            #"{"class":"TPV","x":{"class":"TPV"},"x":1}"#, #"{"class":"TPV","lat":1,"lat":2}"#,
+            #"{"class":"SKY","satellites":[{"PRN":1,"x":{"class":"TPV"},"x":1}]}"#,
+        ] {
+            #expect(GPSDConnection.hasRepeatedKey(Array(line.utf8)), "\(line)")
+            #expect(GPSDJSON.fix(Array(line.utf8)) == nil, "\(line)")
+        }
+    }
+
     @Test("endpoints parse HOST:PORT and [V6]:PORT", arguments: [
         ("127.0.0.1:2947", "127.0.0.1", "2947"), ("localhost:1", "localhost", "1"), ("[::1]:2947", "::1", "2947"),
     ])
