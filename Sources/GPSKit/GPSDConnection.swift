@@ -100,10 +100,30 @@ final class GPSDConnection {
     /// last of two, so `{"class":"TPV","x":{"class":"TPV"},"x":1}` looked like a TPV of scalars to `isAdmissible`
     /// while libgps, reading the line itself, looped forever on the nested object (found by the fuzzer).
     static func hasRepeatedKey(_ line: [UInt8]) -> Bool {
-        // One entry a level: the keys seen in that object, or nil for an array.
-        var levels: [Set<[UInt8]>?] = []
+        var seen: Set<Key> = []
+        return keys(line).contains { !seen.insert($0).inserted }
+    }
+
+    /// The keys of a JSON object's outer level, in order, as written (escapes left as they are: libgps compares them
+    /// so too). For a line the strict parser took as JSON.
+    static func topLevelKeys(_ line: [UInt8]) -> [[UInt8]] {
+        keys(line).filter { $0.object == 0 }.map(\.name)
+    }
+
+    /// A key as written, and which object of the line holds it (0: the outer one, then in the order they open).
+    struct Key: Hashable {
+        var object: Int
+        var name: [UInt8]
+    }
+
+    /// Every key of every object of the line, in order.
+    static func keys(_ line: [UInt8]) -> [Key] {
+        var keys: [Key] = []
+        // One entry a level: the object's number, or nil for an array.
+        var levels: [Int?] = []
+        var objects = 0
         var inString = false, escaped = false, expectingKey = false, readingKey = false
-        var key: [UInt8] = []
+        var name: [UInt8] = []
         for byte in line {
             if inString {
                 if escaped {
@@ -112,11 +132,11 @@ final class GPSDConnection {
                     escaped = true
                 } else if byte == UInt8(ascii: "\"") {
                     inString = false
-                    if readingKey, !levels.isEmpty, levels[levels.count - 1]?.insert(key).inserted == false { return true }
+                    if readingKey, let object = levels.last ?? nil { keys.append(Key(object: object, name: name)) }
                     readingKey = false
                     continue
                 }
-                if readingKey { key.append(byte) }
+                if readingKey { name.append(byte) }
                 continue
             }
             switch byte {
@@ -124,58 +144,17 @@ final class GPSDConnection {
                 inString = true
                 readingKey = expectingKey
                 expectingKey = false
-                key = []
+                name = []
             case UInt8(ascii: "{"):
-                levels.append([])
+                levels.append(objects)
+                objects += 1
                 expectingKey = true
             case UInt8(ascii: "["):
                 levels.append(nil)
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
                 if !levels.isEmpty { levels.removeLast() }
             case UInt8(ascii: ","):
-                expectingKey = levels.last.map { $0 != nil } ?? false
-            default:
-                break
-            }
-        }
-        return false
-    }
-
-    /// The keys of a JSON object's outer level, in order, as written (escapes left as they are: libgps compares them
-    /// so too). For a line the strict parser took as JSON.
-    static func topLevelKeys(_ line: [UInt8]) -> [[UInt8]] {
-        var keys: [[UInt8]] = []
-        var depth = 0
-        var inString = false, escaped = false, expectingKey = false, readingKey = false
-        var key: [UInt8] = []
-        for byte in line {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                    if readingKey { keys.append(key) }
-                    readingKey = false
-                    continue
-                }
-                if readingKey { key.append(byte) }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""):
-                inString = true
-                readingKey = depth == 1 && expectingKey
-                expectingKey = false
-                key = []
-            case UInt8(ascii: "{"), UInt8(ascii: "["):
-                depth += 1
-                expectingKey = depth == 1 && byte == UInt8(ascii: "{")
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                depth -= 1
-            case UInt8(ascii: ","):
-                expectingKey = depth == 1
+                expectingKey = (levels.last ?? nil) != nil
             default:
                 break
             }
