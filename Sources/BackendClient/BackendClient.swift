@@ -295,7 +295,13 @@ public final class BackendClient: Sendable {
         } catch {
             throw BackendClientError(transportReason: "the tunnel that judges the backend's certificate cannot open: \(error)")
         }
-        let url = tunnel.map { URL(httpURLWithSocketPath: $0.0.socketPath, uri: path)?.absoluteString ?? "" } ?? baseURL + path
+        var url = baseURL + path
+        if let tunnel {
+            guard let local = URL(httpURLWithSocketPath: tunnel.0.socketPath, uri: path) else {
+                throw BackendClientError(transportReason: "no URL for the tunnel's socket \(tunnel.0.socketPath) and \(path)")
+            }
+            url = local.absoluteString
+        }
         var request = HTTPClientRequest(url: url)
         if let tunnel { request.headers.add(name: "Host", value: tunnel.hostHeader) }
         request.method = method

@@ -78,10 +78,9 @@ final class GPSDConnection {
     static func decode(json line: [UInt8], satellitesUsed: inout Int?) -> Report {
         // Not JSON, or not a report of the shape this reader uses: dropped, never unpacked. (`try?`: a line that does
         // not parse is an expected answer here, not gpsd's report; nothing is persisted or sent from it.)
-        guard line.count <= LineBuffer.maxLine, let value = try? JSONParser.parse(line), !hasRepeatedKey(line), isAdmissible(value),
-              hasClassFirstAndOnce(line) else {
-            return .other
-        }
+        guard line.count <= LineBuffer.maxLine, let value = try? JSONParser.parse(line), isAdmissible(value) else { return .other }
+        let written = keys(line)
+        guard !hasRepeatedKey(written), hasClassFirstAndOnce(written) else { return .other }
         var data = gps_data_t()
         var text = line.map { CChar(bitPattern: $0) } + [0]
         _ = gps_unpack(&text, &data)
@@ -91,32 +90,27 @@ final class GPSDConnection {
     /// gpsd writes `class` first in every report, and once. libgps 3.22 loops forever on a value of the wrong type
     /// (a string for a number, or the reverse) followed by a `class` key (`{"lon":"x","class":"TPV"}`,
     /// `{"class":"TPV","mode":"x","class":"TPV"}`, found by the fuzzer): such a line is not gpsd's.
-    static func hasClassFirstAndOnce(_ line: [UInt8]) -> Bool {
-        let keys = topLevelKeys(line)
-        return keys.first == Array("class".utf8) && keys.dropFirst().allSatisfy { $0 != Array("class".utf8) }
+    static func hasClassFirstAndOnce(_ keys: [Key]) -> Bool {
+        let outer = keys.filter { $0.object == 0 }.map(\.name)
+        return outer.first == Array("class".utf8) && outer.dropFirst().allSatisfy { $0 != Array("class".utf8) }
     }
 
     /// Whether an object of the line holds a key twice. gpsd writes each key once; the parsed object keeps only the
     /// last of two, so `{"class":"TPV","x":{"class":"TPV"},"x":1}` looked like a TPV of scalars to `isAdmissible`
     /// while libgps, reading the line itself, looped forever on the nested object (found by the fuzzer).
-    static func hasRepeatedKey(_ line: [UInt8]) -> Bool {
+    static func hasRepeatedKey(_ keys: [Key]) -> Bool {
         var seen: Set<Key> = []
-        return keys(line).contains { !seen.insert($0).inserted }
+        return keys.contains { !seen.insert($0).inserted }
     }
 
-    /// The keys of a JSON object's outer level, in order, as written (escapes left as they are: libgps compares them
-    /// so too). For a line the strict parser took as JSON.
-    static func topLevelKeys(_ line: [UInt8]) -> [[UInt8]] {
-        keys(line).filter { $0.object == 0 }.map(\.name)
-    }
-
-    /// A key as written, and which object of the line holds it (0: the outer one, then in the order they open).
+    /// A key as written (escapes left as they are: libgps compares them so too), and which object of the line holds
+    /// it (0: the outer one, then in the order they open).
     struct Key: Hashable {
         var object: Int
         var name: [UInt8]
     }
 
-    /// Every key of every object of the line, in order.
+    /// Every key of every object of the line, in order. For a line the strict parser took as JSON.
     static func keys(_ line: [UInt8]) -> [Key] {
         var keys: [Key] = []
         // One entry a level: the object's number, or nil for an array.

@@ -134,9 +134,6 @@ struct RegistryDriftTests {
     }
 
     static func matches(of pattern: String, in text: String) -> [String] {
-        let expression = try! NSRegularExpression(pattern: pattern)
-        return expression.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap {
-            Range($0.range(at: 1), in: text).map { String(text[$0]) }
-        }
+        matches(of: pattern, in: text, groups: 1).compactMap(\.first)
     }
 }
