@@ -28,16 +28,19 @@ bin-dir:
 
 # Builds everything (the integration tests run the real binaries), then runs every test: the unit and
 # in-process server tests first, then the integration tests in a process of their own (their blocking waits
-# would otherwise starve the in-process servers of Swift Concurrency's threads, two on a 2-core machine), then
-# the kiosk's browser tests (beside the integration suite, a tap was once lost under the load: kept apart).
+# would otherwise starve the in-process servers of Swift Concurrency's threads, two on a 2-core machine), with
+# the kiosk's browser tests beside them (their log: .build/kiosk-tests.log, printed after).
 # Every daemon the integration tests start leaves its log in .build/test-logs; none may hold customer data.
 test: build-tests
 	DRIVERD_BIN_DIR="$(BIN_DIR)" $(SWIFT) test --skip-build --skip IntegrationTests
 	rm -rf .build/test-logs
-	DRIVERD_BIN_DIR="$(BIN_DIR)" DRIVERD_TEST_LOG_DIR="$(CURDIR)/.build/test-logs" $(SWIFT) test --skip-build --filter IntegrationTests
-	@echo "the slowest integration tests (seconds of their own, from their slot to their end):"
-	@sort -rn .build/test-logs/timings.tsv | head -8
-	DRIVERD_TEST_LOG_DIR="$(CURDIR)/.build/test-logs" scripts/test-kiosk.sh "$(BIN_DIR)" --durations=8
+	DRIVERD_TEST_LOG_DIR="$(CURDIR)/.build/test-logs" scripts/test-kiosk.sh "$(BIN_DIR)" --durations=8 >.build/kiosk-tests.log 2>&1 & kiosk=$$!; \
+	DRIVERD_BIN_DIR="$(BIN_DIR)" DRIVERD_TEST_LOG_DIR="$(CURDIR)/.build/test-logs" $(SWIFT) test --skip-build --filter IntegrationTests; \
+	integration=$$?; wait $$kiosk; kiosk=$$?; \
+	echo "the slowest integration tests (seconds of their own, from their slot to their end):"; \
+	sort -rn .build/test-logs/timings.tsv | head -8; \
+	echo "the kiosk's browser tests:"; cat .build/kiosk-tests.log; \
+	[ $$integration -eq 0 ] && [ $$kiosk -eq 0 ]
 	scripts/check-log-privacy.sh .build/test-logs
 
 # The kiosk's tests alone: Debian's chromium driven by Playwright on the real stack (screenshots: .build/kiosk-screens).

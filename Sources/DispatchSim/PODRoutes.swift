@@ -66,15 +66,15 @@ struct PODRoutes {
         let body = try await SimJSON.body(of: request, limit: PhotoLimits.maxRequestBytes)
         let form: MultipartForm
         do {
-            form = try MultipartForm(body, boundary: boundary)
+            form = try MultipartForm(Array(body.readableBytesView), boundary: boundary)
         } catch {
-            throw SimHTTPError(.badRequest, "malformed multipart body")
+            throw SimHTTPError(.badRequest, "malformed multipart body: \(error)")
         }
         guard let image = form.parts[PhotoPart.photo]?.body else { throw SimHTTPError(.badRequest, "the photo part is missing") }
-        guard image.readableBytes <= PhotoPart.maxBytes else {
+        guard image.count <= PhotoPart.maxBytes else {
             throw SimHTTPError(.payloadTooLarge, "a photo is at most \(PhotoPart.maxBytes) bytes")
         }
-        let bytes = Array(image.readableBytesView)
+        let bytes = Array(image)
         guard ImageKind(sniffing: bytes) != nil else { throw SimHTTPError(.unsupportedMediaType, "the photo must be a JPEG or PNG image") }
         func number(_ name: String) throws -> Double {
             guard let text = form.parts[name]?.text, let value = Double(text), value.isFinite else {

@@ -68,7 +68,7 @@ struct ArrivalTests {
         }
     }
 
-    @Test("auto: one geofence arrival per stop of a drive, none at a stop passed at 30 km/h; kill -9 after an arrival sends it once; both visits reach the backend once", .tags(.long))
+    @Test("auto: one geofence arrival per stop of a drive, none at a stop passed at 30 km/h; kill -9 after an arrival sends it once; both visits reach the backend once", .tags(.longest))
     func autoArrivals() async throws {
         let rig = try Rig(mode: "auto")
         try rig.ctl("accept", "--task", "task-1001")

@@ -166,8 +166,10 @@ struct DriverSafetyTests {
         let status = try client.call(Methods.outboxFlush, NoParams())
         #expect(status.link == .authRequired && status.transitions == 1)
         try login()
+        // Not the link's state after the drain: this login too is refused 3.6 s after it, which a loaded machine's
+        // drain can outlast (auth.required again, rightly). What it sent is the point.
         let drained = try Harness.drain(daemon)
-        #expect(drained.link == .online)
+        #expect(drained.deadLetters == 0, "nothing refused: \(drained)")
         let stats = try await SimHTTP(base: sim.base).request(.GET, "/sim/stats").decode(SimStats.self)
         #expect(stats.statusUpdates.map(\.status) == [.accepted, .arrivedAtStore])
         try daemon.stop()

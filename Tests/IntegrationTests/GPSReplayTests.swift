@@ -14,7 +14,7 @@ struct GPSReplayTests {
     @Test("the stationary log (20 min of jitter and slow walking) never flips to moving; 0.1 Hz pings", sharedLogs)
     func stationaryJitter() throws {
         let path = try Harness.log("signalk-gps.log")
-        let fake = try GPSFake(log: path, delay: 0.002)
+        let fake = try GPSFake(log: path, delay: 0.002, leadIn: .seconds(10))  // counts every fix: driverd connected first
         let daemon = try Harness.daemon(gpsd: fake.endpoint)
         let status = try Harness.settled(daemon, fake: fake)
         #expect(status.pingsByMotion["moving"] == nil, "\(status.pingsByMotion)")
@@ -30,7 +30,7 @@ struct GPSReplayTests {
     @Test("city driving: ping counts per mode match the policy for the log", sharedLogs)
     func cityDriving() throws {
         let path = try Harness.log("20100411_Geko_Regensburg.txt")
-        let fake = try GPSFake(log: path, delay: 0.002)
+        let fake = try GPSFake(log: path, delay: 0.002, leadIn: .seconds(10))  // counts every fix: driverd connected first
         let daemon = try Harness.daemon(gpsd: fake.endpoint)
         let status = try Harness.settled(daemon, fake: fake)
         let expected = NMEALog.expectedPings(try NMEALog.fixes(path))
@@ -68,7 +68,8 @@ struct GPSReplayTests {
     @Test("fix lost and regained: the loss is reported and recording resumes", sharedLogs)
     func fixLoss() throws {
         let path = try Harness.log("meinberg-gps164.log")
-        let fake = try GPSFake(log: path, delay: 0.02)
+        // 101 lines at 0.1 s: 10 s, longer than driverd's start on a loaded machine (at 0.02 s the log could end first).
+        let fake = try GPSFake(log: path, delay: 0.1)
         let daemon = try Harness.daemon(gpsd: fake.endpoint)
         let (_, links) = try Harness.waitFor(daemon) { $0.fixesSeen > 0 && ($0.lastFixAge ?? 0) > 3 }
         let status = try Harness.settled(daemon, fake: fake, minimumFixes: 60)
@@ -83,9 +84,16 @@ struct GPSReplayTests {
     @Test("time going backwards, duplicate epochs and garbage between sentences never stop recording", sharedLogs)
     func hostileInput() throws {
         for name in ["bt451.log", "humminbird-M37.log"] {
-            let fake = try GPSFake(log: try Harness.log(name), delay: 0.01)
+            // Looped: a pass takes 1 to 1.6 s, and on a loaded machine driverd once started after the only pass had
+            // ended (connected, no fix for 120 s). It reads three passes from its first fix on; each new pass is one
+            // more jump back in time.
+            let log = try Harness.log(name)
+            let fake = try GPSFake(log: log, delay: 0.01, loop: true)
             let daemon = try Harness.daemon(gpsd: fake.endpoint)
-            let status = try Harness.settled(daemon, fake: fake)
+            _ = try Harness.waitFor(daemon, timeout: .seconds(60)) { $0.fixesSeen > 0 }
+            let pass = Double(try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").count) * 0.01
+            Thread.sleep(forTimeInterval: 3 * pass + 1)
+            let status = try Harness.readToEnd(daemon, fake: fake)
             #expect(status.pingsRecorded > 0, "\(name)")
             #expect(daemon.process.isRunning)
         }

@@ -10,7 +10,7 @@ struct PowerCutTests {
     /// `DRIVERD_POWERCUT_SEEDS=11` runs one seed again (a failure's), alone.
     static let seeds = ProcessInfo.processInfo.environment["DRIVERD_POWERCUT_SEEDS"].map { $0.split(separator: ",").compactMap { UInt64($0) } } ?? [11, 29]
 
-    @Test("a shift of orders, SOS calls, logins, configuration trials and bundles through power cuts at random moments", .tags(.long), arguments: seeds)
+    @Test("a shift of orders, SOS calls, logins, configuration trials and bundles through power cuts at random moments", .tags(.longest), arguments: seeds)
     func journey(seed: UInt64) throws {
         let report = try PowerCutJourney(PowerCutJourney.Settings(seed: seed, cuts: Self.cutsPerSeed)).run()
         print("power-cut soak, seed \(seed): \(report)")

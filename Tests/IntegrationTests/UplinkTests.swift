@@ -377,9 +377,11 @@ struct UplinkTests {
     func offlineBacklog() async throws {
         let port = GPSFake.freePort()
         let directory = TemporaryDirectory()
+        // 10 s of lead-in: a loaded machine's driverd once recorded 21,969 of the 28,800 (it connected after the
+        // replay began).
         let log = directory.file("parked-8h.nmea")
         try NMEAWriter.log(RoutePresets.parked(seconds: 8 * 3600)).write(toFile: log, atomically: true, encoding: .utf8)
-        let fake = try GPSFake(log: log, delay: 0.0002)
+        let fake = try GPSFake(log: log, delay: 0.0002, leadIn: .seconds(10))
         // Every fix recorded (1 Hz even when parked), the backend away: nothing listens on its port yet.
         let config = """
             [gps]

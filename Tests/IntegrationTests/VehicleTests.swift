@@ -35,7 +35,7 @@ struct VehicleTests {
         low_voltage_seconds = 5
         """
 
-    @Test("a drive: the engine is the ignition, a fault code goes to the backend once, a tunnel without GNSS keeps the gate closed until the vehicle stops, ignition off leaves the voltage, a sinking voltage protects the battery once", .tags(.long))
+    @Test("a drive: the engine is the ignition, a fault code goes to the backend once, a tunnel without GNSS keeps the gate closed until the vehicle stops, ignition off leaves the voltage, a sinking voltage protects the battery once", .tags(.longest))
     func drive() async throws {
         let directory = TemporaryDirectory()
         let car = try OBDCar(["rpm": 1800, "speed_kmh": 43, "voltage": 14.1, "fuel_pct": 70, "odometer_km": 12345.6, "run_s": 300])

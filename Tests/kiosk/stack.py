@@ -4,6 +4,7 @@ killed at the end and its directory removed (its logs copied to DRIVERD_TEST_LOG
 keeps the directories); nothing outlives the test."""
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -34,10 +35,40 @@ def wait_for(predicate, timeout=30.0, interval=0.1, what="a condition"):
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
+def _port_block():
+    """This worker's ports: its share of the 6,000 just under the kernel's ephemeral range.
+
+    Not port 0's pick: that comes from the ephemeral range, from which the kernel also picks the source port of
+    every outgoing connection; between free_port() and gpsd's bind such a connection could hold it, and driverd,
+    connecting to it meanwhile, could connect to itself. The integration tests take the 6,000 below these
+    (GPSFake.freePort)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            ephemeral_low = int(f.read().split()[0])
+    except OSError:
+        ephemeral_low = 32768  # Linux's default
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").lstrip("gw") or 0)
+    workers = max(int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")), worker + 1)
+    size = 6000 // workers
+    low = ephemeral_low - 6000 + worker * size
+    return range(low, low + size)
+
+
+_ports = _port_block()
+_next_port = [random.choice(_ports)]
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    for _ in range(len(_ports)):
+        port = _next_port[0]
+        _next_port[0] = port + 1 if port + 1 < _ports.stop else _ports.start
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # in use, or lingering in TIME_WAIT
+            return port
+    raise RuntimeError(f"no free loopback port in {_ports}")
 
 
 class RPC:

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// A real gpsd fed by gpsfake, on a free loopback port.
@@ -19,12 +20,23 @@ final class GPSFake {
 
     /// Starts gpsfake replaying `log` once. `delay` is gpsfake's pause per sentence (0.5 is real time for
     /// two sentences per epoch); `port` reuses a port (a restarted gpsd).
-    init(log: String, delay: Double, port: Int? = nil, loop: Bool = false) throws {
+    ///
+    /// `leadIn`: that long of text sentences (`$GPTXT`, no fix) before the log. gpsd, started with `-n`, replays at
+    /// once, while driverd, started after it, may take seconds to connect on a loaded machine: a test that counts
+    /// the log's fixes (pings per mode, spikes rejected, an 8-h backlog) once missed its first seconds.
+    init(log: String, delay: Double, port: Int? = nil, loop: Bool = false, leadIn: Duration? = nil) throws {
         try #require(Self.available, "gpsfake is missing (Debian package gpsd-clients)")
         self.port = port ?? Self.freePort()
         directory = TemporaryDirectory("gpsfake")
+        var replayed = log
+        if let leadIn {
+            replayed = directory.file("lead-in+" + URL(fileURLWithPath: log).lastPathComponent)
+            let lines = Int((leadIn / .seconds(1)) / delay)
+            let text = String(repeating: Self.leadInSentence + "\r\n", count: lines) + (try String(contentsOfFile: log, encoding: .isoLatin1))
+            try text.write(toFile: replayed, atomically: true, encoding: .isoLatin1)
+        }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/gpsfake")
-        process.arguments = (loop ? [] : ["-1"]) + ["-q", "-n", "-P", String(self.port), "-c", String(delay), log]
+        process.arguments = (loop ? [] : ["-1"]) + ["-q", "-n", "-P", String(self.port), "-c", String(delay), replayed]
         var environment = ProcessInfo.processInfo.environment
         environment["TMPDIR"] = directory.path
         process.environment = environment
@@ -35,6 +47,13 @@ final class GPSFake {
     }
 
     var endpoint: String { "127.0.0.1:\(port)" }
+
+    /// A receiver's text message (no position), with its checksum.
+    static let leadInSentence: String = {
+        let body = "GPTXT,01,01,02,lead-in"
+        let checksum = body.utf8.reduce(UInt8(0), ^)
+        return "$" + body + "*" + String(checksum, radix: 16, uppercase: true).leftPadded(to: 2)
+    }()
 
     private func waitForPort() throws {
         let deadline = ContinuousClock.now + .seconds(15)
@@ -70,19 +89,46 @@ final class GPSFake {
     }
 
     /// A port nothing listens on now (bound and released by the kernel's choice).
+    /// A loopback port for a listener started later (gpsd, a proxy), from below the kernel's ephemeral range.
+    ///
+    /// Why not port 0's pick: that comes from the ephemeral range, from which the kernel also picks the source port
+    /// of every outgoing connection. Between this call and the listener's bind (minutes, in some tests) such a
+    /// connection could hold it, and driverd, connecting to it meanwhile, could connect to itself (TCP's simultaneous
+    /// open): a loaded run once showed "gps link: connected, but no usable fix" and no arrival. The kiosk's tests
+    /// (Tests/kiosk/stack.py) take the 6,000 ports just under the range; these are the 6,000 below those.
     static func freePort() -> Int {
+        nextPort.withLock { next in
+            for _ in 0..<portBlock.count {
+                let port = next
+                next = port + 1 < portBlock.upperBound ? port + 1 : portBlock.lowerBound
+                if canBind(port) { return port }
+            }
+            fatalError("no free loopback port in \(portBlock)")
+        }
+    }
+
+    private static let portBlock: Range<Int> = {
+        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""  // absent: Linux's default
+        let ephemeralLow = range.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32768
+        return (ephemeralLow - 12_000)..<(ephemeralLow - 6_000)
+    }()
+
+    /// A random start, so runs close together do not reuse each other's ports while they linger in TIME_WAIT.
+    private static let nextPort = Mutex(Int.random(in: portBlock))
+
+    private static func canBind(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) {
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
+        } == 0
     }
+}
+
+extension String {
+    fileprivate func leftPadded(to length: Int) -> String { String(repeating: "0", count: max(0, length - count)) + self }
 }

@@ -61,12 +61,17 @@ enum Harness {
     /// pings wait up to 2 minutes for the disk, so settled is the fixes unchanged for 3 s and nothing waiting.
     static func settled(_ daemon: DaemonProcess, fake: GPSFake, minimumFixes: Int = 1, timeout: Duration = .seconds(120)) throws -> GPSStatus {
         _ = try waitFor(daemon, timeout: timeout) { $0.fixesSeen >= minimumFixes && ($0.lastFixAge ?? 0) > 3 }
+        return try readToEnd(daemon, fake: fake, timeout: timeout + .seconds(150))
+    }
+
+    /// The replay stopped (gpsfake killed), and driverd has read what gpsd still had and recorded its pings.
+    static func readToEnd(_ daemon: DaemonProcess, fake: GPSFake, timeout: Duration = .seconds(270)) throws -> GPSStatus {
         fake.kill()
         var fixes = -1
         var since = ContinuousClock.now
         // Settled means driverd read gpsd's end (its link left connected), so nothing is still buffered in its
         // socket: on a loaded machine a reader can pause for seconds mid-log, and a quiet spell alone misleads.
-        return try waitFor(daemon, timeout: timeout + .seconds(150)) { status in
+        return try waitFor(daemon, timeout: timeout) { status in
             if status.fixesSeen != fixes {
                 fixes = status.fixesSeen
                 since = .now
