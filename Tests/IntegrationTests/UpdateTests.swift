@@ -139,7 +139,8 @@ struct UpdateTests {
         }
         let asked = try JSONDecoder().decode(SignedRelease.self, from: Data(contentsOf: URL(fileURLWithPath: directory.file("state/update/request.json"))))
         #expect(try JSONDecoder().decode(ReleaseManifest.self, from: #require(Data(base64Encoded: asked.payload))).version == "0.2.0")
-        #expect(try Self.status(daemon).release?.state == .installing)
+        // The ask is written before the desk's state says so.
+        try waitUntil("installing", timeout: .seconds(10), detail: daemon.log) { try Self.status(daemon).release?.state == .installing }
 
         // driverd-update's verdict (written as it writes it): reported once, the release's files gone.
         let verdict = UpdateAck(package: "driverd", version: "0.2.0", status: .applied, reason: nil, runningVersion: "0.2.0", at: Date().timeIntervalSince1970)
@@ -237,7 +238,9 @@ struct UpdateTests {
         let waited = Date().timeIntervalSince(off)
         print("self-update on shift: asked \(String(format: "%.1f", waited)) s after the ignition went off (update.quiet_minutes = 1)")
         #expect(waited >= 60, "asked \(waited) s after the ignition went off")
-        #expect(try Self.status(daemon).release?.state == .installing && daemon.client().call(Methods.shiftStatus, NoParams()).onShift)
+        // The ask is written before the desk's state says so.
+        try waitUntil("installing", timeout: .seconds(10), detail: daemon.log) { try Self.status(daemon).release?.state == .installing }
+        #expect(try daemon.client().call(Methods.shiftStatus, NoParams()).onShift)
         _ = try daemon.stop()
 
         // Another unit, on shift with the ignition on, inside update.window's hours (this hour and the next): asked at once.
@@ -321,10 +324,13 @@ struct UpdateTests {
         }
         let second = Data((0..<(256 << 10)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 9) })
         try await Self.publish(http, second, version: "0.8.1")
+        // Counted from when the unit knows of the replacement (its push can take a second on a loaded machine, and
+        // chunks go on meanwhile): from then on, at most the chunk in flight.
+        try waitUntil("the replacement known", timeout: .seconds(30), detail: daemon.log) { try Self.status(daemon).release?.version == "0.8.1" }
         let atReplacement = try await Self.overview(http).releases.first { $0.manifest.version == "0.8.0" }!.chunksServed
         _ = try await Self.ack(http, version: "0.8.1", .downloaded, detail: daemon.log)
         let old = try await Self.overview(http).releases.first { $0.manifest.version == "0.8.0" }!.chunksServed
-        #expect(old <= atReplacement + 1, "0.8.0: \(atReplacement) chunks at the replacement, \(old) in the end")
+        #expect(old <= atReplacement + 1, "0.8.0: \(atReplacement) chunks when the unit knew of the replacement, \(old) in the end")
         try waitUntil("0.8.1's install asked", timeout: .seconds(60), detail: "\((try? Self.status(daemon)).map { "\($0)" } ?? "")\n\(daemon.log)") {
             try Self.status(daemon).release?.state == .installing
         }
