@@ -118,6 +118,9 @@ struct ClockTests {
             // lastSuccess is shown on the stamps' timeline, never five years off.
             if let lastSuccess = status.lastSuccess, source == .gps { #expect(abs(lastSuccess - Date().timeIntervalSince1970) < 30) }
         }
+        // The receiver stops first, read to its end: a ping recorded between the count and the stop's last flush
+        // made the backend's count one more once.
+        _ = try Harness.readToEnd(daemon, fake: fake)
         let final = try Harness.drain(daemon)
         #expect(final.link == .online && final.deadLetters == 0)
         let gps = try daemon.client().call(Methods.gpsStatus, NoParams())
@@ -126,10 +129,12 @@ struct ClockTests {
         #expect(stats.uniquePings == gps.pingsRecorded, "recorded \(gps.pingsRecorded), the backend has \(stats.uniquePings)")
         #expect(stats.statusUpdates.map(\.status) == [.accepted, .arrivedAtStore, .accepted])
         #expect(!daemon.log.contains("log in required"), "\(daemon.log)")
-        // With the kernel unsynchronised (as on this machine) stamps come from GPS and ignore the steps.
+        // With the kernel unsynchronised (as on this machine) stamps come from GPS and ignore the steps (years). Within
+        // 30 s: the real-time replay falls behind on a loaded machine (5.04 s once, beside a release build), and the
+        // stamps with it.
         if source == .gps {
             for (update, real) in zip(stats.statusUpdates, actionTimes) {
-                #expect(update.timeSource == .gps && abs((update.timestamp ?? 0) - real) < 5, "\(update) at \(real)")
+                #expect(update.timeSource == .gps && abs((update.timestamp ?? 0) - real) < 30, "\(update) at \(real)")
             }
         }
     }
