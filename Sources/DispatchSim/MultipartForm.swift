@@ -72,13 +72,7 @@ struct MultipartForm {
 
     /// Where `needle` first starts in `bytes` at or after `start`.
     private static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
-        guard let first = needle.first, needle.count <= bytes.count else { return nil }
-        var index = start
-        while index <= bytes.count - needle.count {
-            if bytes[index] == first, bytes[index..<index + needle.count].elementsEqual(needle) { return index }
-            index += 1
-        }
-        return nil
+        bytes[start...].firstRange(of: needle)?.lowerBound
     }
 
     /// The boundary parameter of a multipart Content-Type.

@@ -1,4 +1,5 @@
 import Foundation
+import NMEASynth
 import Synchronization
 import Testing
 
@@ -48,12 +49,8 @@ final class GPSFake {
 
     var endpoint: String { "127.0.0.1:\(port)" }
 
-    /// A receiver's text message (no position), with its checksum.
-    static let leadInSentence: String = {
-        let body = "GPTXT,01,01,02,lead-in"
-        let checksum = body.utf8.reduce(UInt8(0), ^)
-        return "$" + body + "*" + String(checksum, radix: 16, uppercase: true).leftPadded(to: 2)
-    }()
+    /// A receiver's text message (no position).
+    static let leadInSentence = NMEAWriter.sentence("GPTXT,01,01,02,lead-in")
 
     private func waitForPort() throws {
         let deadline = ContinuousClock.now + .seconds(15)
@@ -127,8 +124,4 @@ final class GPSFake {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         } == 0
     }
-}
-
-extension String {
-    fileprivate func leftPadded(to length: Int) -> String { String(repeating: "0", count: max(0, length - count)) + self }
 }

@@ -6,7 +6,7 @@ import Testing
 /// Why: these tests block (child processes, `usleep` polls, `waitUntilExit`), and Swift Testing runs test bodies on
 /// the cooperative pool, one thread per core. On a 2-core machine two blocked tests stalled every other test, so
 /// the suites, though independent, ran two at a time (a 0.2 s test "took" 156 s). With a task executor preference
-/// the body and its child tasks run on a dedicated thread; a slot limit (`DRIVERD_TEST_PARALLEL`, default 12) keeps
+/// the body and its child tasks run on a dedicated thread; a slot limit (`DRIVERD_TEST_PARALLEL`, default 8) keeps
 /// the daemons, simulators and gpsfakes of concurrent tests from starving each other of CPU. Tests tagged `.long`
 /// (a minute or more of real time: replayed drives, the power-cut journey) get their slots first, `.longest` (two
 /// minutes or more) before them, so the suite ends soon after its longest test instead of starting one last.
@@ -65,15 +65,15 @@ extension Trait where Self == OwnThreadTrait {
     static var ownThread: Self { OwnThreadTrait() }
 }
 
-/// At most `DRIVERD_TEST_PARALLEL` tests at once (default 12: the suite's tests mostly wait, and at 12 the CPU was
-/// still idle a third of the time); waiters wait without holding a thread, the longest tests first, then the long,
+/// At most `DRIVERD_TEST_PARALLEL` tests at once (default 8; at 12 the CPU was still idle a third of the time, but
+/// timing-bound tests failed now and then: docs/LEAN.md, "CI time"); waiters wait without holding a thread, the longest tests first, then the long,
 /// then the rest, each kind in order.
 ///
 /// For the first `headStart` of the run nobody gets a slot: Swift Testing asks for all of them at once, in an order
 /// of its own, and the first comers used to fill the slots, so the longest test (207 s) started 74 s in and the
 /// suite ended at 281 s; after the head start the slots go by length.
 actor TestSlots {
-    static let shared = TestSlots(limit: ProcessInfo.processInfo.environment["DRIVERD_TEST_PARALLEL"].flatMap { Int($0) } ?? 12)
+    static let shared = TestSlots(limit: ProcessInfo.processInfo.environment["DRIVERD_TEST_PARALLEL"].flatMap { Int($0) } ?? 8)
     static let headStart = Duration.seconds(2)
 
     enum Length: Int, CaseIterable {
