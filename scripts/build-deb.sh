@@ -6,7 +6,8 @@
 #   DRIVERD_DEB_VERSION  package version (default: DaemonVersion.current); the install test builds an older one
 #   DRIVERD_DEB_OUT      output directory (default: out)
 #
-# With --build-only it stops after the build (CI runs that at low priority beside the tests).
+# With --build-only it stops after the build; with --package-only it packages what that build left (CI's package
+# lane runs the two apart, and SwiftPM's three no-op builds cost it 20 s beside the tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,14 +19,16 @@ SCRATCH=.build-deb
 SWIFT=${SWIFT:-swift}
 release() { scripts/release-build.sh "$@"; }
 
-echo "== release build (static Swift runtime) in $SCRATCH"
-# One binary for both programs: driverctl is a link to driverd, which runs as driverctl when called by that name
-# (one copy of the static Swift runtime and of the libraries both use, instead of two).
-release --product driverd
-release --product driverd-kiosk
-# swift-argument-parser's man page writer, built as a product of its own: its GenerateManual plugin would
-# rebuild the whole package, and names the tool differently across SwiftPM versions.
-release --product generate-manual
+if [[ "${1:-}" != --package-only ]]; then
+    echo "== release build (static Swift runtime) in $SCRATCH"
+    # One binary for both programs: driverctl is a link to driverd, which runs as driverctl when called by that
+    # name (one copy of the static Swift runtime and of the libraries both use, instead of two).
+    release --product driverd
+    release --product driverd-kiosk
+    # swift-argument-parser's man page writer, built as a product of its own: its GenerateManual plugin would
+    # rebuild the whole package, and names the tool differently across SwiftPM versions.
+    release --product generate-manual
+fi
 BIN=$(release --show-bin-path)
 [[ "${1:-}" == "--build-only" ]] && exit 0
 

@@ -15,11 +15,13 @@ struct DaemonProbe {
         var subState = ""
         var mainPID = 0
         var restarts = 0
+        /// systemd's result of the unit's last run (`success`, `exit-code`, `signal`, `timeout`, ...).
+        var result = ""
     }
 
     func unitState() -> Unit {
         // systemctl failing is an answer too: a unit that cannot be shown is judged not running.
-        guard let shown = try? ChildProcess.run("/bin/systemctl", ["show", unit, "-p", "ActiveState", "-p", "SubState", "-p", "MainPID", "-p", "NRestarts"])
+        guard let shown = try? ChildProcess.run("/bin/systemctl", ["show", unit, "-p", "ActiveState", "-p", "SubState", "-p", "MainPID", "-p", "NRestarts", "-p", "Result"])
         else { return Unit() }
         var state = Unit()
         for line in shown.output.split(separator: "\n") {
@@ -30,6 +32,7 @@ struct DaemonProbe {
             case "SubState": state.subState = parts[1]
             case "MainPID": state.mainPID = Int(parts[1]) ?? 0
             case "NRestarts": state.restarts = Int(parts[1]) ?? 0
+            case "Result": state.result = parts[1]
             default: break
             }
         }
@@ -50,10 +53,11 @@ struct DaemonProbe {
     func probe(restartsBefore: Int) -> HealthGate.Probe {
         let unit = unitState()
         let running = unit.activeState == "active" && unit.subState == "running"
+        let crashed = unit.activeState == "failed" || unit.subState == "auto-restart" || unit.restarts > restartsBefore
         let online = socketPath == nil ? nil : backendOnline()
         return HealthGate.Probe(
             running: running,
-            crashed: unit.activeState == "failed" || unit.subState == "auto-restart" || unit.restarts > restartsBefore,
+            crashed: crashed, startTimedOut: crashed && !running && unit.result == "timeout",
             mainPID: unit.mainPID, answers: socketPath == nil ? running : online != nil, backendOnline: online == true)
     }
 }

@@ -94,6 +94,14 @@ struct UpdateTests {
         #expect(gate.observe(Self.probe(running: true, answers: true), at: 93) == .wait)
         gate = HealthGate(settings: settings, installedAt: 0)
         #expect(gate.observe(Self.probe(running: false, answers: false), at: 93) == .rollBack(.noReady))
+        // A shorter start timeout of the unit's: systemd's result says why it failed, before the gate's own limit.
+        gate = HealthGate(settings: settings, installedAt: 0)
+        let timedOut = HealthGate.Probe(running: false, crashed: true, startTimedOut: true, mainPID: 0, answers: false, backendOnline: false)
+        #expect(gate.observe(timedOut, at: 22) == .rollBack(.noReady))
+        // systemd's timeout after READY (RuntimeMaxSec) is a crash after the start, not a missing READY.
+        gate = HealthGate(settings: settings, installedAt: 0)
+        _ = gate.observe(Self.probe(), at: 5)
+        #expect(gate.observe(timedOut, at: 13) == .rollBack(.crashLoop))
 
         gate = HealthGate(settings: settings, installedAt: 0)
         _ = gate.observe(Self.probe(), at: 5)

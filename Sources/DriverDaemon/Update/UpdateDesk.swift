@@ -694,7 +694,12 @@ extension UpdateDesk {
     func attach(to uplink: Uplink) {
         uplink.register(.updateAck, .posting(to: BackendPaths.releaseAcks))
         uplink.whenPushed { [self] push in if push.kind == .updateAvailable { requestCheck() } }
-        uplink.whenLinkRestored { [self] in requestCheck() }
+        // The link back: what is staged now, and a download paused while the backend was away goes on at once
+        // rather than at the next round (a restart mid-download used to wait up to `roundSeconds` for it).
+        uplink.whenLinkRestored { [self] in
+            requestCheck()
+            situationChanged()
+        }
     }
 }
 

@@ -26,14 +26,17 @@ public struct HealthGate: Sendable, Equatable {
         public var running: Bool
         /// The unit failed, waits to be restarted, or systemd counted a restart.
         public var crashed: Bool
+        /// systemd gave up waiting for the start (its result `timeout`): READY never came within TimeoutStartSec.
+        public var startTimedOut: Bool
         public var mainPID: Int
         /// It answered a call on its socket.
         public var answers: Bool
         public var backendOnline: Bool
 
-        public init(running: Bool, crashed: Bool, mainPID: Int, answers: Bool, backendOnline: Bool) {
+        public init(running: Bool, crashed: Bool, startTimedOut: Bool = false, mainPID: Int, answers: Bool, backendOnline: Bool) {
             self.running = running
             self.crashed = crashed
+            self.startTimedOut = startTimedOut
             self.mainPID = mainPID
             self.answers = answers
             self.backendOnline = backendOnline
@@ -90,8 +93,9 @@ public struct HealthGate: Sendable, Equatable {
                 self.ready = Ready(pid: probe.mainPID, at: now)
                 return .wait
             }
-            // Past the limit, a daemon that never answered is `no READY` even if systemd has given up on it since.
-            if now - startedAt >= settings.readyWithin { return .rollBack(.noReady) }
+            // Past the limit, a daemon that never answered is `no READY` even if systemd has given up on it since;
+            // before it, systemd's own start timeout says so (a unit with a shorter TimeoutStartSec).
+            if now - startedAt >= settings.readyWithin || probe.startTimedOut { return .rollBack(.noReady) }
             return probe.crashed ? .rollBack(.crashAtStart) : .wait
         }
         if probe.crashed || !probe.running || probe.mainPID != ready.pid { return .rollBack(.crashLoop) }
