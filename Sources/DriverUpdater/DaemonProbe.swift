@@ -17,11 +17,13 @@ struct DaemonProbe {
         var restarts = 0
         /// systemd's result of the unit's last run (`success`, `exit-code`, `signal`, `timeout`, ...).
         var result = ""
+        /// When it last reached active, CLOCK_MONOTONIC seconds; nil for never.
+        var activeSince: Double?
     }
 
     func unitState() -> Unit {
         // systemctl failing is an answer too: a unit that cannot be shown is judged not running.
-        guard let shown = try? ChildProcess.run("/bin/systemctl", ["show", unit, "-p", "ActiveState", "-p", "SubState", "-p", "MainPID", "-p", "NRestarts", "-p", "Result"])
+        guard let shown = try? ChildProcess.run("/bin/systemctl", ["show", unit, "-p", "ActiveState", "-p", "SubState", "-p", "MainPID", "-p", "NRestarts", "-p", "Result", "-p", "ActiveEnterTimestampMonotonic"])
         else { return Unit() }
         var state = Unit()
         for line in shown.output.split(separator: "\n") {
@@ -33,6 +35,7 @@ struct DaemonProbe {
             case "MainPID": state.mainPID = Int(parts[1]) ?? 0
             case "NRestarts": state.restarts = Int(parts[1]) ?? 0
             case "Result": state.result = parts[1]
+            case "ActiveEnterTimestampMonotonic": state.activeSince = Double(parts[1]).flatMap { $0 > 0 ? $0 / 1e6 : nil }
             default: break
             }
         }
@@ -57,7 +60,7 @@ struct DaemonProbe {
         let online = socketPath == nil ? nil : backendOnline()
         return HealthGate.Probe(
             running: running,
-            crashed: crashed, startTimedOut: crashed && !running && unit.result == "timeout",
+            crashed: crashed, timedOut: unit.result == "timeout", activeSince: unit.activeSince,
             mainPID: unit.mainPID, answers: socketPath == nil ? running : online != nil, backendOnline: online == true)
     }
 }

@@ -94,14 +94,26 @@ struct UpdateTests {
         #expect(gate.observe(Self.probe(running: true, answers: true), at: 93) == .wait)
         gate = HealthGate(settings: settings, installedAt: 0)
         #expect(gate.observe(Self.probe(running: false, answers: false), at: 93) == .rollBack(.noReady))
-        // A shorter start timeout of the unit's: systemd's result says why it failed, before the gate's own limit.
-        gate = HealthGate(settings: settings, installedAt: 0)
-        let timedOut = HealthGate.Probe(running: false, crashed: true, startTimedOut: true, mainPID: 0, answers: false, backendOnline: false)
-        #expect(gate.observe(timedOut, at: 22) == .rollBack(.noReady))
-        // systemd's timeout after READY (RuntimeMaxSec) is a crash after the start, not a missing READY.
+        // Gone before the gate first looked (dpkg's postinst outlasted its life): systemd's word decides. Never
+        // active since the install and timed out: no READY (a unit with a shorter TimeoutStartSec than the limit).
+        gate = HealthGate(settings: settings, installedAt: 100)
+        #expect(gate.observe(.init(running: false, crashed: true, timedOut: true, activeSince: 40, mainPID: 0, answers: false, backendOnline: false), at: 122)
+            == .rollBack(.noReady))
+        // Active since the install, then timed out (RuntimeMaxSec) or killed: it died after its start.
+        for timedOut in [true, false] {
+            gate = HealthGate(settings: settings, installedAt: 100)
+            #expect(gate.observe(.init(running: false, crashed: true, timedOut: timedOut, activeSince: 105, mainPID: 0, answers: false, backendOnline: false), at: 114)
+                == .rollBack(.crashLoop))
+        }
+        // Never active, not a timeout: a crash at the start.
+        gate = HealthGate(settings: settings, installedAt: 100)
+        #expect(gate.observe(.init(running: false, crashed: true, activeSince: nil, mainPID: 0, answers: false, backendOnline: false), at: 103)
+            == .rollBack(.crashAtStart))
+        // Seen answering, then timed out (RuntimeMaxSec): a crash after the start, not a missing READY.
         gate = HealthGate(settings: settings, installedAt: 0)
         _ = gate.observe(Self.probe(), at: 5)
-        #expect(gate.observe(timedOut, at: 13) == .rollBack(.crashLoop))
+        #expect(gate.observe(.init(running: false, crashed: true, timedOut: true, activeSince: 3, mainPID: 0, answers: false, backendOnline: false), at: 13)
+            == .rollBack(.crashLoop))
 
         gate = HealthGate(settings: settings, installedAt: 0)
         _ = gate.observe(Self.probe(), at: 5)

@@ -221,7 +221,7 @@ struct IdentityTests {
         }
     }
 
-    @Test("certificates of 30 s on a clock GPS made trusted: renewed between 50 % and 80 % of their life with nothing lost or doubled meanwhile, onto a new key when the fleet asks (the subject kept, the old key gone); one that expires while the backend is away (40 s of refused connections) is renewed when it returns, proven by the key, without a person")
+    @Test("certificates of 30 s on a clock GPS made trusted: renewed between 50 % and 80 % of their life with nothing lost or doubled meanwhile, onto a new key when the fleet asks (the subject kept, the old key gone); one that expires while the backend is away (40 s of refused connections) is renewed when it returns, proven by the key, without a person", .tags(.long))
     func renewsAndRecovers() async throws {
         try await Fleet.with(certificateSeconds: 30) { fleet in
             let directory = TemporaryDirectory()

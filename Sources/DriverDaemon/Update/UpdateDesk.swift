@@ -415,13 +415,21 @@ final class UpdateDesk: Sendable {
         }
     }
 
-    /// After a round: at once for a release taken meanwhile, soon once driverd-update was asked, else later.
     private func nextStep() -> Step {
         state.withLock {
-            if $0.toStore != nil { return .again }
-            if $0.manifest == nil { return .idle }
-            return $0.machine.phase == .installing && clock.monotonic < $0.watchVerdictUntil ? .verdictSoon : .later
+            Self.nextStep(
+                releaseTaken: $0.toStore != nil, hasRelease: $0.manifest != nil, phase: $0.machine.phase, now: clock.monotonic,
+                watchVerdictUntil: $0.watchVerdictUntil)
         }
+    }
+
+    /// After a round: at once for a release taken meanwhile, soon once driverd-update was asked (for
+    /// `verdictWatchSeconds` from the ask: a verdict that never comes is looked for at the round's pace after
+    /// that, not every 2 s for ever), else later.
+    static func nextStep(releaseTaken: Bool, hasRelease: Bool, phase: UpdateStateMachine.Phase, now: Double, watchVerdictUntil: Double) -> Step {
+        if releaseTaken { return .again }
+        if !hasRelease { return .idle }
+        return phase == .installing && now < watchVerdictUntil ? .verdictSoon : .later
     }
 
     private func pause(_ reason: String) {

@@ -26,17 +26,22 @@ public struct HealthGate: Sendable, Equatable {
         public var running: Bool
         /// The unit failed, waits to be restarted, or systemd counted a restart.
         public var crashed: Bool
-        /// systemd gave up waiting for the start (its result `timeout`): READY never came within TimeoutStartSec.
-        public var startTimedOut: Bool
+        /// systemd's result of the unit's last run is `timeout`: its start (TimeoutStartSec) or its run (RuntimeMaxSec).
+        public var timedOut: Bool
+        /// When systemd last saw the unit reach active (READY), monotonic seconds; nil for never.
+        public var activeSince: Double?
         public var mainPID: Int
         /// It answered a call on its socket.
         public var answers: Bool
         public var backendOnline: Bool
 
-        public init(running: Bool, crashed: Bool, startTimedOut: Bool = false, mainPID: Int, answers: Bool, backendOnline: Bool) {
+        public init(
+            running: Bool, crashed: Bool, timedOut: Bool = false, activeSince: Double? = nil, mainPID: Int, answers: Bool, backendOnline: Bool
+        ) {
             self.running = running
             self.crashed = crashed
-            self.startTimedOut = startTimedOut
+            self.timedOut = timedOut
+            self.activeSince = activeSince
             self.mainPID = mainPID
             self.answers = answers
             self.backendOnline = backendOnline
@@ -93,10 +98,13 @@ public struct HealthGate: Sendable, Equatable {
                 self.ready = Ready(pid: probe.mainPID, at: now)
                 return .wait
             }
-            // Past the limit, a daemon that never answered is `no READY` even if systemd has given up on it since;
-            // before it, systemd's own start timeout says so (a unit with a shorter TimeoutStartSec).
-            if now - startedAt >= settings.readyWithin || probe.startTimedOut { return .rollBack(.noReady) }
-            return probe.crashed ? .rollBack(.crashAtStart) : .wait
+            // Past the limit, a daemon that never answered is `no READY` even if systemd has given up on it since.
+            if now - startedAt >= settings.readyWithin { return .rollBack(.noReady) }
+            guard probe.crashed else { return .wait }
+            // Gone before the gate saw it answer (dpkg's postinst may outlast a short life): systemd says whether it
+            // reached READY since the install (then it died after its start), or timed out before it.
+            if let active = probe.activeSince, active >= startedAt { return .rollBack(.crashLoop) }
+            return .rollBack(probe.timedOut ? .noReady : .crashAtStart)
         }
         if probe.crashed || !probe.running || probe.mainPID != ready.pid { return .rollBack(.crashLoop) }
         if probe.backendOnline { reachedBackend = true }
