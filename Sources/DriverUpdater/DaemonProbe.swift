@@ -21,10 +21,12 @@ struct DaemonProbe {
         var activeSince: Double?
     }
 
-    func unitState() -> Unit {
-        // systemctl failing is an answer too: a unit that cannot be shown is judged not running.
-        guard let shown = try? ChildProcess.run("/bin/systemctl", ["show", unit, "-p", "ActiveState", "-p", "SubState", "-p", "MainPID", "-p", "NRestarts", "-p", "Result", "-p", "ActiveEnterTimestampMonotonic"])
-        else { return Unit() }
+    /// What systemd says of the unit; throws when `systemctl show` cannot be run or fails (the look is then
+    /// taken again: a failed look is no sign of a failed daemon).
+    func unitState() throws -> Unit {
+        let shown = try ChildProcess.run(
+            "/bin/systemctl", ["show", unit, "-p", "ActiveState", "-p", "SubState", "-p", "MainPID", "-p", "NRestarts", "-p", "Result", "-p", "ActiveEnterTimestampMonotonic"])
+        guard shown.status == 0 else { throw UpdaterError("systemctl show \(unit) exited with \(shown.status)") }
         var state = Unit()
         for line in shown.output.split(separator: "\n") {
             let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
@@ -53,14 +55,14 @@ struct DaemonProbe {
     }
 
     /// The probe the gate judges; `restartsBefore`: NRestarts when the new package was installed.
-    func probe(restartsBefore: Int) -> HealthGate.Probe {
-        let unit = unitState()
+    func probe(restartsBefore: Int) throws -> HealthGate.Probe {
+        let unit = try unitState()
         let running = unit.activeState == "active" && unit.subState == "running"
-        let crashed = unit.activeState == "failed" || unit.subState == "auto-restart" || unit.restarts > restartsBefore
         let online = socketPath == nil ? nil : backendOnline()
         return HealthGate.Probe(
             running: running,
-            crashed: crashed, timedOut: unit.result == "timeout", activeSince: unit.activeSince,
+            crashed: unit.activeState == "failed" || unit.subState == "auto-restart" || unit.restarts > restartsBefore,
+            timedOut: unit.result == "timeout", activeSince: unit.activeSince,
             mainPID: unit.mainPID, answers: socketPath == nil ? running : online != nil, backendOnline: online == true)
     }
 }

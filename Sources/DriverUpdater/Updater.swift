@@ -182,16 +182,40 @@ struct Updater {
             : DaemonProbe(unit: "\(package).service", socketPath: nil)
     }
 
+    /// Failed looks at the unit in a row (one a second) before the gate is told it does not run.
+    static let failedLooksAllowed = 30
+
     private func judge(_ journal: Journal, installStarted: Double) {
         let probe = probe(of: journal.package)
         // systemd may still be restarting the unit after dpkg's postinst; begin from what it counts now.
-        let restartsBefore = probe.unitState().restarts
+        var restartsBefore = 0
+        do {
+            restartsBefore = try probe.unitState().restarts
+        } catch {
+            say("systemd's restart count not read (\(error)): counting from 0")
+        }
         var gate = HealthGate(
             settings: .init(healthySeconds: settings.healthySeconds, backendRequired: journal.backendRequired),
             installedAt: installStarted)
         say("judging \(journal.package) \(journal.version): READY\(probe.socketPath != nil ? ", its socket" : "")\(journal.backendRequired ? ", the backend" : ""), no restart for \(Int(settings.healthySeconds)) s")
+        var failedLooks = 0
         while true {
-            switch gate.observe(probe.probe(restartsBefore: restartsBefore), at: monotonicSeconds()) {
+            let look: HealthGate.Probe
+            do {
+                look = try probe.probe(restartsBefore: restartsBefore)
+                failedLooks = 0
+            } catch {
+                // A look that failed says nothing of the daemon: taken again, not judged as stopped, for up to 30 s;
+                // a systemd that cannot be asked for longer is judged as a daemon not running.
+                failedLooks += 1
+                say("the unit could not be looked at (\(error))\(failedLooks < Self.failedLooksAllowed ? ": again in a second" : "")")
+                guard failedLooks >= Self.failedLooksAllowed else {
+                    usleep(1_000_000)
+                    continue
+                }
+                look = HealthGate.Probe(running: false, crashed: false, mainPID: 0, answers: false, backendOnline: false)
+            }
+            switch gate.observe(look, at: monotonicSeconds()) {
             case .wait:
                 usleep(1_000_000)
             case .commit:
