@@ -8,7 +8,7 @@ DEBUG_INFO ?= -Xswiftc -gline-tables-only -Xcc -g0
 SWIFT_BUILD = $(SWIFT) build -Xswiftc -use-ld=lld $(DEBUG_INFO)
 BIN_DIR = $(shell $(SWIFT_BUILD) --show-bin-path)
 
-.PHONY: all deps build build-tests bin-dir test test-kiosk demo bench soak fuzz test-tsan test-asan deb test-package clean
+.PHONY: all deps build build-tests bin-dir test test-kiosk demo bench soak fuzz test-tsan test-asan deb deb-debug test-package clean
 
 all: build
 
@@ -93,6 +93,12 @@ test-asan: deps
 deb:
 	@scripts/install-deps.sh --packaging
 	scripts/build-deb.sh
+
+# CI's package (.ci/run): the debug build's objects, linked as `make deb` links the release build (static runtime,
+# no Foundation), in out/. What the install test checks does not depend on the optimiser; a rebuild is a link.
+deb-debug: build-tests
+	@scripts/install-deps.sh --packaging
+	DRIVERD_DEBUG_BUILD="$(SWIFT_BUILD)" scripts/build-deb.sh
 
 # Installs the package on this machine (root), boots systemd in a PID namespace to run the hardened unit
 # against gpsd and dispatch-sim, upgrades over an older build, removes and purges. See the script.

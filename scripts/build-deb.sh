@@ -6,8 +6,9 @@
 #   DRIVERD_DEB_VERSION  package version (default: DaemonVersion.current); the install test builds an older one
 #   DRIVERD_DEB_OUT      output directory (default: out)
 #
-# With --build-only it stops after the build; with --package-only it packages what that build left (CI's package
-# lane runs the two apart, and SwiftPM's three no-op builds cost it 20 s beside the tests).
+# With --build-only it stops after the build; with --package-only it packages what that build left.
+# With DRIVERD_DEBUG_BUILD set (`make deb-debug`, CI's package) it packages the debug build's objects, linked as the
+# release build links them (scripts/release-build.sh); the size figures are then the release build's business.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,9 +19,13 @@ OUT=${DRIVERD_DEB_OUT:-out}
 SCRATCH=.build-deb
 SWIFT=${SWIFT:-swift}
 release() { scripts/release-build.sh "$@"; }
+# xz for what ships; CI's package of the debug build (an 87 MB binary, installed once beside the tests) is quicker
+# packed than it is small.
+compression=(-Zxz)
+[ -n "${DRIVERD_DEBUG_BUILD:-}" ] && compression=(-Zgzip -z1)
 
 if [[ "${1:-}" != --package-only ]]; then
-    echo "== release build (static Swift runtime) in $SCRATCH"
+    echo "== ${DRIVERD_DEBUG_BUILD:+the objects of the debug build, linked as the }release build (static Swift runtime)"
     # One binary for both programs: driverctl is a link to driverd, which runs as driverctl when called by that
     # name (one copy of the static Swift runtime and of the libraries both use, instead of two).
     release --product driverd
@@ -110,7 +115,7 @@ chmod 0644 "$ROOT/DEBIAN/md5sums" "$ROOT/DEBIAN/conffiles" "$ROOT/DEBIAN/control
 
 mkdir -p "$OUT"
 DEB="$OUT/driverd_${VERSION}_${ARCH}.deb"
-dpkg-deb --root-owner-group -Zxz --build "$ROOT" "$DEB" >/dev/null
+dpkg-deb --root-owner-group "${compression[@]}" --build "$ROOT" "$DEB" >/dev/null
 echo "== built $DEB ($(du -h "$DEB" | cut -f1); $(stat -c %s "$DEB") bytes; installed $size KiB, of which /usr/bin/driverd $(( $(stat -c %s "$ROOT/usr/bin/driverd") / 1024 )) KiB)"
 dpkg-deb --info "$DEB" | sed -n 's/^ \(Depends\|Version\|Installed-Size\):/  \1:/p'
 
@@ -148,24 +153,28 @@ sed -e "s/@VERSION@/$VERSION/g" -e "s/@ARCH@/$ARCH/" -e "s/@SIZE@/$ksize/" -e "s
 (cd "$KROOT" && find . -type f ! -path './DEBIAN/*' ! -path './etc/*' -printf '%P\0' | sort -z | xargs -0 md5sum) >"$KROOT/DEBIAN/md5sums"
 chmod 0644 "$KROOT/DEBIAN/md5sums" "$KROOT/DEBIAN/conffiles" "$KROOT/DEBIAN/control"
 KDEB="$OUT/driverd-kiosk_${VERSION}_${ARCH}.deb"
-dpkg-deb --root-owner-group -Zxz --build "$KROOT" "$KDEB" >/dev/null
+dpkg-deb --root-owner-group "${compression[@]}" --build "$KROOT" "$KDEB" >/dev/null
 echo "== built $KDEB ($(du -h "$KDEB" | cut -f1); $(stat -c %s "$KDEB") bytes; installed $ksize KiB, of which /usr/bin/driverd-kiosk $(( $(stat -c %s "$KROOT/usr/bin/driverd-kiosk") / 1024 )) KiB)"
 
 # The size figures of docs/LEAN.md beside their baseline, measured now: the smallest a static Swift program that
 # uses FoundationEssentials can be, built by the same toolchain and stripped the same way.
-floor_dir=$(mktemp -d)
-printf 'import FoundationEssentials\nprint(Date.now.timeIntervalSince1970 > 0, try JSONEncoder().encode([1]).count)\n' >"$floor_dir/hello.swift"
-if "$SWIFT"c -O -static-stdlib "$floor_dir/hello.swift" -o "$floor_dir/hello" >/dev/null 2>&1; then
-    strip --remove-section=.comment --remove-section=.note --strip-unneeded "$floor_dir/hello"
-    floor_kib=$(( $(stat -c %s "$floor_dir/hello") / 1024 ))
+if [ -n "${DRIVERD_DEBUG_BUILD:-}" ]; then
+    echo "== figures: none for a package of the debug build (make deb gives them)"
 else
-    floor_kib=unknown
+    floor_dir=$(mktemp -d)
+    printf 'import FoundationEssentials\nprint(Date.now.timeIntervalSince1970 > 0, try JSONEncoder().encode([1]).count)\n' >"$floor_dir/hello.swift"
+    if "$SWIFT"c -O -static-stdlib "$floor_dir/hello.swift" -o "$floor_dir/hello" >/dev/null 2>&1; then
+        strip --remove-section=.comment --remove-section=.note --strip-unneeded "$floor_dir/hello"
+        floor_kib=$(( $(stat -c %s "$floor_dir/hello") / 1024 ))
+    else
+        floor_kib=unknown
+    fi
+    rm -rf "$floor_dir"
+    deb_mb=$(awk -v b="$(stat -c %s "$DEB")" 'BEGIN { printf "%.1f", b / 1e6 }')
+    installed_mb=$(awk -v k="$size" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')
+    echo "== figures: driverd + driverctl .deb $deb_mb MB (target <= 15), installed $installed_mb MB (target <= 45);" \
+        "baseline: a static FoundationEssentials hello world strips to $floor_kib KiB, driverd to $(( $(stat -c %s "$ROOT/usr/bin/driverd") / 1024 )) KiB"
 fi
-rm -rf "$floor_dir"
-deb_mb=$(awk -v b="$(stat -c %s "$DEB")" 'BEGIN { printf "%.1f", b / 1e6 }')
-installed_mb=$(awk -v k="$size" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')
-echo "== figures: driverd + driverctl .deb $deb_mb MB (target <= 15), installed $installed_mb MB (target <= 45);" \
-    "baseline: a static FoundationEssentials hello world strips to $floor_kib KiB, driverd to $(( $(stat -c %s "$ROOT/usr/bin/driverd") / 1024 )) KiB"
 
 if [ "${DRIVERD_DEB_LINT:-1}" = 1 ]; then
     echo "== lintian"
