@@ -26,28 +26,35 @@ build-tests: deps
 bin-dir:
 	@echo "$(BIN_DIR)"
 
-# Builds everything (the integration tests run the real binaries), then runs every test: the unit and
-# in-process server tests first, then the integration tests in a process of their own (their blocking waits
-# would otherwise starve the in-process servers of Swift Concurrency's threads, two on a 2-core machine),
-# then the kiosk's browser tests. TEST_PARALLEL=12 KIOSK_BESIDE=yes (the kiosk's log then in .build/kiosk-tests.log)
-# takes about 5 minutes on an idle machine, but fails timing-bound tests now and then even there (a replay gpsd
-# outpaced, a drive's link lost) and did in CI beside the release build (docs/LEAN.md, "CI time"): not the default.
+# Builds everything (the integration tests run the real binaries), then runs every suite: the integration tests
+# in a process of their own (their blocking waits would otherwise starve the in-process servers of Swift
+# Concurrency's threads, two on a 2-core machine), TEST_PARALLEL at once, longest first; beside them the unit and
+# in-process tests, then the kiosk's browser tests (their logs in .build/unit-tests.log and .build/kiosk-tests.log,
+# printed at the end; the unit run ignores SwiftPM's lock of .build, which would queue it behind the integration
+# run, and may: neither builds). The integration suite is the longest (its longest test about 210 s). SUITES_BESIDE=no runs
+# the three one after another, 8 integration tests at once (about 8 minutes): the old order, for a loaded machine.
 # Every daemon the integration tests start leaves its log in .build/test-logs; none may hold customer data.
-TEST_PARALLEL ?= 8
-KIOSK_BESIDE ?= no
+SUITES_BESIDE ?= yes
+TEST_PARALLEL ?= $(if $(filter yes,$(SUITES_BESIDE)),12,8)
 test: build-tests
-	DRIVERD_BIN_DIR="$(BIN_DIR)" $(SWIFT) test --skip-build --skip IntegrationTests
 	rm -rf .build/test-logs
+	unit() { DRIVERD_BIN_DIR="$(BIN_DIR)" $(SWIFT) test --skip-build --ignore-lock --skip IntegrationTests; }; \
 	kiosk() { DRIVERD_TEST_LOG_DIR="$(CURDIR)/.build/test-logs" scripts/test-kiosk.sh "$(BIN_DIR)" --durations=8; }; \
-	if [ "$(KIOSK_BESIDE)" = yes ]; then kiosk >.build/kiosk-tests.log 2>&1 & kiosk_pid=$$!; fi; \
+	if [ "$(SUITES_BESIDE)" = yes ]; then \
+		{ unit >.build/unit-tests.log 2>&1; echo $$? >.build/unit-tests.status; kiosk >.build/kiosk-tests.log 2>&1; } & beside_pid=$$!; \
+	else unit || exit 1; fi; \
 	DRIVERD_TEST_PARALLEL=$(TEST_PARALLEL) DRIVERD_BIN_DIR="$(BIN_DIR)" DRIVERD_TEST_LOG_DIR="$(CURDIR)/.build/test-logs" \
 		$(SWIFT) test --skip-build --filter IntegrationTests; \
 	integration=$$?; \
 	echo "the slowest integration tests (seconds of their own, from their slot to their end):"; \
 	sort -rn .build/test-logs/timings.tsv | head -8; \
-	if [ "$(KIOSK_BESIDE)" = yes ]; then wait $$kiosk_pid; kiosk_status=$$?; cat .build/kiosk-tests.log; \
-	else kiosk; kiosk_status=$$?; fi; \
-	[ $$integration -eq 0 ] && [ $$kiosk_status -eq 0 ]
+	if [ "$(SUITES_BESIDE)" = yes ]; then \
+		wait $$beside_pid; kiosk_status=$$?; unit_status=$$(cat .build/unit-tests.status); \
+		echo "== the unit and in-process tests (.build/unit-tests.log), beside the integration suite:"; \
+		grep -E "✘|recorded an issue|Test run with" .build/unit-tests.log; [ $$unit_status -eq 0 ] || tail -60 .build/unit-tests.log; \
+		echo "== the kiosk's tests (.build/kiosk-tests.log), beside the integration suite:"; cat .build/kiosk-tests.log; \
+	else unit_status=0; kiosk; kiosk_status=$$?; fi; \
+	[ $$integration -eq 0 ] && [ $$unit_status -eq 0 ] && [ $$kiosk_status -eq 0 ]
 	scripts/check-log-privacy.sh .build/test-logs
 
 # The kiosk's tests alone: Debian's chromium driven by Playwright on the real stack (screenshots: .build/kiosk-screens).
