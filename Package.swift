@@ -27,7 +27,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         // Without the default traits: "FullFoundation" would link Foundation (and ICU) into the kiosk for dates in URL-encoded forms it never reads.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
@@ -165,7 +164,7 @@ let package = Package(
             name: "DriverDaemon",
             dependencies: [
                 "DriverAPI", "JSONRPC", "DriverDomain", "SystemdKit", "GPSKit", "OBDKit", "DriverStore", "BackendClient", "BackendContract",
-                "CTimex", "TPMKit",
+                "CTimex", "TPMKit", "TOMLReader",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -174,9 +173,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
+        // The one reader of TOML text (driverd.toml, kiosk.toml): TOML 1.0 in Swift, errors with their place, never an abort.
+        .target(name: "TOMLReader"),
         // Type metadata built once on the main thread before event loops race to build it (a Swift 6.3.1 runtime crash).
         .target(
             name: "RuntimeMetadata",
@@ -222,7 +222,7 @@ let package = Package(
         .target(
             name: "DriverKiosk",
             dependencies: [
-                "DriverAPI", "JSONRPC", "Spawn", "SQLiteKit",
+                "DriverAPI", "JSONRPC", "Spawn", "SQLiteKit", "TOMLReader",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -230,7 +230,6 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
             ]
         ),
         .executableTarget(
@@ -303,6 +302,7 @@ let package = Package(
         .testTarget(name: "OBDKitTests", dependencies: ["OBDKit", "DriverAPI", "DriverDomain"]),
         .testTarget(name: "DriverStoreTests", dependencies: ["DriverStore", "DriverDomain", "SQLiteKit"]),
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit"]),
+        .testTarget(name: "TOMLReaderTests", dependencies: ["TOMLReader"]),
         .testTarget(name: "NMEASynthTests", dependencies: ["NMEASynth", "DriverDomain"]),
         .testTarget(name: "BackendContractTests", dependencies: ["BackendContract"]),
         .testTarget(name: "DispatchSimCoreTests", dependencies: ["DispatchSimCore", "BackendContract", "DriverDomain", "DriverAPI"]),

@@ -5,14 +5,17 @@
 # A crash, a leak or an input slower than FUZZ_TIMEOUT seconds (default 1) stops that target and leaves the input
 # in .build-fuzz/crashes: add it to Tests/FuzzCorpus/<target>/ with the fix, so `make test` replays it for good.
 # FUZZ_RUNS stops each target after that many executions instead (FUZZ_SECONDS then bounds it at most).
+# FUZZ_CONFIG=release fuzzes the optimised build (.build-fuzz/release), for long runs: the Swift code runs several
+# times faster there, and optimised code is what ships.
 # Prints each target's executions, rate, coverage and slowest input; exits 1 when any target found something.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 timeout=${FUZZ_TIMEOUT:-1}
 build=.build-fuzz
-(cd Fuzz && swift build --build-path "../$build" -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library) || exit 1
-binary="$build/debug/driverd-fuzz"
+config=${FUZZ_CONFIG:-debug}
+(cd Fuzz && swift build -c "$config" --build-path "../$build" -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library) || exit 1
+binary="$build/$config/driverd-fuzz"
 targets=${FUZZ_TARGETS:-$(sed -n 's/.*Target(name: "\([a-z0-9-]*\)".*/\1/p' Sources/FuzzTargets/FuzzTargets.swift)}
 mkdir -p "$build/crashes" "$build/logs"
 failed=0
@@ -21,7 +24,7 @@ for target in $targets; do
     scratch="$build/corpus/$target"
     mkdir -p "$scratch"
     log="$build/logs/$target.log"
-    DRIVERD_FUZZ_TARGET=$target ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=Fuzz/lsan.supp "$binary" "$scratch" "Tests/FuzzCorpus/$target" \
+    DRIVERD_FUZZ_TARGET=$target ASAN_OPTIONS=detect_leaks=1 "$binary" "$scratch" "Tests/FuzzCorpus/$target" \
         -max_total_time="$seconds" ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} -timeout="$timeout" -rss_limit_mb=2048 -report_slow_units=1 -print_final_stats=1 \
         -artifact_prefix="$build/crashes/$target-" >"$log" 2>&1
     status=$?

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import DriverDomain
-import TOMLKit
+import TOMLReader
 
 /// Reads the TOML configuration file into flattened `section.key` values for `DaemonConfig.parse`.
 public enum ConfigFile {
@@ -20,64 +20,15 @@ public enum ConfigFile {
     }
 
     public static func parse(_ text: String, path: String = "<config>") throws(Error) -> [String: ConfigValue] {
-        if let (line, column) = unusableTableName(in: text) {
-            throw Error(description: "\(path):\(line):\(column): a table name is letters A-Z a-z, digits, _ and - (or quoted)")
-        }
         let table: TOMLTable
         do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw Error(description: "\(path):\(error.source.begin.line):\(error.source.begin.column): \(error.description)")
+            table = try TOMLReader.table(text)
         } catch {
-            throw Error(description: "\(path): \(error)")
+            throw Error(description: "\(path):\(error)")
         }
         var values: [String: ConfigValue] = [:]
         flatten(table, prefix: "", into: &values)
         return values
-    }
-
-    /// Where a table header (`[name]`, `[[name]]`) has a character that is neither quoted nor one of a bare name's
-    /// (A-Z a-z 0-9 _ -, dots between parts), or a part that is empty, or nil. The TOML library (toml++ in TOMLKit)
-    /// aborts on one (`[ü]`, `[%backend]`, a lone `[` or `[[`, `[.a]`) instead of answering with an error: found by the
-    /// config-toml fuzz target (a typo that stopped driverd at every start), so it is refused first.
-    static func unusableTableName(in text: String) -> (line: Int, column: Int)? {
-        let delimiters = [String(repeating: "\"", count: 3), String(repeating: "'", count: 3)]
-        var multiline: String?  // the delimiter of the multi-line string the line is inside of
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            if let delimiter = multiline {
-                if line.firstRange(of: delimiter) != nil { multiline = nil }
-                continue
-            }
-            let trimmed = line.drop { $0 == " " || $0 == "\t" }
-            if trimmed.first == "[" {
-                let opening = trimmed.hasPrefix("[[") ? 2 : 1
-                let column = { (offset: Int) in (number + 1, line.count - trimmed.count + offset + 1) }
-                var quote: Character?
-                var partStarts = true  // after the opening bracket or a dot: a name or a quote must come
-                for (offset, character) in trimmed.enumerated().dropFirst(opening) {
-                    if let open = quote {
-                        if character == open { quote = nil }
-                    } else if character == " " || character == "\t" {
-                        continue
-                    } else if character == "\"" || character == "'" {
-                        quote = character
-                        partStarts = false
-                    } else if character.isASCII && (character.isLetter || character.isNumber || character == "_" || character == "-") {
-                        partStarts = false
-                    } else if character == "." || character == "]" || character == "#" {
-                        if partStarts { return column(offset) }
-                        if character == "." { partStarts = true } else { break }
-                    } else {
-                        return column(offset)
-                    }
-                }
-                if partStarts { return column(trimmed.count) }
-                continue
-            }
-            // A multi-line string that opens on this line and does not close on it (an odd count of its delimiter).
-            multiline = delimiters.first { line.split(separator: $0, omittingEmptySubsequences: false).count % 2 == 0 }
-        }
-        return nil
     }
 
     /// A warning when the file holds a password or a claim token yet every user may read it (the package installs it 0640,
@@ -97,14 +48,13 @@ public enum ConfigFile {
         for key in table.keys {
             guard let value = table[key] else { continue }
             let name = prefix + key
-            switch value.type {
-            case .table:
-                if let nested = value.table { flatten(nested, prefix: name + ".", into: &values) }
-            case .string: values[name] = .string(value.string ?? "")
-            case .int: values[name] = .integer(value.int ?? 0)
-            case .double: values[name] = .double(value.double ?? 0)
-            case .bool: values[name] = .bool(value.bool ?? false)
-            default: values[name] = .other("a TOML \(value.type)")
+            switch value {
+            case .table(let nested): flatten(nested, prefix: name + ".", into: &values)
+            case .string(let text): values[name] = .string(text)
+            case .integer(let number): values[name] = .integer(number)
+            case .float(let number): values[name] = .double(number)
+            case .boolean(let flag): values[name] = .bool(flag)
+            case .dateTime, .array: values[name] = .other(value.kind)
             }
         }
     }

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import TOMLKit
+import TOMLReader
 
 /// The kiosk's settings: `/etc/driverd/kiosk.toml`, then the command line.
 public struct KioskConfiguration: Sendable, Equatable {
@@ -48,7 +48,7 @@ public struct KioskConfiguration: Sendable, Equatable {
             return configuration
         }
         let table: TOMLTable
-        do { table = try TOMLTable(string: text) } catch { throw Problem("\(path): not TOML: \(error)") }
+        do { table = try TOMLReader.table(text) } catch { throw Problem("\(path):\(error)") }
         let kiosk = table["kiosk"]?.table
         let voice = table["voice"]?.table
         for (name, section) in [("kiosk", kiosk), ("voice", voice)] {

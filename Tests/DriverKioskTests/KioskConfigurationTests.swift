@@ -51,4 +51,10 @@ struct KioskConfigurationTests {
         #expect(error?.description == "kiosk.units: miles, expected one of metric, uk, us")
         #expect(throws: KioskConfiguration.Problem.self) { try load("[kiosk]\nunit = \"uk\"\n") }
     }
+
+    @Test("a table header toml++ aborted on is refused with its place: the kiosk reads its file through TOMLReader too")
+    func unusableHeader() {
+        let error = #expect(throws: KioskConfiguration.Problem.self) { try load("[kiosk]\r\nunits = \"uk\"\r\n[ü]\r\n") }
+        #expect(error?.description.hasSuffix(":3:2: a key is letters A-Z a-z, digits, _ and - (or quoted), not 'ü'") == true, "\(String(describing: error))")
+    }
 }
