@@ -3,10 +3,15 @@ public enum ConfigKeySuggestion {
     /// The closest known key within a third of the key's length in edits (at least 1, at most 4), or one
     /// with the same name in another section.
     public static func closest(to key: String, among known: [String]) -> String? {
-        let limit = min(4, max(1, key.count / 3))
+        let typed = Array(key.lowercased().unicodeScalars)
+        let limit = min(4, max(1, typed.count / 3))
         var best: (key: String, distance: Int)?
         for candidate in known {
-            let distance = editDistance(Array(key.lowercased()), Array(candidate))
+            let other = Array(candidate.unicodeScalars)
+            // The distance is at least the difference in length: most candidates need no table, and a long key none
+            // (a file of thousands of long unknown keys once cost 100 ms a parse under the fuzzer, and grew with each).
+            guard abs(other.count - typed.count) <= limit else { continue }
+            let distance = editDistance(typed, other)
             if distance <= limit, distance < (best?.distance ?? .max) { best = (candidate, distance) }
         }
         if let best { return best.key }
@@ -16,7 +21,7 @@ public enum ConfigKeySuggestion {
     }
 
     /// Levenshtein distance.
-    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+    static func editDistance<Element: Equatable>(_ a: [Element], _ b: [Element]) -> Int {
         if a.isEmpty { return b.count }
         var previous = Array(0...b.count)
         var current = previous
