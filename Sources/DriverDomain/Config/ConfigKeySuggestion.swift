@@ -7,17 +7,16 @@ public enum ConfigKeySuggestion {
         let limit = min(4, max(1, typed.count / 3))
         var best: (key: String, distance: Int)?
         for candidate in known {
-            let other = Array(candidate.unicodeScalars)
             // The distance is at least the difference in length: most candidates need no table, and a long key none
             // (a file of thousands of long unknown keys once cost 100 ms a parse under the fuzzer, and grew with each).
-            guard abs(other.count - typed.count) <= limit else { continue }
-            let distance = editDistance(typed, other)
+            guard abs(candidate.unicodeScalars.count - typed.count) <= limit else { continue }
+            let distance = editDistance(typed, Array(candidate.unicodeScalars))
             if distance <= limit, distance < (best?.distance ?? .max) { best = (candidate, distance) }
         }
         if let best { return best.key }
         // `[gps] moving_hz` instead of `[sampling] moving_hz`: the right name in the wrong section.
-        let name = key.split(separator: ".").last.map(String.init) ?? key
-        return known.first { $0.split(separator: ".").last.map(String.init) == name }
+        let name = "." + (key.split(separator: ".").last.map(String.init) ?? key)
+        return known.first { $0.hasSuffix(name) }
     }
 
     /// Levenshtein distance.

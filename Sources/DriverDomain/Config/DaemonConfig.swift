@@ -208,7 +208,7 @@ public struct DaemonConfig: Sendable, Equatable {
     }
 
     /// Every key, documented in packaging/driverd.toml.
-    public static var knownKeys: [String] { keys.keys.sorted() }
+    public static let knownKeys: [String] = keys.keys.sorted()
 
     /// Keys whose values are secrets: never logged, shown as `<redacted>` in diagnostics.
     public static let secretKeys: Set<String> = ["backend.password", "backend.claim_token"]
