@@ -62,7 +62,7 @@ struct DaemonProbe {
         return HealthGate.Probe(
             running: running,
             crashed: unit.activeState == "failed" || unit.subState == "auto-restart" || unit.restarts > restartsBefore,
-            timedOut: unit.result == "timeout", activeSince: unit.activeSince,
+            timedOut: unit.result == "timeout", exited: ["exit-code", "signal", "core-dump"].contains(unit.result), activeSince: unit.activeSince,
             mainPID: unit.mainPID, answers: socketPath == nil ? running : online != nil, backendOnline: online == true)
     }
 }

@@ -17,31 +17,30 @@ extension Parser {
         }
     }
 
-    mutating func multilineBasicString() throws(TOMLReader.Error) -> String {
+    /// A multi-line string between `"""` (escapes, and a backslash that ends a line trims the line break and the
+    /// whitespace after it) or `'''` (every scalar as it is).
+    mutating func multilineString(_ quote: Unicode.Scalar) throws(TOMLReader.Error) -> String {
         let start = position
+        let escapes = quote == "\""
         position += 3
         _ = try newline()  // a newline right after the delimiter is not part of the string
         var result = String.UnicodeScalarView()
         while true {
-            guard let scalar = current else { throw error("a multi-line string without its closing \"\"\"", at: start) }
-            if scalar == "\"" && peek(1) == "\"" && peek(2) == "\"" {
+            guard let scalar = current else { throw error("a multi-line string without its closing \(quote)\(quote)\(quote)", at: start) }
+            if scalar == quote && peek(1) == quote && peek(2) == quote {
                 // Up to two quotes may end the string's content right before its delimiter.
                 var extra = 0
-                while extra < 2 && peek(3 + extra) == "\"" { extra += 1 }
-                for _ in 0..<extra { result.append("\"") }
+                while extra < 2 && peek(3 + extra) == quote { extra += 1 }
+                for _ in 0..<extra { result.append(quote) }
                 position += 3 + extra
                 return String(result)
             }
-            if scalar == "\\" {
-                // A backslash at the end of a line trims the newline and the whitespace after it.
+            if escapes && scalar == "\\" {
                 var ahead = position + 1
                 while ahead < text.count, text[ahead] == " " || text[ahead] == "\t" { ahead += 1 }
                 if ahead < text.count, text[ahead] == "\n" || (text[ahead] == "\r" && ahead + 1 < text.count && text[ahead + 1] == "\n") {
                     position = ahead
-                    while true {
-                        skipWhitespace()
-                        guard try newline() else { break }
-                    }
+                    repeat { skipWhitespace() } while try newline()
                     continue
                 }
                 position += 1
@@ -52,7 +51,9 @@ extension Parser {
                 result.append("\n")
                 continue
             }
-            guard Self.allowedInComment(scalar) else { throw error("a control character in a string: write it as an escape") }
+            guard Self.allowedInComment(scalar) else {
+                throw error(escapes ? "a control character in a string: write it as an escape" : "a control character in a literal string")
+            }
             result.append(scalar)
             position += 1
         }
@@ -68,30 +69,6 @@ extension Parser {
             if scalar == "'" { return String(result) }
             guard Self.allowedInComment(scalar) else { throw error("a control character in a literal string", at: position - 1) }
             result.append(scalar)
-        }
-    }
-
-    mutating func multilineLiteralString() throws(TOMLReader.Error) -> String {
-        let start = position
-        position += 3
-        _ = try newline()
-        var result = String.UnicodeScalarView()
-        while true {
-            guard let scalar = current else { throw error("a multi-line string without its closing '''", at: start) }
-            if scalar == "'" && peek(1) == "'" && peek(2) == "'" {
-                var extra = 0
-                while extra < 2 && peek(3 + extra) == "'" { extra += 1 }
-                for _ in 0..<extra { result.append("'") }
-                position += 3 + extra
-                return String(result)
-            }
-            if try newline() {
-                result.append("\n")
-                continue
-            }
-            guard Self.allowedInComment(scalar) else { throw error("a control character in a literal string") }
-            result.append(scalar)
-            position += 1
         }
     }
 

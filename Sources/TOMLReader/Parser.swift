@@ -84,16 +84,20 @@ struct Parser {
         while let scalar = current, scalar == " " || scalar == "\t" { position += 1 }
     }
 
+    /// Whitespace, then a comment if one starts here, up to (not over) the end of the line.
+    mutating func skipWhitespaceAndComment() throws(TOMLReader.Error) {
+        skipWhitespace()
+        guard current == "#" else { return }
+        position += 1
+        while let scalar = current, scalar != "\n", scalar != "\r" {
+            guard Self.allowedInComment(scalar) else { throw error("a control character in a comment") }
+            position += 1
+        }
+    }
+
     /// Whitespace, an optional comment, then a newline or the end.
     mutating func endOfLine() throws(TOMLReader.Error) {
-        skipWhitespace()
-        if current == "#" {
-            position += 1
-            while let scalar = current, scalar != "\n", scalar != "\r" {
-                guard Self.allowedInComment(scalar) else { throw error("a control character in a comment") }
-                position += 1
-            }
-        }
+        try skipWhitespaceAndComment()
         guard let scalar = current else { return }
         if try newline() { return }
         throw error("expected the end of the line, found \(Self.named(scalar))")
@@ -115,17 +119,9 @@ struct Parser {
 
     /// Whitespace, newlines and comments between an array's values.
     mutating func skipBlankLines() throws(TOMLReader.Error) {
-        while true {
-            skipWhitespace()
-            if current == "#" {
-                position += 1
-                while let scalar = current, scalar != "\n", scalar != "\r" {
-                    guard Self.allowedInComment(scalar) else { throw error("a control character in a comment") }
-                    position += 1
-                }
-            }
-            guard try newline() else { return }
-        }
+        repeat {
+            try skipWhitespaceAndComment()
+        } while try newline()
     }
 
     static func allowedInComment(_ scalar: Unicode.Scalar) -> Bool {
@@ -263,10 +259,10 @@ struct Parser {
         guard let scalar = current else { throw error("expected a value") }
         switch scalar {
         case "\"":
-            if peek(1) == "\"" && peek(2) == "\"" { return .string(try multilineBasicString()) }
+            if peek(1) == "\"" && peek(2) == "\"" { return .string(try multilineString("\"")) }
             return .string(try basicString())
         case "'":
-            if peek(1) == "'" && peek(2) == "'" { return .string(try multilineLiteralString()) }
+            if peek(1) == "'" && peek(2) == "'" { return .string(try multilineString("'")) }
             return .string(try literalString())
         case "[": return try array()
         case "{": return try inlineTable()

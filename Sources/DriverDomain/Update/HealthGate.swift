@@ -28,6 +28,9 @@ public struct HealthGate: Sendable, Equatable {
         public var crashed: Bool
         /// systemd's result of the unit's last run is `timeout`: its start (TimeoutStartSec) or its run (RuntimeMaxSec).
         public var timedOut: Bool
+        /// systemd's result of the unit's last run is that its process ended by itself (`exit-code`, `signal`,
+        /// `core-dump`). Neither this nor `timedOut` while systemd starts it again: the result reads `success` then.
+        public var exited: Bool
         /// When systemd last saw the unit reach active (READY), monotonic seconds; nil for never.
         public var activeSince: Double?
         public var mainPID: Int
@@ -36,11 +39,13 @@ public struct HealthGate: Sendable, Equatable {
         public var backendOnline: Bool
 
         public init(
-            running: Bool, crashed: Bool, timedOut: Bool = false, activeSince: Double? = nil, mainPID: Int, answers: Bool, backendOnline: Bool
+            running: Bool, crashed: Bool, timedOut: Bool = false, exited: Bool = false, activeSince: Double? = nil, mainPID: Int, answers: Bool,
+            backendOnline: Bool
         ) {
             self.running = running
             self.crashed = crashed
             self.timedOut = timedOut
+            self.exited = exited
             self.activeSince = activeSince
             self.mainPID = mainPID
             self.answers = answers
@@ -104,7 +109,11 @@ public struct HealthGate: Sendable, Equatable {
             // Gone before the gate saw it answer (dpkg's postinst may outlast a short life): systemd says whether it
             // reached READY since the install (then it died after its start), or timed out before it.
             if let active = probe.activeSince, active >= startedAt { return .rollBack(.crashLoop) }
-            return .rollBack(probe.timedOut ? .noReady : .crashAtStart)
+            if probe.timedOut { return .rollBack(.noReady) }
+            if probe.exited { return .rollBack(.crashAtStart) }
+            // systemd is starting it again and has reset the last run's result: the next end tells (a start that timed
+            // out, seen during the next start, was once judged a crash at the start), or the limit does.
+            return .wait
         }
         if probe.crashed || !probe.running || probe.mainPID != ready.pid { return .rollBack(.crashLoop) }
         if probe.backendOnline { reachedBackend = true }
