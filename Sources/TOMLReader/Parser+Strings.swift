@@ -1,17 +1,21 @@
 /// Basic and literal strings, single- and multi-line, and their escapes.
 extension Parser {
-    mutating func basicString() throws(TOMLReader.Error) -> String {
+    /// A one-line string between `"` (with escapes) or `'` (every scalar as it is).
+    mutating func string(_ quote: Unicode.Scalar) throws(TOMLReader.Error) -> String {
         let start = position
+        let escapes = quote == "\""
         position += 1
         var result = String.UnicodeScalarView()
         while true {
-            guard let scalar = current, scalar != "\n", scalar != "\r" else { throw error("a string without its closing \"", at: start) }
+            guard let scalar = current, scalar != "\n", scalar != "\r" else { throw error("a string without its closing \(quote)", at: start) }
             position += 1
-            if scalar == "\"" { return String(result) }
-            if scalar == "\\" {
+            if scalar == quote { return String(result) }
+            if escapes && scalar == "\\" {
                 result.append(try escape())
             } else {
-                guard Self.allowedInComment(scalar) else { throw error("a control character in a string: write it as an escape", at: position - 1) }
+                guard Self.allowedInComment(scalar) else {
+                    throw error(escapes ? "a control character in a string: write it as an escape" : "a control character in a literal string", at: position - 1)
+                }
                 result.append(scalar)
             }
         }
@@ -56,19 +60,6 @@ extension Parser {
             }
             result.append(scalar)
             position += 1
-        }
-    }
-
-    mutating func literalString() throws(TOMLReader.Error) -> String {
-        let start = position
-        position += 1
-        var result = String.UnicodeScalarView()
-        while true {
-            guard let scalar = current, scalar != "\n", scalar != "\r" else { throw error("a string without its closing '", at: start) }
-            position += 1
-            if scalar == "'" { return String(result) }
-            guard Self.allowedInComment(scalar) else { throw error("a control character in a literal string", at: position - 1) }
-            result.append(scalar)
         }
     }
 

@@ -223,12 +223,9 @@ struct Parser {
         while true {
             skipWhitespace()
             guard let scalar = current else { throw error("expected a key") }
-            if scalar == "\"" {
-                guard peek(1) != "\"" || peek(2) != "\"" else { throw error("a key cannot be a multi-line string") }
-                parts.append(try basicString())
-            } else if scalar == "'" {
-                guard peek(1) != "'" || peek(2) != "'" else { throw error("a key cannot be a multi-line string") }
-                parts.append(try literalString())
+            if scalar == "\"" || scalar == "'" {
+                guard peek(1) != scalar || peek(2) != scalar else { throw error("a key cannot be a multi-line string") }
+                parts.append(try string(scalar))
             } else if Self.isBare(scalar) {
                 var part = String.UnicodeScalarView()
                 while let next = current, Self.isBare(next) {
@@ -258,12 +255,9 @@ struct Parser {
     mutating func value() throws(TOMLReader.Error) -> TOMLValue {
         guard let scalar = current else { throw error("expected a value") }
         switch scalar {
-        case "\"":
-            if peek(1) == "\"" && peek(2) == "\"" { return .string(try multilineString("\"")) }
-            return .string(try basicString())
-        case "'":
-            if peek(1) == "'" && peek(2) == "'" { return .string(try multilineString("'")) }
-            return .string(try literalString())
+        case "\"", "'":
+            if peek(1) == scalar && peek(2) == scalar { return .string(try multilineString(scalar)) }
+            return .string(try string(scalar))
         case "[": return try array()
         case "{": return try inlineTable()
         case "t", "f": return try boolean()
