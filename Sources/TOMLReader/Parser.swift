@@ -3,7 +3,7 @@ struct Parser {
     /// A table while the document is read: headers and dotted keys reach into it after it was made.
     final class Table {
         enum Node {
-            case value(TOMLValue)
+            case value(TOMLValue)  // inline tables too: nothing may add to a value
             case table(Table)
             case tables([Table])  // an array of tables, `[[name]]`
         }
@@ -12,8 +12,6 @@ struct Parser {
         /// Made by a `[header]` (a second header for it is an error), or by a dotted key (no header may name it).
         var byHeader = false
         var byDottedKey = false
-        /// An inline table `{…}` or a value: nothing may add to it.
-        var sealed = false
 
         func set(_ key: String, _ node: Node) {
             if nodes.updateValue(node, forKey: key) == nil { keys.append(key) }
@@ -164,7 +162,7 @@ struct Parser {
             return made
         case .table(let existing):
             guard !isArray else { throw error("[[\(name)]]: \(name) is already a table", at: start) }
-            guard !existing.byHeader, !existing.byDottedKey, !existing.sealed else {
+            guard !existing.byHeader, !existing.byDottedKey else {
                 throw error("table [\(name)] defined twice", at: start)
             }
             existing.byHeader = true
@@ -188,7 +186,6 @@ struct Parser {
             table.set(part, .table(made))
             return made
         case .table(let existing):
-            guard !existing.sealed else { throw error("\(part) is an inline table: nothing may be added to it", at: start) }
             if byDottedKey && existing.byHeader { throw error("\(part) was defined by a table header", at: start) }
             return existing
         case .tables(let list):
@@ -312,7 +309,6 @@ struct Parser {
                 position += 1
             } else if current == "}" {
                 position += 1
-                table.sealed = true
                 return .table(table.value)
             } else {
                 throw error(current.map { "expected , or } in an inline table, found \(Self.named($0))" } ?? "an inline table without its }")
