@@ -185,6 +185,7 @@ struct DaemonAssembly: Sendable {
                 chunkBytes: config.diagChunkBytes, maxBundleBytes: config.diagMaxBundleBytes, configuredLevel: Logger.Level(config.logLevel),
                 spoolDirectory: config.stateDirectory + "/diagnostics"),
             report: { try diagRuntime.report() }, bundleMaker: inputs.bundleMaker, logger: Logger(label: "fleet"))
+        fleetRequests.removeUnneededBundles()
         methods.add(tracking)
         methods.add(pushes)
         methods.add(outboxDesk)

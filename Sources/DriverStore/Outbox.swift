@@ -113,12 +113,12 @@ public final class Outbox: Sendable {
         return Dictionary(grouping: items, by: \.taskId)
     }
 
-    /// Spool files that pending photo items still need (their payload's `file`).
-    public func pendingPhotoFiles() throws -> [String] {
+    /// Spool files that pending items of `kind` still need (their payload's `file`: a photo's, a bundle chunk's).
+    public func pendingFiles(of kind: OutboxItemRecord.Kind) throws -> [String] {
         try store.pool.read { db in
             try db.values(String.self, sql: """
                 SELECT json_extract(CAST(payload AS TEXT), '$.file') FROM outbox_item WHERE kind = ? AND state = ?
-                """, arguments: [OutboxItemRecord.Kind.podPhoto.rawValue, OutboxItemRecord.State.pending.rawValue])
+                """, arguments: [kind.rawValue, OutboxItemRecord.State.pending.rawValue])
         }
     }
 

@@ -220,7 +220,7 @@ extension FleetRequestDesk {
         uplink.register(.diagChunk, OutboxKindHandler(send: { [self] item, client, token in
             try await sendChunk(item, with: client, token: token)
             return nil
-        }))
+        }, completed: { [self] item in await chunkCompleted(item) }))
         uplink.whenPushed { [self] push in await pushReceived(push) }
     }
 
@@ -237,8 +237,36 @@ extension FleetRequestDesk {
         }
         _ = try await client.putDiagnosticChunk(
             requestId: chunk.requestId, index: chunk.index, count: chunk.count, sha256: chunk.sha256, bytes: bytes, token: token)
-        if chunk.index == chunk.count - 1 {
-            _ = logger.valueOrLog("removing the sent bundle \(chunk.file)") { try FileManager.default.removeItem(atPath: chunk.file) }
+    }
+
+    /// A chunk left the queue: its bundle's file goes when no queued chunk needs it any more, and only once that is on
+    /// disk. (Removed when the last chunk was sent, before its completion was committed, a crash in between dead-lettered
+    /// that chunk: sent again after the restart, its file was gone. A completion a power cut undoes is the same case.)
+    private func chunkCompleted(_ item: OutboxItemRecord) async {
+        guard let chunk = logger.valueOrLog("reading a sent chunk's item", { try JSONDecoder().decode(DiagChunkItem.self, from: item.payload) })
+        else { return }
+        let outbox = outbox
+        do {
+            try await NIOThreadPool.singleton.runIfActive {
+                guard try !outbox.pendingFiles(of: .diagChunk).contains(chunk.file) else { return }
+                try outbox.store.syncToDisk()
+                try DurableFile.remove(chunk.file)
+            }
+        } catch {
+            logger.error("the sent bundle \(chunk.file) stays until the next start: \(error)")
+        }
+    }
+
+    /// Spooled bundles no queued chunk needs (sent before a crash took their removal, or refused): removed at start,
+    /// before any request can be taken (a bundle being made is spooled before its chunks are queued).
+    func removeUnneededBundles() {
+        let directory = settings.spoolDirectory
+        guard FileManager.default.fileExists(atPath: directory) else { return }
+        guard let needed = logger.valueOrLog("reading the queued bundle chunks", { Set(try outbox.pendingFiles(of: .diagChunk)) }),
+              let names = logger.valueOrLog("listing the bundle spool", { try FileManager.default.contentsOfDirectory(atPath: directory) })
+        else { return }
+        for name in names where !needed.contains(directory + "/" + name) {
+            _ = logger.valueOrLog("removing the unneeded bundle \(name)") { try DurableFile.remove(directory + "/" + name) }
         }
     }
 

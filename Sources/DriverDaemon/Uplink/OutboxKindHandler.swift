@@ -14,15 +14,20 @@ struct OutboxKindHandler: Sendable {
     let acknowledged: @Sendable (_ item: OutboxItemRecord, _ applied: TaskStatus?) async -> Void
     /// The backend refused the item for good: it is already a dead letter, and front ends were told.
     let refused: @Sendable (_ item: OutboxItemRecord, _ refusal: BackendRefusal) async -> Void
+    /// The item left the queue (committed, perhaps not yet on disk): what the item needed until then, a spooled file,
+    /// may go now. Never earlier: an item still queued after a crash or a power cut is sent again, and needs it.
+    let completed: @Sendable (_ item: OutboxItemRecord) async -> Void
 
     init(
         send: @escaping @Sendable (OutboxItemRecord, any BackendAPI, String) async throws -> TaskStatus?,
         acknowledged: @escaping @Sendable (OutboxItemRecord, TaskStatus?) async -> Void = { _, _ in },
-        refused: @escaping @Sendable (OutboxItemRecord, BackendRefusal) async -> Void = { _, _ in }
+        refused: @escaping @Sendable (OutboxItemRecord, BackendRefusal) async -> Void = { _, _ in },
+        completed: @escaping @Sendable (OutboxItemRecord) async -> Void = { _ in }
     ) {
         self.send = send
         self.acknowledged = acknowledged
         self.refused = refused
+        self.completed = completed
     }
 
     /// A record the backend keeps under its idempotency key at `path` (activity, answers, alerts): nothing comes back.

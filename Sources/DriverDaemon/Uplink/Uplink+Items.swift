@@ -52,6 +52,7 @@ extension Uplink {
             }
             await handler.acknowledged(item, applied)
             try outbox.complete(itemId: id)
+            await handler.completed(item)
         case .deadLetter:
             guard let failure, let refusal else { return }
             // Never retried: kept with the backend's answer, and front ends are told.

@@ -20,7 +20,7 @@ extension Workflow {
     /// new driver's tokens), so no driver sees another's orders or messages.
     func clearPersonalData() async throws -> LogoutResult {
         let pending = try outbox.depth()
-        let keptPhotos = Set(try outbox.pendingPhotoFiles())
+        let keptPhotos = Set(try outbox.pendingFiles(of: .podPhoto))
         let removedTasks: Int
         do {
             removedTasks = try book.removeAll()

@@ -24,7 +24,9 @@ final class InProcessDaemon: Sendable {
     /// The daemon's time: virtual, advanced by `advance(by:)` and by `waitUntil` as it polls.
     let time = ManualTime()
 
-    init(backend: StandInBackend?, credentials: Bool = true, configure: (inout DaemonConfig) -> Void = { _ in }) throws {
+    init(
+        backend: StandInBackend?, credentials: Bool = true, configure: (inout DaemonConfig) -> Void = { _ in }, bundleMaker: DiagBundleMaker? = nil
+    ) throws {
         var template = Array("/tmp/driverd-inprocess-XXXXXX".utf8CString)
         directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
         self.backend = backend
@@ -38,7 +40,7 @@ final class InProcessDaemon: Sendable {
         }
         configure(&config)
         assembly = try DaemonAssembly.make(.init(
-            config: config, store: try Store(directory: directory), backend: backend, webSocket: nil, clock: DaemonClock(time: time),
+            config: config, bundleMaker: bundleMaker, store: try Store(directory: directory), backend: backend, webSocket: nil, clock: DaemonClock(time: time),
             fixSource: .handedIn))
         dispatcher = RPCDispatcher(router: assembly.router, counters: assembly.counters, logger: Logger(label: "in-process"))
     }

@@ -1,5 +1,6 @@
 import BackendClient
 import BackendContract
+import Crypto
 import DispatchSimCore
 import DriverAPI
 import Foundation
@@ -191,7 +192,15 @@ final class StandInBackend: BackendAPI {
 
     /// The in-process tests request no bundle: a chunk would be a test's mistake.
     func putDiagnosticChunk(requestId: String, index: Int, count: Int, sha256: String, bytes: Data, token: String) async throws(BackendClientError) -> ChunkAccepted {
-        throw BackendClientError(transportReason: "the stand-in backend takes no diagnostic chunks")
+        try authorized("diagnostic chunk", token) { world, driverId, _ throws(BackendClientError) in
+            do throws(SimRefusal) {
+                return try world.receiveChunk(
+                    requestId: requestId, index: index, count: count, sha256: sha256, bytes: Array(bytes), driverId: driverId,
+                    digest: { SHA256.hash(data: $0).map { String(format: "%02x", $0) }.joined() })
+            } catch {
+                throw Self.error(error.code, error.message)
+            }
+        }
     }
 
     private static func answer(_ outcome: PODOutcome) throws(BackendClientError) -> PODReceipt {
