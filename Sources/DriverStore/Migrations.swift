@@ -278,6 +278,16 @@ enum Migrations {
                 );
                 """)
         }
+        migrator.registerMigration("v16_answered_offer") { db in
+            // The idempotency key of each answer to an offer the backend may make again (a configuration document or a
+            // release refused): answered once for good, not again after a restart with a new time in the same key.
+            try db.execute(sql: """
+                CREATE TABLE answered_offer (
+                    idempotency_key TEXT PRIMARY KEY NOT NULL,
+                    answered_at REAL NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -53,6 +53,21 @@ public final class Outbox: Sendable {
         }
     }
 
+    /// Queues an answer to an offer the backend may make again (a document or a release refused), durably, once per
+    /// key ever: the backend keeps a key's first body, and the same key with another body (a new time after a
+    /// restart) is refused for good. False, and nothing queued, when that answer was queued before.
+    @discardableResult
+    public func enqueueAnswerOnce(_ item: OutboxItemRecord) throws -> Bool {
+        try store.writeDurably { db in
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO answered_offer (idempotency_key, answered_at) VALUES (?, ?)",
+                arguments: [item.idempotencyKey, item.createdAt])
+            guard db.changesCount == 1 else { return false }
+            _ = try item.insertItem(db)
+            return true
+        }
+    }
+
     /// The next item of each task (the oldest pending one) whose priority is `maxPriority` or higher, most
     /// urgent first, then oldest first: a task's next item waits for its previous one's answer. (A lane holds
     /// one priority: a task's transitions, proofs and visits; the route's changes; activity; SOS calls.)

@@ -11,6 +11,27 @@ struct OutboxTests {
         OutboxItemRecord(kind: .status, taskId: task, idempotencyKey: key, payload: Data(#"{"status":"ACCEPTED"}"#.utf8), createdAt: time)
     }
 
+    @Test("an answer to an offer is queued once per key ever: again while queued, after it was sent, after a reopening: nothing")
+    func answerOnce() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func answer(at time: Double) -> OutboxItemRecord {
+            OutboxItemRecord(kind: .configAck, taskId: "~config", idempotencyKey: "config-v3-refused-abc", payload: Data(#"{"at":\#(time)}"#.utf8), createdAt: time)
+        }
+        do {
+            let outbox = Outbox(store: try Store(directory: directory))
+            #expect(try outbox.enqueueAnswerOnce(answer(at: 1)))
+            #expect(try !outbox.enqueueAnswerOnce(answer(at: 2)))
+            let queued = try outbox.headItems()
+            #expect(queued.map(\.payload) == [Data(#"{"at":1.0}"#.utf8)])
+            try outbox.complete(itemId: try #require(queued.first?.id))
+            #expect(try !outbox.enqueueAnswerOnce(answer(at: 3)))
+        }
+        let reopened = Outbox(store: try Store(directory: directory))
+        #expect(try !reopened.enqueueAnswerOnce(answer(at: 4)))
+        #expect(try reopened.headItems().isEmpty)
+    }
+
     @Test("an item inserted with its columns named writes what the record's Encodable conformance writes")
     func insertedColumns() throws {
         let directory = StoreTests.temporaryDirectory()

@@ -10,7 +10,7 @@ struct StoreTests {
     /// Every migration, in order: what an upgraded or new database has applied (the list a new migration extends).
     static let allMigrations = [
         "v1_pings", "v2_outbox", "v3_tasks", "v4_pushes", "v5_time_source", "v6_unit_state", "v7_visits", "v8_travel",
-        "v9_harsh_events", "v10_remote_config", "v11_fleet_requests", "v12_ping_ids", "v13_vehicle", "v14_push_cursor", "v15_set_aside_row",
+        "v9_harsh_events", "v10_remote_config", "v11_fleet_requests", "v12_ping_ids", "v13_vehicle", "v14_push_cursor", "v15_set_aside_row", "v16_answered_offer",
     ]
 
     static func temporaryDirectory() -> String {

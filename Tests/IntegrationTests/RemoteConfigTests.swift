@@ -87,6 +87,20 @@ struct RemoteConfigTests {
         }
         #expect(try Self.show(unit).remote.running == 2)
         #expect(unit.exits == [75], "no refused document restarted the unit: \(unit.exits)")
+
+        // The backend goes on offering the last refused document. The next start fetches it, refuses it again, and
+        // must not answer again: the same key with a new time would be refused for good (a dead letter), and the
+        // backend already has the answer.
+        let answers = try await Self.overview(http).acks.count
+        unit.kill9()
+        try waitUntil("started again", detail: unit.log) { unit.exits.count == 2 }
+        try waitUntil("the refused document fetched again", timeout: .seconds(60), detail: unit.log) {
+            unit.log.contains("remote configuration v3 refused")
+        }
+        try waitUntil("online again", detail: unit.log) { (try? Harness.outbox(unit.current))?.link == .online }
+        let drained = try Harness.drain(unit.current)
+        #expect(drained.deadLetters == 0, "\(unit.log)")
+        #expect(try await Self.overview(http).acks.count == answers)
         unit.stop()
     }
 

@@ -28,7 +28,8 @@ final class RemoteConfigDesk: Sendable {
     /// Checks to make, one at a time (a push and a reconnection may come together).
     let requests: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
-    /// Documents refused by this process (by their bytes), so a backend that keeps offering one hears once.
+    /// Documents refused by this process (by their bytes): one offered again is not checked again. (Its answer is
+    /// queued once ever, whatever the process: `Outbox.enqueueAnswerOnce`.)
     private let refused = Mutex<Set<String>>([])
     /// The version accepted to run next: the daemon stops so that its supervisor starts it with it.
     let restartFor = Mutex<Int?>(nil)
@@ -124,9 +125,11 @@ final class RemoteConfigDesk: Sendable {
     private func refuse(_ version: Int, payload: Data, digest: String, reason: String) {
         logger.warning("remote configuration v\(version) refused: \(reason)")
         do {
-            try outbox.enqueue(RemoteConfigStart.ack(
+            // Once ever: after a restart the backend may offer it again, and hears the first answer only.
+            let queued = try outbox.enqueueAnswerOnce(RemoteConfigStart.ack(
                 ConfigAck(version: version, status: .refused, reason: reason, runningVersion: start.running, at: clock.now().time), payload: payload))
             refused.withLock { _ = $0.insert(digest) }
+            if !queued { logger.info("remote configuration v\(version) was refused before: the backend has that answer") }
         } catch {
             logger.error("cannot queue the refusal of v\(version): \(Store.describeWriteFailure(error))")
         }

@@ -47,8 +47,8 @@ final class UpdateDesk: Sendable {
         var waiting: (signed: SignedRelease, manifest: ReleaseManifest, offer: String)?
         var waitingFor: String?
         var lastOutcome: UpdateOutcome?
-        /// Offers refused (by the digest of the manifest and its signature), so a backend that keeps offering one
-        /// hears once.
+        /// Offers refused by this process (by the digest of the manifest and its signature): not checked again. (The
+        /// answer is queued once ever, whatever the process.)
         var refused: Set<String> = []
         /// Until when (monotonic) driverd-update's verdict is looked for every `verdictSeconds`: for a while after the
         /// ask (or this process's start during an install), then at the round's pace, so a verdict that never comes
@@ -218,8 +218,8 @@ final class UpdateDesk: Sendable {
         }
     }
 
-    /// Queues an answer to the backend (durably). Its key names the release and the answer by a digest, so a
-    /// repeat is one, and it stays within the contract's 128 characters whatever the version.
+    /// Queues an answer to the backend (durably, once per key ever). Its key names the release and the answer by a
+    /// digest, so a repeat is one, and it stays within the contract's 128 characters whatever the version.
     private func answer(_ ack: UpdateAck, key: String) {
         var ack = ack
         // The backend's own words come back to it, bounded (a refused manifest may carry anything).
@@ -228,10 +228,13 @@ final class UpdateDesk: Sendable {
         if ack.sha256.map({ $0.utf8.count != 64 }) == true { ack.sha256 = nil }
         let digest = FleetSignature.sha256Hex(Data("\(ack.package)\n\(ack.version)\n\(key)".utf8)).prefix(32)
         do {
-            _ = try outbox.enqueue(OutboxItemRecord(
+            // Once ever: a refused release the backend offers again after a restart gets no second answer, whose new
+            // time under the same key the backend would refuse for good.
+            let queued = try outbox.enqueueAnswerOnce(OutboxItemRecord(
                 kind: .updateAck, taskId: TaskRecord.updateLane,
                 idempotencyKey: "update-\(ack.status.rawValue.lowercased())-\(digest)",
                 payload: Data(try Codec.encode(ack)), createdAt: ack.at))
+            if !queued { logger.info("release \(ack.version): answered \(ack.status.rawValue) before; the backend has that answer") }
         } catch {
             logger.error("cannot queue the answer to release \(ack.version): \(Store.describeWriteFailure(error))")
         }
