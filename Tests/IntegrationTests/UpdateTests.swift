@@ -98,6 +98,18 @@ struct UpdateTests {
         #expect(try await Self.overview(http).releases.allSatisfy { $0.bytesServed == 0 })
         #expect(try Self.status(daemon).lastOutcome?.status == .refused)
 
+        // The backend keeps the last refused release staged. The next start refuses it again and does not answer
+        // again: the same key with a new time would be refused for good (a dead letter), and the backend has the answer.
+        let answers = try await Self.overview(http).acks.count
+        kill(daemon.pid, SIGKILL)
+        _ = try daemon.stop()
+        daemon = try DaemonProcess(config: config, directory: directory)
+        try waitUntil("the refused release fetched again", timeout: .seconds(60), detail: daemon.log) {
+            daemon.log.contains("0.3.3") && daemon.log.contains("refused:")
+        }
+        #expect(try Harness.drain(daemon).deadLetters == 0, "\(daemon.log)")
+        #expect(try await Self.overview(http).acks.count == answers)
+
         // A good release of 1 MiB in 16 chunks, slowed to 300 ms a chunk: killed after a few chunks, then resumed.
         let package = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) })
         _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(latencyMs: 300, pathPrefix: "/api/v1/rider/release/"))
