@@ -162,7 +162,9 @@ public final class GPSDReader: Sendable {
                     try connection.set(.released)
                     watch = .released
                 }
-                wait(seconds: pausedUntil - now)
+                // Pending work keeps its deadline through the pause: pings held after the last moving sample must
+                // reach the disk within their window, and a stationary sample's pause can outlast it.
+                wait(seconds: [pausedUntil - now, handler.idle()].compactMap { $0 }.min())
                 continue
             }
             let drainPause = pausedUntil != nil && watch == .streaming

@@ -124,8 +124,8 @@ struct GPSKitTests {
         }
     }
 
-    @Test("a real gpsd (gpsfake) gives fixes with time, position, speed and track; pausing stops them")
-    func realGPSD() async throws {
+    /// A real gpsd fed by gpsfake with a synthetic drive, on a random port, while `body` runs.
+    static func withGPSFake(_ body: (_ port: Int) async throws -> Void) async throws {
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/gpsfake"), "gpsfake is missing")
         var template = Array("/tmp/gpskit-XXXXXX".utf8CString)
         let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
@@ -144,6 +144,67 @@ struct GPSKitTests {
             fake.waitUntilExit()
             _ = try? Process.run(URL(fileURLWithPath: "/usr/bin/pkill"), arguments: ["-9", "-f", "gpsd .*-S \(port)"])
         }
+        try await body(port)
+    }
+
+    /// Pauses the reader at the first fix, with work due half a second later (a held ping's window): notes when
+    /// `idle` first runs once that work is due.
+    final class PausingHandler: GPSEventHandler, @unchecked Sendable {
+        static let pause = 3.0, dueAfter = 0.5
+        private let lock = NSLock()
+        private var due: Double?
+        private var doneAt: Double?
+
+        private func locked<T>(_ body: () -> T) -> T {
+            lock.lock()
+            defer { lock.unlock() }
+            return body()
+        }
+
+        func handle(_ event: GPSEvent) -> GPSPace {
+            guard case .fix = event else { return .continue }
+            return locked {
+                guard due == nil else { return .continue }
+                due = GPSDReader.monotonicNow() + Self.dueAfter
+                return .pause(seconds: Self.pause, release: false)
+            }
+        }
+
+        func idle() -> Double? {
+            let now = GPSDReader.monotonicNow()
+            return locked {
+                guard let due, doneAt == nil else { return nil }
+                guard now >= due else { return due - now }
+                doneAt = now
+                return nil
+            }
+        }
+
+        /// Seconds from the work's deadline to the `idle` call that did it (nil: not yet).
+        var lateness: Double? { locked { doneAt.flatMap { done in due.map { done - $0 } } } }
+    }
+
+    @Test("work due during a pause (pings held past the last moving sample) is done at its deadline, not when the pause ends")
+    func deadlineDuringPause() async throws {
+        try await Self.withGPSFake { port in
+            let handler = PausingHandler()
+            let reader = GPSDReader(endpoint: GPSDEndpoint(host: "127.0.0.1", port: String(port)), handler: handler, backoff: .init(base: 0.2, cap: 0.5))
+            reader.start()
+            defer { reader.stop() }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while handler.lateness == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+            let lateness = try #require(handler.lateness, "the due work was never done")
+            // Within a second of its deadline on a loaded machine; the pause alone would make it 2.5 s late.
+            #expect(lateness < 1.0, "done \(lateness) s after its deadline, in a \(PausingHandler.pause)-s pause")
+        }
+    }
+
+    @Test("a real gpsd (gpsfake) gives fixes with time, position, speed and track; pausing stops them")
+    func realGPSD() async throws {
+        try await Self.withGPSFake { port in try await Self.fixesAndPause(port: port) }
+    }
+
+    static func fixesAndPause(port: Int) async throws {
         let streamer = Streamer()
         let reader = GPSDReader(endpoint: GPSDEndpoint(host: "127.0.0.1", port: String(port)), handler: streamer, backoff: .init(base: 0.2, cap: 0.5))
         reader.start()
