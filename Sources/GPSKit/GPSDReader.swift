@@ -162,9 +162,7 @@ public final class GPSDReader: Sendable {
                     try connection.set(.released)
                     watch = .released
                 }
-                // Pending work keeps its deadline through the pause: pings held after the last moving sample must
-                // reach the disk within their window, and a stationary sample's pause can outlast it.
-                wait(seconds: [pausedUntil - now, handler.idle()].compactMap { $0 }.min())
+                wait(seconds: pausedUntil - now)
                 continue
             }
             let drainPause = pausedUntil != nil && watch == .streaming

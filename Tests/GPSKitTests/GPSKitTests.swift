@@ -147,8 +147,8 @@ struct GPSKitTests {
         try await body(port)
     }
 
-    /// Pauses the reader at the first fix, with work due half a second later (a held ping's window): notes when
-    /// `idle` first runs once that work is due.
+    /// Pauses the reader at the first fix, with work of its own schedule due half a second later (a held ping's
+    /// window): notes when `housekeeping` first runs once that work is due. (`idle` is for waits for data only.)
     final class PausingHandler: GPSEventHandler, @unchecked Sendable {
         static let pause = 3.0, dueAfter = 0.5
         private let lock = NSLock()
@@ -170,7 +170,9 @@ struct GPSKitTests {
             }
         }
 
-        func idle() -> Double? {
+        func idle() -> Double? { nil }
+
+        func housekeeping() -> Double? {
             let now = GPSDReader.monotonicNow()
             return locked {
                 guard let due, doneAt == nil else { return nil }
@@ -180,11 +182,11 @@ struct GPSKitTests {
             }
         }
 
-        /// Seconds from the work's deadline to the `idle` call that did it (nil: not yet).
+        /// Seconds from the work's deadline to the `housekeeping` call that did it (nil: not yet).
         var lateness: Double? { locked { doneAt.flatMap { done in due.map { done - $0 } } } }
     }
 
-    @Test("work due during a pause (pings held past the last moving sample) is done at its deadline, not when the pause ends")
+    @Test("work due on its own schedule during a pause (pings held past the last moving sample) is done at its deadline, not when the pause ends")
     func deadlineDuringPause() async throws {
         try await Self.withGPSFake { port in
             let handler = PausingHandler()
