@@ -18,9 +18,10 @@ public protocol GPSEventHandler: Sendable {
     /// The reader found nothing new and is about to block until gpsd sends something. Returns how soon to
     /// call `idle` again even if gpsd stays silent (nil: no need), so pending work has a deadline.
     func idle() -> Double?
-    /// Work due on a schedule of its own whatever gpsd does (the daemon reads its power inputs): called at every
-    /// wake-up of the reader, so it rides on wake-ups that happen anyway. Returns the seconds until it is next
-    /// due; the reader sleeps no longer than that (nil: nothing due).
+    /// Work due on a schedule of its own whatever gpsd does (the daemon reads its power inputs and commits held
+    /// pings by their window): called at every wake-up of the reader, its pauses included, so it rides on wake-ups
+    /// that happen anyway. Returns the seconds until it is next due; the reader sleeps no longer than that (nil:
+    /// nothing due).
     func housekeeping() -> Double?
 }
 
