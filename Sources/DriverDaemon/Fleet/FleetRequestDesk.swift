@@ -239,17 +239,18 @@ extension FleetRequestDesk {
             requestId: chunk.requestId, index: chunk.index, count: chunk.count, sha256: chunk.sha256, bytes: bytes, token: token)
     }
 
-    /// A chunk left the queue: its bundle's file goes when no queued chunk needs it any more, and only once that is on
-    /// disk. (Removed when the last chunk was sent, before its completion was committed, a crash in between dead-lettered
-    /// that chunk: sent again after the restart, its file was gone. A completion a power cut undoes is the same case.)
+    /// A chunk left the queue: after the last one (a lane sends in order, so every other chunk of the bundle left
+    /// before it), the bundle's file goes, once that is on disk. (Removed when the last chunk was sent, before its
+    /// completion was committed, a crash in between dead-lettered that chunk: sent again after the restart, its file
+    /// was gone. A completion a power cut undoes is the same case.)
     private func chunkCompleted(_ item: OutboxItemRecord) async {
-        guard let chunk = logger.valueOrLog("reading a sent chunk's item", { try JSONDecoder().decode(DiagChunkItem.self, from: item.payload) })
+        guard let chunk = logger.valueOrLog("reading a sent chunk's item", { try JSONDecoder().decode(DiagChunkItem.self, from: item.payload) }),
+              chunk.index == chunk.count - 1
         else { return }
-        let outbox = outbox
+        let store = outbox.store
         do {
             try await NIOThreadPool.singleton.runIfActive {
-                guard try !outbox.pendingFiles(of: .diagChunk).contains(chunk.file) else { return }
-                try outbox.store.syncToDisk()
+                try store.syncToDisk()
                 try DurableFile.remove(chunk.file)
             }
         } catch {

@@ -196,7 +196,7 @@ final class StandInBackend: BackendAPI {
             do throws(SimRefusal) {
                 return try world.receiveChunk(
                     requestId: requestId, index: index, count: count, sha256: sha256, bytes: Array(bytes), driverId: driverId,
-                    digest: { SHA256.hash(data: $0).map { String(format: "%02x", $0) }.joined() })
+                    digest: { TextFormat.hex(SHA256.hash(data: $0)) })
             } catch {
                 throw Self.error(error.code, error.message)
             }
