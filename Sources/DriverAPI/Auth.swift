@@ -38,8 +38,26 @@ public struct LogoutResult: Codable, Sendable, Equatable {
 // MARK: Methods
 
 extension Methods {
+    /// driverctl: `driverctl login [--username NAME]` (the password from standard input).
+    ///
+    /// **Mutating.** Params: `{"username": "rider1", "password": "..."}`. Logs in to the backend; the tokens are kept
+    /// in the state directory (`tokens.json`, mode 0600) and refreshed before they expire. Result: `{"driverId":
+    /// "drv-1", "expiresAt": 1795856400}`. Another driver logging in over the one logged in logs that one out first, as
+    /// `auth.logout` does: their tasks, messages and photos go, their queued transitions and proofs stay for their next
+    /// login, and the backend's WebSocket opens again with the new driver's token. Each driver's pushes are numbered on
+    /// their own by the backend, so the unit keeps where each driver's pushes reached. `permissionDenied` (1001) when
+    /// the backend refuses the credentials, `unavailable` (1002) when it cannot be reached or none is configured.
     public static let authLogin = Method<LoginParams, LoginResult>("auth.login", mutating: true)
+
     /// Clears personal data and the tokens; keeps what is queued for the same driver's next login.
+    ///
+    /// driverctl: `driverctl logout`.
+    ///
+    /// **Mutating.** Params: none. Clears personal data (the tasks with names, phones and addresses, the stop order,
+    /// unacknowledged pushes, photos already uploaded, the backend's answers kept with refused items; deleted rows are
+    /// overwritten and the write-ahead log emptied) and the tokens. Transitions and proofs still queued stay, and go
+    /// out after the same driver's next `auth.login`. Result: `{"keptItems": 2, "removedTasks": 2, "removedPhotos":
+    /// 1}`.
     public static let authLogout = Method<NoParams, LogoutResult>("auth.logout", mutating: true)
 
     /// This file's methods, in `Methods.all`.

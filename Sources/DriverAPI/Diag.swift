@@ -14,7 +14,8 @@ public struct DiagReport: Codable, Sendable, Equatable {
     public var warnings: [LogRecord]
     /// How many warnings and errors were logged since start, including those no longer kept.
     public var warningsTotal: Int
-    /// The vehicle's adapter, as `vehicle.status` (API 1.11): its link, fault codes and the trips whose odometers disagreed.
+    /// The vehicle's adapter, as `vehicle.status` (API 1.11): its link, fault codes and the trips whose odometers
+    /// disagreed.
     public var vehicle: VehicleStatus?
 
     public static let warningsKept = 20
@@ -140,6 +141,24 @@ public struct LogRecord: Codable, Sendable, Equatable {
 
 extension Methods {
     /// Versions, status, disk space, the redacted configuration and the last warnings, for support.
+    ///
+    /// driverctl: `driverctl diag [--bundle FILE]`.
+    ///
+    /// Since API 1.5. Params: none. Everything support asks for first, with no customer data (`driverctl diag`
+    /// prints it as one screen, `--bundle FILE` packs it with the redacted config and the journal). Result:
+    ///
+    /// - `generatedAt` (Unix seconds);
+    /// - `versions`: `daemon`, `api`, `sqlite` (the library in use), `libgps` (the API built against), `kernel`,
+    ///   `os` (`PRETTY_NAME`);
+    /// - `status`: exactly `agent.status` at that moment (uptime, gps link and last fix age, motion and sampling rate,
+    ///   outbox depths and oldest item, link state and last error, shift, safety gate);
+    /// - `storage`: `stateDirectory`, `databaseBytes` (database with its WAL), `freeBytes`, `totalBytes` of its file
+    ///   system;
+    /// - `config`: `path`, `effective` (every key, TOML notation, file and flags and defaults merged), `warnings`
+    ///   (unknown keys and contradictions found at start), `fileText` (the file as it is now); secret values
+    ///   (`backend.password`, any `*password`, `*token`, `*secret`, `*key`) appear as `"<redacted>"`;
+    /// - `warnings`: the last 20 warnings and errors since start (`time`, `level`, `subsystem`, `messageID`,
+    ///   `message`), oldest first, and `warningsTotal`.
     public static let diagReport = Method<NoParams, DiagReport>("diag.report", mutating: false)
 
     /// This file's methods, in `Methods.all`.

@@ -145,10 +145,33 @@ public struct PushEvent: Codable, Sendable, Equatable {
 // MARK: Methods
 
 extension Methods {
+    /// driverctl: `driverctl watch` (every topic a screen needs; Ctrl-C to leave).
+    ///
+    /// Params: `{"topics": ["gps.fix"]}`. Result: `{"topics": [...]}`, every topic this connection now receives.
+    /// Notifications then arrive on the same connection as JSON-RPC notifications whose `method` is the topic (each
+    /// topic and its `params`: docs/API.md, "Notifications").
+    ///
+    /// A subscription ends with its connection. A subscriber that does not read keeps only the newest 256
+    /// notifications.
     public static let eventsSubscribe = Method<SubscribeParams, SubscribeResult>("events.subscribe", mutating: false, screen: true)
+
     /// Acknowledges a push: it is not sent again. Interruptive ones only while the vehicle stands.
+    ///
+    /// driverctl: `driverctl ack ID`.
+    ///
+    /// **Mutating.** Params: `{"id": 17}`, a push's id. The push is deleted and not sent again. An interruptive push
+    /// (all of them today) can only be acknowledged while the vehicle stands (`1006` otherwise). `not found` (1004)
+    /// for an unknown id. Result: as `events.pending`.
     public static let eventsAck = Method<AckParams, PushSummary>("events.ack", mutating: true, screen: true)
+
     /// What pushes wait, said without interrupting (also while driving).
+    ///
+    /// driverctl: `driverctl watch` (the messages waiting).
+    ///
+    /// Params: none. Result: `{"pending": 2, "held": 1, "summary": "1 new order, 1 message", "ids": [17, 18]}`: what
+    /// waits, in words a glance or a voice can take while driving. `held` counts pushes not yet shown because the
+    /// vehicle moves; `ids` (API 1.9) are the unacknowledged pushes. After each `events.ack` the same object goes out
+    /// as `push.summary` to every subscriber, so a screen drops a push another front end acknowledged.
     public static let eventsPending = Method<NoParams, PushSummary>("events.pending", mutating: false, screen: true)
 
     /// This file's methods, in `Methods.all`.

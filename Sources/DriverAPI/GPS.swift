@@ -116,9 +116,57 @@ public struct RequestRateResult: Codable, Sendable, Equatable {
 // MARK: Methods
 
 extension Methods {
+    /// driverctl: `driverctl gps`.
+    ///
+    /// Params: none. Result:
+    ///
+    /// ```json
+    /// {"available": true, "gpsd": "127.0.0.1:2947", "link": "connected", "tracking": true,
+    ///  "fixesSeen": 1200, "pingsRecorded": 130, "pingsByMotion": {"moving": 10, "stationary": 120},
+    ///  "pingsPending": 2, "lastFix": {"...": "a fix, as gps.fix"}, "lastFixAge": 0.5, "motion": "stationary"}
+    /// ```
+    ///
+    /// `link` is `connecting`, `connected`, `noFix` (gpsd answers, but no usable fix came for longer than the
+    /// sampling interval explains: the receiver reports no fix, sends nothing, or repeats one stale fix) or `lost`
+    /// (gpsd unreachable; the daemon retries with backoff). `lastFixAge` is seconds since the last accepted fix
+    /// arrived (absent before the first); `motion` is `unknown`, `moving` or `stationary`; `fixLosses` counts the
+    /// times the fix stream broke off and came back (a tunnel); `lastError` appears when the last write of pings
+    /// failed (they stay pending).
+    ///
+    /// Since API 1.6: `fixesAccepted`, `fixesRejected` and `reanchors`. Every fix passes a quality filter first; a
+    /// rejected one never becomes a ping, an action's position, an ETA input or a safety speed. `fixesRejected`
+    /// counts them by reason: `mode` (no 2D/3D fix), `horizontalError` (`eph` over `gps.max_horizontal_error`),
+    /// `time` (not after the last accepted fix: a repeated or stale fix, a clock that went back), `rollover` (a whole
+    /// number of 1024-week GPS eras behind the reference clock), `speed` (a reported speed over 70 m/s), `jump`
+    /// (reaching it from the last accepted fix would take over 70 m/s beyond both fixes' error estimates, or far
+    /// more than the receiver's own speed). `reanchors` counts the times rejected fixes kept agreeing with each
+    /// other and the filter followed them (an outlier accepted after a tunnel, a receiver clock that was reset).
+    ///
+    /// ```json
+    /// "fixesAccepted": 1190, "fixesRejected": {"jump": 2, "time": 12}, "reanchors": 0
+    /// ```
     public static let gpsStatus = Method<NoParams, GPSStatus>("gps.status", mutating: false, screen: true)
+
     /// The latest fix; `unavailable` (1002) before the first.
+    ///
+    /// driverctl: `driverctl gps` (the last fix); `driverctl gps --follow` subscribes to `gps.fix`.
+    ///
+    /// Params: none. Result: the latest fix, or error `1002` before the first one.
+    ///
+    /// ```json
+    /// {"time": 1795852800.5, "latitude": 49.0189, "longitude": 12.0927, "altitude": 350, "speed": 8.25,
+    ///  "track": 87.5, "climb": 0, "horizontalError": 4, "verticalError": 6, "mode": 3, "satellitesUsed": 9}
+    /// ```
+    ///
+    /// `time` is seconds since 1970 (UTC) from the receiver; `speed` m/s; `track` degrees from true north;
+    /// `horizontalError`/`verticalError` metres; `mode` 2 or 3. Fields the receiver did not report are absent.
     public static let gpsFix = Method<NoParams, Fix>("gps.fix", mutating: false)
+
+    /// driverctl: none: a screen asks while it shows the vehicle moving on a map; a command would hold the rate only
+    /// for its own short life.
+    ///
+    /// **Mutating.** Params: `{"hz": 1}` (0 to 10; 0 withdraws). Raises the sampling rate to at least `hz` for as long
+    /// as the calling connection lives. Result: `{"requestedHz": 1, "effectiveHz": 1}`.
     public static let gpsRequestRate = Method<RequestRateParams, RequestRateResult>("gps.requestRate", mutating: true)
 
     /// This file's methods, in `Methods.all`.

@@ -37,9 +37,9 @@ public struct NoParams: Codable, Sendable, Equatable {
 
 /// The methods of the local API, declared beside their types (`extension Methods` in each domain's file).
 public enum Methods {
-    /// Every method, once: the daemon registers a handler for each (a test holds the two equal), the kiosk
-    /// forwards those marked for the screen, and docs/API.md documents each. Each domain's file declares its
-    /// methods and their list; a new method touches only that file here.
+    /// Every method, once: the daemon registers a handler for each (a test holds the two equal), the kiosk forwards
+    /// those marked for the screen. Each is documented by the doc comment of its descriptor. Each domain's file
+    /// declares its methods and their list; a new method touches only that file here.
     public static let all: [MethodDescriptor] =
         agent + gps + events + outbox + auth + route + nav + task + pod + visits + trips + shift + sos + config + diag + vehicle + update
 }

@@ -38,6 +38,11 @@ public struct NavResult: Codable, Sendable, Equatable {
 // MARK: Methods
 
 extension Methods {
+    /// driverctl: `driverctl navigate [--stop STOP]`.
+    ///
+    /// Params: `{"stopId": "task-1001-dropoff"}` or none for the next stop. Result: `{"stop": {...}, "links": {...}}`
+    /// with the links of `route.next`. The daemon never navigates; `driverctl navigate --open` hands a link to
+    /// `xdg-open`.
     public static let navLinks = Method<NavParams, NavResult>("nav.links", mutating: false, screen: true)
 
     /// This file's methods, in `Methods.all`.

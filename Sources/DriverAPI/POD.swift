@@ -60,7 +60,21 @@ public struct PODVerdictEvent: Codable, Sendable, Equatable {
 // MARK: Methods
 
 extension Methods {
+    /// driverctl: `driverctl pod photo FILE`.
+    ///
+    /// **Mutating.** Params: `{"taskId": "task-1002", "path": "/home/driver/handover.jpg"}`: an absolute path the
+    /// daemon may read. It must be a JPEG or PNG of at most 8 MiB (else `invalid params` saying why). The daemon copies
+    /// it into its spool (`<state>/spool`, written to a temporary name, synced, renamed), hashes it, stamps the
+    /// position and time, and queues the upload; `pod.progress` events follow it. Result:
+    /// `{"task": {...}, "sha256": "…", "bytes": 614404}`.
     public static let podPhoto = Method<PhotoParams, PODResult>("pod.photo", mutating: true)
+
+    /// driverctl: `driverctl pod otp CODE`.
+    ///
+    /// **Mutating.** Params: `{"taskId": "task-1001", "otp": "4812"}` (4 digits). Once the goods are picked up. Online,
+    /// the backend checks it at once: a wrong code is `proof rejected` (1005) with `data.attemptsLeft`; enter it
+    /// again. When the backend cannot be reached, the code is queued as `unverified` and delivery may go on; the
+    /// backend's verdict arrives later as `pod.verdict`. Result: `{"task": {...}}`.
     public static let podOTP = Method<OTPParams, PODResult>("pod.otp", mutating: true, screen: true)
 
     /// This file's methods, in `Methods.all`.

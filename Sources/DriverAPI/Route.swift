@@ -144,9 +144,62 @@ public struct RouteUpdate: Codable, Sendable, Equatable {
 // MARK: Methods
 
 extension Methods {
+    /// driverctl: `driverctl route`.
+    ///
+    /// Params: none. Result: the stops still to visit in order, and the active tasks (plus finished ones the backend
+    /// does not have yet):
+    ///
+    /// ```json
+    /// {"stops": [{"id": "task-1001-pickup", "taskId": "task-1001", "kind": "pickup", "status": "en-route",
+    ///             "address": "Haidplatz 8, Regensburg", "name": "Pizzeria Da Marco", "phone": "+49 941 000001",
+    ///             "lat": 49.021, "lng": 12.097}],
+    ///  "tasks": [{"id": "task-1001", "status": "ACCEPTED", "backendStatus": "ACCEPTED", "sync": "synced",
+    ///             "podType": "OTP", "pod": "none", "failureReason": null, "allowedActions": ["arrive"],
+    ///             "primaryAction": "Arrived", "stops": [...], "updatedAt": 1795852800.5}],
+    ///  "syncedAt": 1795852790.1}
+    /// ```
+    ///
+    /// A stop's `status` is derived from its task: `pending`, `en-route` (the next stop), `arrived`, `picked-up`,
+    /// `delivered` or `failed`. After a failed delivery the task's pickup opens again: the goods go back to the vendor.
+    /// A task's `status` is the local one (a driver action changes it at once); `backendStatus` is what the backend
+    /// last confirmed; `sync` is `pending` (queued), `synced` or `rejected` (the backend refused a change: the task
+    /// shows the backend's state again and the refused item is a dead letter). `pod` is `none`, `captured` (a photo
+    /// waiting to upload), `unverified` (a code queued offline), `accepted` or `rejected`.
+    ///
+    /// The route is fetched from the backend at start, after the link comes back and on every push that changes tasks;
+    /// queued transitions are replayed on top (see `task.conflict`).
     public static let routeGet = Method<NoParams, RouteView>("route.get", mutating: false, screen: true)
+
+    /// driverctl: `driverctl next`.
+    ///
+    /// Params: none. Result: the next-stop card, or `{"next": null, "remainingStops": 0}`:
+    ///
+    /// ```json
+    /// {"next": {"stop": {...}, "task": {...}, "primaryAction": "Arrived",
+    ///           "eta": {"seconds": 240, "distanceMeters": 1900, "source": "local", "computedAt": 1795852800.5},
+    ///           "navigation": {"google": "google.navigation:q=49.021,12.097",
+    ///                          "googleWeb": "https://www.google.com/maps/dir/?api=1&destination=49.021,12.097",
+    ///                          "apple": "maps://?daddr=49.021,12.097", "waze": "waze://?ll=49.021,12.097&navigate=yes",
+    ///                          "geo": "geo:49.021,12.097"}},
+    ///  "remainingStops": 3}
+    /// ```
+    ///
+    /// `eta.source` is `server` (the backend's ETA, fetched every 30 s while en route and counted down in between) or
+    /// `local`: the remaining distance along the task's polyline (to a drop-off) or the straight line × 1.3, over the
+    /// average speed of the last 5 minutes of driving (8.3 m/s without one, never below 3 m/s). `eta` is null without
+    /// a recent fix. `primaryAction` is the one button a UI shows: `Accept`, `Arrived`, `Picked up`,
+    /// `Arrived at destination`, `Capture POD`, `Delivered` or `Return to vendor`.
     public static let routeNext = Method<NoParams, RouteNext>("route.next", mutating: false, screen: true)
+
     /// Without `confirm` a preview; with it the order is applied and sent to the backend.
+    ///
+    /// driverctl: `driverctl route --resequence STOP ... [--confirm]`.
+    ///
+    /// **Mutating.** Params: `{"order": ["task-1002-pickup", "task-1001-dropoff", ...], "confirm": false}`: every stop
+    /// still to visit, once, each pickup before its drop-off (else `invalid params` naming the problem). Without
+    /// `confirm` it only answers the order with local ETAs; with it the order is stored, queued for the backend
+    /// (`PUT /api/v1/rider/route`, through the outbox) and `route.changed` is raised. Result:
+    /// `{"order": [{"stopId": "task-1002-pickup", "etaSeconds": 180}, ...], "applied": true}`.
     public static let routeResequence = Method<ResequenceParams, ResequenceResult>("route.resequence", mutating: true)
 
     /// This file's methods, in `Methods.all`.

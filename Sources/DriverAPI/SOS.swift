@@ -70,6 +70,23 @@ public struct SOSView: Codable, Sendable, Equatable {
 extension Methods {
     /// A driver's call for help: stored durably, sent before anything else, repeated until the backend acks it.
     /// Allowed while driving and off shift; refused only when no backend is configured.
+    ///
+    /// driverctl: `driverctl sos [--note TEXT]`.
+    ///
+    /// Since API 1.8. **Mutating.** Params: `{"note": "van hit, driver hurt"}` (optional, at most 500 characters). The
+    /// driver's call for help: stored durably before the answer (it survives `kill -9` and a power cut), sent to the
+    /// backend (`POST /api/v1/rider/sos`) ahead of everything queued, and repeated until the backend acknowledges it.
+    /// Allowed while driving (no safety gate) and off shift. Result (also the `sos.changed` notification):
+    ///
+    /// ```json
+    /// {"sosId": "8e908d2f-…", "state": "raised", "raisedAt": 1795852800.2, "timeSource": "gps",
+    ///  "position": {"lat": 49.0134, "lng": 12.1016, "accuracy": 4.2, "fixTime": 1795852799.0, "ageSeconds": 1.2},
+    ///  "gps": "connected", "note": "van hit, driver hurt"}
+    /// ```
+    ///
+    /// `position` is the latest accepted fix when it is at most five minutes old, else absent (`gps` says why).
+    /// `unavailable` (1002) when no backend is configured (an SOS would reach nobody); `invalidParams` for a longer
+    /// note.
     public static let sosRaise = Method<SOSParams, SOSView>("sos.raise", mutating: true, screen: true)
 
     /// This file's methods, in `Methods.all`.

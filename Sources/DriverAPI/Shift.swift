@@ -64,8 +64,29 @@ public struct SafetyStatus: Codable, Sendable, Equatable {
 // MARK: Methods
 
 extension Methods {
+    /// driverctl: `driverctl shift start`.
+    ///
+    /// **Mutating.** Params: none. Starts the shift: GPS fixes are recorded and sent again, pushes reach front ends.
+    /// Result: `{"onShift": true, "startedAt": 1795852800.5, "endedAt": null}`. Off shift no location is recorded
+    /// or sent, driver actions carry no position, and pushes wait. The state survives restarts; `shift.auto_start`
+    /// starts a shift when the daemon starts (units without a driver UI).
     public static let shiftStart = Method<NoParams, ShiftStatus>("shift.start", mutating: true, screen: true)
+
+    /// driverctl: `driverctl shift end`.
+    ///
+    /// **Mutating.** Params: none. Ends the shift: recording stops at once, and the pings the shift recorded go out in
+    /// one last flush before the call answers. Result: as `shift.start`.
     public static let shiftEnd = Method<NoParams, ShiftStatus>("shift.end", mutating: true, screen: true)
+
+    /// driverctl: `driverctl shift status`.
+    ///
+    /// Params: none. Result: as `shift.start`.
+    ///
+    /// Every `shift.*` result carries `travel` (API 1.7): `{"odometerMeters": 12840, "bridgedMeters": 310, "trips": 4,
+    /// "tripInProgress": true, "idleSeconds": 420, "harshEvents": 1}`, what the current (or last) shift drove
+    /// (`harshEvents`: harsh braking and acceleration, each sent to the backend as `POST /api/v1/rider/harsh-events`);
+    /// `shift.end`'s answer is the shift's end report. Each task's `distanceMeters` is the odometer from its acceptance
+    /// to its delivery (or return to the vendor), so far while it is open.
     public static let shiftStatus = Method<NoParams, ShiftStatus>("shift.status", mutating: false, screen: true)
 
     /// This file's methods, in `Methods.all`.

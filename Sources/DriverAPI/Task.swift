@@ -171,12 +171,59 @@ public struct TaskConflictEvent: Codable, Sendable, Equatable {
 // MARK: Methods
 
 extension Methods {
+    /// driverctl: `driverctl accept [--task ID]`.
+    ///
+    /// **Mutating.** Params: `{"taskId": "task-1001"}`, or none for the task of the next stop. This and the other
+    /// driver actions (`task.arrive`, `task.pickup`, `task.deliver`, `task.fail`, `task.returnToVendor`) each validate
+    /// the action against the task's state (`action refused` (1003) names the current status and the allowed actions),
+    /// then commits the new status and an outbox item with a fresh idempotency key in one SQLite transaction with
+    /// `synchronous=FULL`, and answers at once with the task (`sync: "pending"`); the uplink sends `PATCH
+    /// /api/v1/rider/tasks/{id}/status` in order per task. The update carries the fix of that moment (when one is at
+    /// most 60 s old). `task.arrive` means the store before the pickup and the destination after it.
     public static let taskAccept = Method<TaskParams, TaskView>("task.accept", mutating: true, screen: true)
+
     /// At the store or at the destination, from the task's state.
+    ///
+    /// driverctl: `driverctl arrive [--task ID]`.
+    ///
+    /// **Mutating.** As `task.accept`: arrived at the store (from `ACCEPTED`) or at the destination (from `PICKED_UP`).
+    /// The arrival opens the stop's visit (see `visits.list`) when the geofence detected it or a fresh fix puts the
+    /// vehicle within the exit border (a tap far away, or without a fix, opens none). With `arrival.mode = "auto"` the
+    /// daemon performs it itself when the geofence detects the arrival (the transition goes to the backend with
+    /// `"source": "geofence"`); with `"suggest"` (the default) an `arrival.suggested` event goes out and the next-stop
+    /// card carries `arrivalDetected`.
+    ///
+    /// Geofences: each stop's radius comes from the backend (`geofenceRadius`, else `arrival.radius`, 100 m), never
+    /// below the fix's error; the exit border is 1.5× wider. Arrived: inside and slower than 2 m/s for
+    /// `arrival.dwell_seconds` (20), or parked inside. Left: beyond the exit border and driving (2 m/s) on two fixes
+    /// in a row; parked scatter on the border never leaves.
     public static let taskArrive = Method<TaskParams, TaskView>("task.arrive", mutating: true, screen: true)
+
+    /// driverctl: `driverctl pickup [--task ID]`.
+    ///
+    /// **Mutating.** As `task.accept`: picked up at the store (from `ARRIVED_AT_STORE`).
     public static let taskPickup = Method<TaskParams, TaskView>("task.pickup", mutating: true, screen: true)
+
+    /// driverctl: `driverctl deliver [--task ID]`.
+    ///
+    /// **Mutating.** As `task.accept`, from `ARRIVED_AT_DESTINATION`; refused until the task's proof of delivery is
+    /// captured (`pod.otp` or `pod.photo`). Farther from the drop-off than its exit border (with a fix at most 30 s
+    /// old) it needs `"outsideReason"`: `CUSTOMER_MET_ELSEWHERE`, `ADDRESS_WRONG`, `GPS_POOR` or `OTHER`
+    /// (`1007` otherwise, with the distance). The reason and the distance (`stopDistance`) travel with the transition;
+    /// without a fix the delivery is allowed and sent with `"position": "unknown"`.
     public static let taskDeliver = Method<TaskParams, TaskView>("task.deliver", mutating: true, screen: true)
+
+    /// driverctl: `driverctl fail REASON [--note TEXT] [--task ID]`.
+    ///
+    /// **Mutating.** Params: `{"taskId": "task-1001", "reason": "CUSTOMER_UNAVAILABLE", "note": "rang twice"}`; reasons
+    /// `CUSTOMER_UNAVAILABLE`, `ADDRESS_NOT_FOUND`, `REFUSED`, `UNSAFE`, `OTHER`; the note has at most 500 characters.
+    /// From `ARRIVED_AT_DESTINATION`; then `task.returnToVendor`. Away from the stop it needs `outsideReason`, as
+    /// `task.deliver`. Result: the task, as above.
     public static let taskFail = Method<FailParams, TaskView>("task.fail", mutating: true, screen: true)
+
+    /// driverctl: `driverctl return [--task ID]`.
+    ///
+    /// **Mutating.** As `task.accept`, from `DELIVERY_FAILED`: the goods went back to the vendor.
     public static let taskReturnToVendor = Method<TaskParams, TaskView>("task.returnToVendor", mutating: true, screen: true)
 
     /// This file's methods, in `Methods.all`.

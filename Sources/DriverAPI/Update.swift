@@ -90,9 +90,32 @@ public struct UpdateOutcome: Codable, Sendable, Equatable {
 
 extension Methods {
     /// The installed version, a release on its way in, the maintenance window and the last outcome (API 1.13).
+    ///
+    /// driverctl: `driverctl update`.
+    ///
+    /// Since API 1.13. Params: none. Self-update (docs/OPERATIONS.md, "Updates from afar"). Result:
+    ///
+    /// - `mode`: `auto` (the unit installs the fleet's releases through driverd-update.service) or `external` (its
+    ///   image is updated by Mender, RAUC or SWUpdate; it only reports its version); `package`, `installedVersion` (as
+    ///   dpkg has it);
+    /// - `release` (absent: none on its way): `package`, `version`, `size`, `downloadedBytes`, `state` (`downloading`,
+    ///   `paused`, `downloaded`: waits for the window, `installing`: driverd-update was asked), `waitingFor` (why not
+    ///   further now: an SOS or a status to send first, the day's byte cap, the link, the maintenance window);
+    /// - `window`: when a release may be installed, in words; `bytesToday`, `maxBytesPerDay`;
+    /// - `lastOutcome`: `{"package", "version", "status", "reason", "at"}`, `status` `APPLIED`, `REFUSED` or
+    ///   `ROLLED_BACK`.
     public static let updateStatus = Method<NoParams, UpdateStatus>("update.status", mutating: false)
+
     /// Asks the backend for a staged release now (as its push would) and answers with `update.status` once the
     /// answer is taken; `unavailable` (1002) when the backend was not reached.
+    ///
+    /// driverctl: `driverctl update --check`.
+    ///
+    /// Since API 1.14. Params: none. Asks the backend for the release staged for this unit now, as its
+    /// `UPDATE_AVAILABLE` push would (a unit that missed the push, or a technician at the van who does not want
+    /// to wait for the next reconnection), and answers once the answer is taken: the result is `update.status`'s,
+    /// so a release accepted shows in `release`, a refused one in `lastOutcome`. `unavailable` (1002) when no backend
+    /// is configured or it was not reached (the message says which). Mutating: root or the configured group.
     public static let updateCheck = Method<NoParams, UpdateStatus>("update.check", mutating: true, since: 14)
 
     /// This file's methods, in `Methods.all`.

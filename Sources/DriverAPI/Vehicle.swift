@@ -92,7 +92,25 @@ public struct VehicleStatus: Codable, Sendable, Equatable {
 // MARK: Methods
 
 extension Methods {
-    /// The vehicle as its OBD-II adapter reports it: link, ignition, speed, fuel, odometer, voltage, fault codes (API 1.11).
+    /// The vehicle as its OBD-II adapter reports it: link, ignition, speed, fuel, odometer, voltage, fault codes (API
+    /// 1.11).
+    ///
+    /// driverctl: `driverctl vehicle [--follow]`.
+    ///
+    /// Since API 1.11. Params: none. The vehicle as its OBD-II adapter reports it (docs/VEHICLE.md); every value is
+    /// absent while unknown (never read, not supported by the car, or the adapter not answering). Result:
+    ///
+    /// - `adapter`: `vehicle.adapter` (absent: none configured); `link`: `absent` (none, unplugged, refused or
+    ///   silent), `connecting`, `noVehicle` (the adapter answers, no engine unit does: ignition off) or `ok`; `detail`:
+    ///   why it is not `ok`, the adapter's own answer where it gave one;
+    /// - `engineRunning` (RPM above 0, or a charging voltage of 13.2 V or more); `ignition`: the ignition the daemon
+    ///   uses now, from `ignitionSource` (`obd`, `file` or `gps`);
+    /// - `speed` (m/s) and `speedAge` (s), `rpm`, `fuelPercent`, `odometerKm` (PID A6; many cars do not report it),
+    ///   `engineRunSeconds` (PID 1F), `voltage` (the 12 V supply at the adapter, `ATRV`);
+    /// - `checkEngine` (the malfunction indicator lamp), `faults`: `[{"code", "pending", "description"}]` (stored
+    ///   codes from mode 03, pending from mode 07; `description` for generic SAE codes the unit knows);
+    /// - `batteryProtectionSince` (Unix seconds): polling stopped and the GPS receiver released to spare the
+    ///   vehicle's battery; `supportedPIDs`: mode 01 PIDs the car answers, hex; `odometerDisagreements`.
     public static let vehicleStatus = Method<NoParams, VehicleStatus>("vehicle.status", mutating: false, screen: true)
 
     /// This file's methods, in `Methods.all`.

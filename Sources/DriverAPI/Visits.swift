@@ -91,6 +91,15 @@ public struct VisitList: Codable, Sendable, Equatable {
 
 extension Methods {
     /// The latest visits to stops (geofence arrivals and departures), newest first.
+    ///
+    /// driverctl: `driverctl visits`.
+    ///
+    /// Params: none. Result: `{"visits": [{"id": "…", "taskId": "task-1001", "stopId": "task-1001-pickup",
+    /// "arrivedAt": 1795852800, "arrivalSource": "geofence", "arrivalDistanceMeters": 12, "departedAt": 1795852890,
+    /// "dwellSeconds": 90, "leftUnfinished": false, "state": "sent"}]}`, the newest 50 first. A visit runs from the
+    /// arrival (detected by the geofence, or the driver's tap) to leaving through the exit border after the stop's
+    /// action; it then goes to the backend once (`POST /api/v1/rider/visits`, the visit's id as idempotency key).
+    /// `state`: `open`, `queued` or `sent`. Leaving a destination before delivering raises `stop.leftUnfinished`.
     public static let visitsList = Method<NoParams, VisitList>("visits.list", mutating: false)
 
     /// This file's methods, in `Methods.all`.

@@ -24,7 +24,28 @@ struct Sync: ParsableCommand {
     }
 }
 
+struct DeadLetters: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show what the backend refused for good, and its answers.")
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        let list = try Session(options).call(Methods.outboxDeadLetters, NoParams())
+        try Output(options).emit(list) { OutboxFormatter.text(list) }
+    }
+}
+
 enum OutboxFormatter {
+    static func text(_ list: DeadLetterList) -> String {
+        guard list.total > 0 else { return "the backend refused nothing" }
+        let shown = list.items.count < list.total ? ", the newest \(list.items.count) shown" : ""
+        let lines = list.items.map { item in
+            "\(item.refusedAt.map { TextFormat.UTC($0).iso8601 } ?? "?")  \(item.kind) of \(item.taskId) (key \(item.idempotencyKey)): \(item.answer)"
+        }
+        return (["\(StatusFormatter.plural(list.total, "item")) the backend refused\(shown):"] + lines).joined(separator: "\n")
+    }
+
+
     static func text(_ status: OutboxStatus) -> String {
         guard status.enabled else {
             return "no backend configured: \(StatusFormatter.plural(status.pings, "ping")), "
@@ -50,5 +71,5 @@ enum OutboxFormatter {
 
 extension Driverctl {
     /// This file's commands, in the root's subcommands.
-    static let outboxCommands: [any ParsableCommand.Type] = [Queue.self, Sync.self]
+    static let outboxCommands: [any ParsableCommand.Type] = [Queue.self, Sync.self, DeadLetters.self]
 }

@@ -5,9 +5,9 @@ import DriverctlCommands
 import Foundation
 import Testing
 
-/// The docs promise every command (docs/API.md, beside the method it calls) and every configuration key (the shipped
-/// packaging/driverd.toml, which the README points to, and docs/OPERATIONS.md's symptoms name some): these
-/// checks fail when a new one is left out.
+/// The docs promise every command (beside the method it calls, in the method's doc comment in Sources/DriverAPI) and
+/// every configuration key (the shipped packaging/driverd.toml, which the README points to, and docs/OPERATIONS.md's
+/// symptoms name some): these checks fail when a new one is left out.
 @Suite("Documentation")
 struct DocumentationTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -23,39 +23,60 @@ struct DocumentationTests {
         return subcommands.flatMap { commandPaths($0, prefix: prefix + [$0._commandName]) }
     }
 
-    @Test("docs/API.md names every driverctl command beside the method it calls")
+    /// Each method's reference: the doc comment right above its descriptor (`static let x = Method<…>("name", …)`)
+    /// in Sources/DriverAPI, without the `///`.
+    static func methodDocs() throws -> [String: String] {
+        let directory = root.appendingPathComponent("Sources/DriverAPI")
+        var docs: [String: String] = [:]
+        for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) where file.hasSuffix(".swift") {
+            let lines = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+                .split(separator: "\n", omittingEmptySubsequences: false)
+            for (index, line) in lines.enumerated() where line.contains(/static let \w+ = Method</) {
+                // The name is on the descriptor's line or, when the line breaks after `(`, on the next.
+                let declaration = line + (index + 1 < lines.count ? lines[index + 1] : "")
+                guard let name = declaration.firstMatch(of: /Method<[^\n]*>\(\s*"([a-zA-Z]+\.[a-zA-Z]+)"/)?.1 else { continue }
+                var comment: [Substring] = []
+                var above = index - 1
+                while above >= 0, let text = lines[above].firstMatch(of: /^\s*\/\/\/ ?(.*)$/)?.1 {
+                    comment.insert(text, at: 0)
+                    above -= 1
+                }
+                #expect(docs[String(name)] == nil, "\(name) is declared twice")
+                docs[String(name)] = comment.joined(separator: "\n")
+            }
+        }
+        return docs
+    }
+
+    @Test("the methods' doc comments name every driverctl command beside the method it calls")
     func everyCommand() throws {
-        let api = try Self.text("docs/API.md")
+        let docs = try Self.methodDocs().values.joined(separator: "\n")
         let paths = Self.commandPaths(Driverctl.self)
         #expect(paths.count > 20)
         for path in paths {
-            #expect(api.contains("driverctl: `driverctl \(path)"), "docs/API.md does not name driverctl \(path) after a method")
+            #expect(docs.contains("driverctl: `driverctl \(path)"), "no method's doc comment names driverctl \(path)")
         }
     }
 
-    /// The table a newcomer reads: each method's section in docs/API.md names the command that calls it, or says
-    /// why there is none. (The daemon's owner of each method: RegistryDriftTests.routerMatchesDescriptors.)
-    @Test("every method names its driverctl command in docs/API.md, one that exists, or says why it has none")
+    /// What a newcomer reads: each method's doc comment names the command that calls it, or says why there is
+    /// none. (The daemon's owner of each method: RegistryDriftTests.routerMatchesDescriptors.)
+    @Test("every method has a doc comment that names its driverctl command, one that exists, or says why it has none")
     func everyMethodHasACommand() throws {
-        let api = try Self.text("docs/API.md")
+        let docs = try Self.methodDocs()
         let paths = Set(Self.commandPaths(Driverctl.self))
+        #expect(Set(docs.keys) == Set(Methods.all.map(\.name)), "descriptors in Sources/DriverAPI and Methods.all differ")
         for method in Methods.all.map(\.name) {
-            let sections = api.components(separatedBy: "\n### `\(method)`\n")
-            guard sections.count == 2 else {
-                Issue.record("docs/API.md has \(sections.count - 1) sections for \(method)")
+            guard let doc = docs[method], let line = doc.split(separator: "\n").first(where: { $0.hasPrefix("driverctl: ") }) else {
+                Issue.record("\(method)'s doc comment names no driverctl command (or `driverctl: none`, and why)")
                 continue
             }
-            let section = sections[1].components(separatedBy: "\n### ")[0]
-            guard let line = section.split(separator: "\n").first(where: { $0.hasPrefix("driverctl: ") }) else {
-                Issue.record("docs/API.md's \(method) names no driverctl command (or `driverctl: none`, and why)")
-                continue
-            }
+            #expect(doc.split(separator: "\n").contains { !$0.hasPrefix("driverctl: ") }, "\(method)'s doc comment says only its command")
             if line.hasPrefix("driverctl: none") { continue }
             // `driverctl pod otp CODE` → "pod otp": the words before the first argument or option.
             // `driverctl shift start`: a command (`shift`) and its argument, so any leading words that make a command.
             let words = try #require(line.firstMatch(of: /`driverctl ([^`]*)`/)).1.split(separator: " ")
             let named = (1...words.count).contains { paths.contains(words.prefix($0).joined(separator: " ")) }
-            #expect(named, "docs/API.md's \(method) names driverctl \(words.joined(separator: " ")), which is not a command")
+            #expect(named, "\(method)'s doc comment names driverctl \(words.joined(separator: " ")), which is not a command")
         }
     }
 
@@ -65,8 +86,10 @@ struct DocumentationTests {
         let docs = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("docs").path)
             .filter { $0.hasSuffix(".md") }.map { "docs/" + $0 }
         #expect(docs.count > 5)
-        for doc in ["README.md"] + docs {
-            for match in try Self.text(doc).matches(of: /`driverctl ([a-z][a-z-]*)/) {
+        let methodDocs = try Self.methodDocs().values.joined(separator: "\n")
+        for doc in ["README.md", "Sources/DriverAPI"] + docs {
+            let text = doc == "Sources/DriverAPI" ? methodDocs : try Self.text(doc)
+            for match in text.matches(of: /`driverctl ([a-z][a-z-]*)/) {
                 #expect(commands.contains(String(match.1)), "\(doc) names driverctl \(match.1), which does not exist")
             }
         }

@@ -17,6 +17,13 @@ struct OutboxDesk: MethodOwner, Sendable {
             await uplink.flush()
             return try uplink.status()
         }
+        router.register(Methods.outboxDeadLetters) { [outbox] _, _ in
+            let dead = try outbox.deadItems()
+            return DeadLetterList(items: dead.reversed().prefix(DeadLetterList.shown).map {
+                DeadLetter(taskId: $0.taskId, kind: $0.kind.rawValue, idempotencyKey: $0.idempotencyKey,
+                           answer: $0.backendAnswer ?? "", refusedAt: $0.finishedAt)
+            }, total: dead.count)
+        }
     }
 
     /// Throws when the store cannot be read: a queue that cannot be counted is an error, never an empty one.

@@ -113,6 +113,10 @@ struct InProcessDaemonTests {
             #expect(events.all(Events.outboxRefused).first?.status == 409)
             #expect(events.all(Events.taskConflict).first?.backendStatus == .cancelled)
             #expect(backend.world.stats.statusUpdates.isEmpty)
+            // An operator reads the answer on the unit.
+            let dead = try await daemon.call(Methods.outboxDeadLetters)
+            #expect(dead.total == 1 && dead.items.map(\.taskId) == ["task-1001"] && dead.items.map(\.kind) == ["status"])
+            #expect(dead.items.first?.answer.contains("CANCELLED") == true && dead.items.first?.refusedAt != nil)
         }
     }
 
