@@ -111,7 +111,7 @@ public struct DeadLetter: Codable, Sendable, Equatable {
 public struct DeadLetterList: Codable, Sendable, Equatable {
     /// The newest first, at most `DeadLetterList.shown`.
     public var items: [DeadLetter]
-    /// Every dead letter kept (`outbox.status`'s `deadLetters` counts transitions and proofs only).
+    /// Every dead letter kept (`outbox.status`'s `deadLetters`).
     public var total: Int
     public static let shown = 50
 
@@ -137,8 +137,8 @@ extension Methods {
     /// `transport` is `websocket` while the backend's WebSocket is open (batches go over it), else `https` (batches by
     /// POST, pushes polled every 30 s). `link` is `idle` (nothing sent yet), `online`, `backingOff` (after a network
     /// error or a 5xx; `retryInSeconds` says when), `authRequired` (the backend refused the credentials: log in) or
-    /// `disabled` (no `backend.url`). `deadLetters` counts transitions and proofs the backend refused (409/422): kept
-    /// with its answer, never resent. Since API 1.6 `routeChanges`, 1.7 `activity` (visits, trips, idle periods, harsh
+    /// `disabled` (no `backend.url`). `deadLetters` counts the items the backend refused (409/422, any kind): each
+    /// kept with its answer (`outbox.deadLetters`), never resent. Since API 1.6 `routeChanges`, 1.7 `activity` (visits, trips, idle periods, harsh
     /// driving events) and 1.8 `sos` (SOS calls not yet acknowledged) count those items. Since API 1.15
     /// `driverLanguage`: the language the driver's profile at the backend names (a BCP 47 tag such as `pt-BR`, from the
     /// login's answer), absent when the profile has none; the screen and its voice start in it (docs/KIOSK.md,
