@@ -143,6 +143,16 @@ public final class Outbox: Sendable {
         }
     }
 
+    /// The newest `limit` dead letters, newest first, and how many are kept in all (one read).
+    public func newestDeadItems(limit: Int) throws -> (items: [OutboxItemRecord], total: Int) {
+        try store.pool.read { db in
+            let dead = OutboxItemRecord.State.dead.rawValue
+            let items = try OutboxItemRecord.fetchAll(db, "WHERE state = ? ORDER BY id DESC LIMIT ?", arguments: [dead, limit])
+            let total = try db.value(Int.self, sql: "SELECT COUNT(*) FROM outbox_item WHERE state = ?", arguments: [dead]) ?? 0
+            return (items, total)
+        }
+    }
+
     // MARK: Pings
 
     /// The batch to send next, so the live position never waits behind the backlog:

@@ -45,7 +45,6 @@ enum OutboxFormatter {
         return (["\(StatusFormatter.plural(list.total, "item")) the backend refused\(shown):"] + lines).joined(separator: "\n")
     }
 
-
     static func text(_ status: OutboxStatus) -> String {
         guard status.enabled else {
             return "no backend configured: \(StatusFormatter.plural(status.pings, "ping")), "

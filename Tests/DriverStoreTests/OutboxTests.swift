@@ -136,6 +136,9 @@ struct OutboxTests {
         try outbox.deadLetter(itemId: b1.id!, answer: #"{"error":{"code":"INVALID_TRANSITION"}}"#, now: 9)
         #expect(try outbox.headItems().map(\.idempotencyKey) == ["a2"])
         #expect(try outbox.deadItems().map(\.backendAnswer) == [#"{"error":{"code":"INVALID_TRANSITION"}}"#])
+        let newest = try outbox.newestDeadItems(limit: 0)
+        #expect(newest.items.isEmpty && newest.total == 1)
+        #expect(try outbox.newestDeadItems(limit: 5).items == outbox.deadItems())
         let depth = try outbox.depth()
         #expect(depth.transitions == 1 && depth.dead == 1 && depth.oldestPending == 3 && depth.byKind == [.status: 1], "\(depth)")
         #expect(throws: (any Error).self) { try outbox.enqueue(item("C", "a2")) }

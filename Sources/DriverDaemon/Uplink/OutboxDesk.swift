@@ -18,11 +18,11 @@ struct OutboxDesk: MethodOwner, Sendable {
             return try uplink.status()
         }
         router.register(Methods.outboxDeadLetters) { [outbox] _, _ in
-            let dead = try outbox.deadItems()
-            return DeadLetterList(items: dead.reversed().prefix(DeadLetterList.shown).map {
+            let dead = try outbox.newestDeadItems(limit: DeadLetterList.shown)
+            return DeadLetterList(items: dead.items.map {
                 DeadLetter(taskId: $0.taskId, kind: $0.kind.rawValue, idempotencyKey: $0.idempotencyKey,
                            answer: $0.backendAnswer ?? "", refusedAt: $0.finishedAt)
-            }, total: dead.count)
+            }, total: dead.total)
         }
     }
 
