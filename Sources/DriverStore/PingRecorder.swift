@@ -23,6 +23,9 @@ public final class PingRecorder: Sendable {
 
     private struct State {
         var held: [Held] = []
+        /// The earliest `due` of `held`: the reader asks at every wake-up (thousands a second while a backlog
+        /// replays), so it is kept as pings come, and found again only when some leave.
+        var earliestDue: Double?
         /// The batch of held pings the uplink is sending now, and whether its window ran out first (its rows go
         /// when the answer comes).
         var sending: String?
@@ -93,7 +96,9 @@ public final class PingRecorder: Sendable {
     @discardableResult
     public func append(_ ping: PingRecord, now: Double, nextSampleIn: Double) -> Bool {
         let due = state.withLock { state -> Bool in
-            state.held.append(Held(ping: ping, at: now, due: now + window(ping)))
+            let deadline = now + window(ping)
+            state.held.append(Held(ping: ping, at: now, due: deadline))
+            state.earliestDue = min(state.earliestDue ?? deadline, deadline)
             return Self.firstDeadline(state).map { $0 < now + nextSampleIn } ?? false
         }
         if due { commit(before: now + nextSampleIn) }
@@ -103,7 +108,7 @@ public final class PingRecorder: Sendable {
     /// The earliest time something held must be on disk: a ping's window, or the odometer's.
     private static func firstDeadline(_ state: State) -> Double? {
         var first = state.travel.map { $0.since + travelWindow }
-        for held in state.held { first = min(first ?? .infinity, held.due) }
+        if let due = state.earliestDue { first = min(first ?? due, due) }
         return first
     }
 
@@ -157,6 +162,7 @@ public final class PingRecorder: Sendable {
             defer { (state.sending, state.sendingWritten) = (nil, false) }
             let acked = state.held.filter { $0.batchId == batchId }
             state.held.removeAll { $0.batchId == batchId }
+            state.earliestDue = state.held.map(\.due).min()
             state.delivered += acked.count
             for held in acked { state.keptByMotion[held.ping.motion, default: 0] += 1 }
             return state.sendingWritten
@@ -212,6 +218,7 @@ public final class PingRecorder: Sendable {
             let picked = { (held: Held) in due(held) || held.batchId.map(batches.contains) == true }
             let pings = state.held.filter(picked)
             state.held.removeAll(where: picked)
+            state.earliestDue = state.held.map(\.due).min()
             state.writing += pings.count
             if let sending = state.sending, batches.contains(sending) { state.sendingWritten = true }
             guard let travel = state.travel, travelDue(travel.since) || (!pings.isEmpty && travelRides(travel.since)) else { return (pings, nil) }
@@ -230,6 +237,7 @@ public final class PingRecorder: Sendable {
             state.withLock { state in
                 state.writing -= batch.count
                 state.held = (batch + state.held).sorted { $0.at < $1.at }
+                state.earliestDue = state.held.map(\.due).min()
                 if let travel, state.travel == nil { state.travel = (travel, 0) }
                 if let sending = state.sending, batch.contains(where: { $0.batchId == sending }) { state.sendingWritten = false }
                 state.lastError = Store.describeWriteFailure(error)
