@@ -95,7 +95,7 @@ let package = Package(
         // records, migrations. In place of GRDB, whose Foundation use links ICU's 30 MB into the daemon (docs/ARCHITECTURE.md, "Why no GRDB and no ICU").
         .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
         // The SQLite store: frozen SQL migrations, one record per table, the ping recorder.
-        .target(name: "DriverStore", dependencies: ["DriverDomain", "SQLiteKit"]),
+        .target(name: "DriverStore", dependencies: ["DriverDomain", "SQLiteKit", "ReaderThread"]),
         // The backend contract (docs/backend-openapi.yaml) as Codable types, paths and the polyline codec. No I/O.
         // dispatch-sim serves it; driverd's uplink speaks it.
         .target(name: "BackendContract", dependencies: ["DriverAPI", "DriverDomain"]),

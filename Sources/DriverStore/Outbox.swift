@@ -245,12 +245,11 @@ public final class Outbox: Sendable {
             }
             return depth
         }
-        // The log's pings and the table's, counted under the log's lock: a fold moving them from one to the other
-        // (the uplink's, while the backend is away) is either before or after, never halfway.
-        let (count, oldest) = try store.pingLog.withLock { log in
+        // The log's pings and the table's (a fold moves them from one to the other).
+        let (count, oldest) = try store.countingPings { logged in
             try store.pool.read { db -> (Int, Double?) in
                 let pings = try db.row(sql: "SELECT COUNT(*) AS n, MIN(recorded_at) AS oldest FROM ping")
-                return ((pings?.value("n") ?? 0) + log.pings, pings?.value("oldest"))
+                return ((pings?.value("n") ?? 0) + logged, pings?.value("oldest"))
             }
         }
         depth.pings = count

@@ -20,17 +20,27 @@ struct PingLog {
     }
 
     let path: String
+    /// Where `setAside` moves the log for a fold, so appends go on in a new file while the fold waits for the database.
+    let setAsidePath: String
     private var fd: Int32 = -1
     /// Ping records in the file, and its length.
     private(set) var pings = 0
     private(set) var bytes = 0
+    /// Ping records in the file set aside, until a fold has moved them into the database.
+    private(set) var setAsidePings = 0
     /// The id the next ping gets: above every id in the database, the log and the newest ever put in a batch.
     var nextId: Int64 = 1
 
-    init(directory: String) { path = directory + "/pings.log" }
+    init(directory: String) {
+        path = directory + "/pings.log"
+        setAsidePath = directory + "/pings.folding.log"
+    }
 
-    /// The valid records of the file (none when there is none).
-    func read() throws -> [Entry] {
+    /// The valid records of the log (none when there is none).
+    func read() throws -> [Entry] { try Self.read(path) }
+
+    /// The valid records of the file at `path` (none when there is none).
+    static func read(_ path: String) throws -> [Entry] {
         guard let data = try DurableFile.contents(path) else { return [] }
         var entries: [Entry] = []
         var offset = 0
@@ -76,17 +86,25 @@ struct PingLog {
         pings += entries.count(where: { if case .ping = $0 { true } else { false } })
     }
 
-    /// Empties the file (its records are in the database now), durably.
-    mutating func clear() throws {
-        if fd < 0 {
-            guard try DurableFile.sizeIfPresent(path) != nil else { return }
-            fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
-            guard fd >= 0 else { throw DurableFile.Failure(call: "open", path: path, errno: errno) }
+    /// Renames the file to `setAsidePath` for a fold (false when it is empty or absent, or one set aside before is
+    /// still there, which must be folded first); the next append starts a new file. Its records are synced already,
+    /// and the rename is made durable by the next append's directory sync or the fold's own: a power cut before
+    /// either leaves the file under its old name, to be folded at the next start.
+    mutating func setAside() throws -> Bool {
+        guard try DurableFile.sizeIfPresent(setAsidePath) == nil, (try DurableFile.sizeIfPresent(path) ?? 0) > 0 else { return false }
+        guard rename(path, setAsidePath) == 0 else { throw DurableFile.Failure(call: "rename", path: path, errno: errno) }
+        if fd >= 0 {
+            close(fd)
+            fd = -1
         }
-        guard ftruncate(fd, 0) == 0 else { throw DurableFile.Failure(call: "ftruncate", path: path, errno: errno) }
-        guard fdatasync(fd) == 0 else { throw DurableFile.Failure(call: "fdatasync", path: path, errno: errno) }
-        bytes = 0
-        pings = 0
+        (setAsidePings, pings, bytes) = (pings, 0, 0)
+        return true
+    }
+
+    /// The set-aside file was folded into the database and removed; `newest` is the highest ping id there.
+    mutating func folded(newest: Int64) {
+        setAsidePings = 0
+        nextId = max(nextId, newest + 1)
     }
 
     // MARK: Records

@@ -1,5 +1,6 @@
 import DriverAPI
 import DriverDomain
+import ReaderThread
 import SQLiteKit
 import Synchronization
 
@@ -39,6 +40,10 @@ public final class PingRecorder: Sendable {
         var lastError: String?
         /// Commits since the retention caps were last applied.
         var sinceRetention = Int.max
+        /// Upkeep asked for and not begun: a fold, and the retention caps too; and whether its thread runs.
+        var foldAsked = false
+        var retentionAsked = false
+        var upkeepRunning = false
         /// The odometer's state not written yet, and when it changed first (monotonic).
         var travel: (record: TravelRecord, since: Double)?
         var lastTravelWritten: TravelRecord?
@@ -255,20 +260,42 @@ public final class PingRecorder: Sendable {
             state.sinceRetention = 0
             return true
         }
-        // A long time without the backend: the log goes into the database in bulk, where the caps apply.
+        // A long time without the backend: the log goes into the database in bulk, where the caps apply. On a thread
+        // of its own: both wait for the database's one writer, and this thread's next group commit must not wait
+        // with them (it did, and a power-cut soak lost pings older than their window).
         guard checkRetention || store.loggedPings >= Self.foldPings else { return }
-        do {
-            try store.foldPingLog()
-        } catch {
-            state.withLock { $0.lastError = Store.describeWriteFailure(error) }
-            return
+        let start = state.withLock { state -> Bool in
+            state.foldAsked = true
+            state.retentionAsked = state.retentionAsked || checkRetention
+            defer { state.upkeepRunning = true }
+            return !state.upkeepRunning
         }
-        guard checkRetention, let retention else { return }
-        do {
-            let result = try Outbox(store: store).applyRetention(retention)
-            if !result.isEmpty { onRetention?(result) }
-        } catch {
-            state.withLock { $0.lastError = Store.describeWriteFailure(error) }
+        if start { startThread(named: "ping-upkeep") { self.upkeep() } }
+    }
+
+    /// Folds the log and applies the caps, as asked, until nothing more is asked.
+    private func upkeep() {
+        while let retentionDue = state.withLock({ state -> Bool? in
+            guard state.foldAsked else {
+                state.upkeepRunning = false
+                return nil
+            }
+            defer { (state.foldAsked, state.retentionAsked) = (false, false) }
+            return state.retentionAsked
+        }) {
+            do {
+                try store.foldPingLog()
+            } catch {
+                state.withLock { $0.lastError = Store.describeWriteFailure(error) }
+                continue
+            }
+            guard retentionDue, let retention else { continue }
+            do {
+                let result = try Outbox(store: store).applyRetention(retention)
+                if !result.isEmpty { onRetention?(result) }
+            } catch {
+                state.withLock { $0.lastError = Store.describeWriteFailure(error) }
+            }
         }
     }
 }

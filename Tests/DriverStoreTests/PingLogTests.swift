@@ -2,6 +2,7 @@ import DriverAPI
 @testable import DriverStore
 import Foundation
 import SQLiteKit
+import Synchronization
 import Testing
 
 @Suite("Ping log")
@@ -108,6 +109,115 @@ struct PingLogTests {
         #expect(try reopened.pool.read { try PingRecord.fetchAll($0, "ORDER BY id") }.map(\.id) == [1, 2, 3])
         #expect(reopened.loggedPings == 0)
     }
+
+    @Test("a log set aside by a fold that a power cut stopped is folded at the next start, before the newer log")
+    func setAsideAtStart() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let store = try Store(directory: directory)
+            try store.logPings([StoreTests.ping(0), StoreTests.ping(1)], travel: nil)
+            // The fold's rename, then the cut (the database never saw these); the reader went on in a new file.
+            #expect(try store.pingLog.withLock { try $0.setAside() })
+            var travel = TravelRecord()
+            travel.metres = 42
+            try store.logPings([StoreTests.ping(2)], travel: travel)
+            #expect(store.loggedPings == 3)
+        }
+        let reopened = try Store(directory: directory)
+        #expect(try reopened.pool.read { try PingRecord.fetchAll($0, "ORDER BY id") }.map(\.fixTime) == [0, 1, 2])
+        #expect(try reopened.pool.read { try TravelRecord.fetchOne($0) }?.metres == 42)
+        #expect(reopened.loggedPings == 0)
+        #expect(try DurableFile.sizeIfPresent(directory + "/pings.log") == nil)
+        #expect(try DurableFile.sizeIfPresent(directory + "/pings.folding.log") == nil)
+        try reopened.logPings([StoreTests.ping(3)], travel: nil)
+        try reopened.foldPingLog()
+        #expect(try reopened.pool.read { try PingRecord.fetchAll($0, "ORDER BY id") }.map(\.id) == [1, 2, 3, 4])
+    }
+
+    @Test("the reader's group commit does not wait for a fold that waits for the database's writer")
+    func appendBesideFold() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        try store.logPings([StoreTests.ping(0)], travel: nil)
+        // A long durable write (a driver's transition on a slow disk) holds the one writer.
+        let writer = Gate(), writing = DispatchSemaphore(value: 0)
+        let writerDone = Self.onThread { _ = try store.writeDurably { _ in writing.signal(); writer.wait() } }
+        writing.wait()
+        let foldDone = Self.onThread { try store.foldPingLog() }
+        // Time for the fold to reach the writer (the old fold waited there holding the log).
+        Thread.sleep(forTimeInterval: 0.3)
+        let appendDone = Self.onThread { try store.logPings([StoreTests.ping(1)], travel: nil) }
+        let appended = appendDone.ends(within: 5)
+        writer.open()
+        #expect(appended, "the append waited for the fold")
+        for running in [writerDone, foldDone, appendDone] { #expect(running.end() == nil) }
+        #expect(try StoreTests.stored(store).map(\.fixTime) == [0, 1])
+    }
+
+    @Test("the recorder's fold of a long offline log runs beside its group commits, not in front of them")
+    func recorderFoldBesideCommits() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        let recorder = PingRecorder(store: store, movingWindow: 1, stationaryWindow: 1)
+        let writer = Gate(), writing = DispatchSemaphore(value: 0)
+        let writerDone = Self.onThread { _ = try store.writeDurably { _ in writing.signal(); writer.wait() } }
+        writing.wait()
+        // Past the fold's threshold, every sample due at once (a commit each): none may wait for the held writer.
+        let count = PingRecorder.foldPings + 50
+        let appendDone = Self.onThread {
+            for t in 0..<count { recorder.append(StoreTests.ping(Double(t)), now: Double(t), nextSampleIn: 2) }
+        }
+        let appended = appendDone.ends(within: 10)
+        writer.open()
+        #expect(appended, "a group commit waited for the fold")
+        for running in [writerDone, appendDone] { #expect(running.end() == nil) }
+        recorder.flushIntoStore()
+        #expect(try StoreTests.stored(store).count == count)
+        #expect(recorder.lastError == nil)
+    }
+
+    /// Runs `body` on a thread of its own.
+    static func onThread(_ body: @escaping @Sendable () throws -> Void) -> OnThread { OnThread(body) }
+}
+
+/// A body running on a thread of its own: its end and its error.
+final class OnThread: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private let failure = Mutex<String?>(nil)
+
+    init(_ body: @escaping @Sendable () throws -> Void) {
+        Thread.detachNewThread { [self] in
+            do { try body() } catch { failure.withLock { $0 = "\(error)" } }
+            done.signal()
+        }
+    }
+
+    /// Whether it ended within `seconds`.
+    func ends(within seconds: Double) -> Bool {
+        guard done.wait(timeout: .now() + seconds) == .success else { return false }
+        done.signal()
+        return true
+    }
+
+    /// Waits for its end; its error, if any.
+    func end() -> String? {
+        done.wait()
+        done.signal()
+        return failure.withLock { $0 }
+    }
+}
+
+/// A gate threads wait at until it opens.
+final class Gate: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    func wait() {
+        semaphore.wait()
+        semaphore.signal()
+    }
+    func open() { semaphore.signal() }
 }
 
 @Suite("Ping log, long offline")

@@ -46,9 +46,10 @@ struct GNSSStreetTests {
         route.spikes = .init(share: 0.02, minMetres: 150, maxMetres: 2000)
         route.dropouts = [.init(at: 200, seconds: 40)]
         let epochs = route.epochs()
-        // Every spike counts: the replay waits 10 s for driverd to connect.
-        let fake = try GPSFake(log: try Harness.synthesise(route, directory), delay: 0.01, leadIn: .seconds(10))
+        // Every spike counts: the replay waits for driverd to connect.
+        let fake = try GPSFake(log: try Harness.synthesise(route, directory), delay: 0.01, leadIn: .seconds(2))
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Harness.config(backend: sim), directory: directory)
+        try Harness.play(fake, to: daemon)
         let gps = try Harness.settled(daemon, fake: fake, minimumFixes: 500)
         _ = try Harness.drain(daemon)
         let received = try await http.locations().pings

@@ -14,8 +14,9 @@ struct GPSReplayTests {
     @Test("the stationary log (20 min of jitter and slow walking) never flips to moving; 0.1 Hz pings", sharedLogs)
     func stationaryJitter() throws {
         let path = try Harness.log("signalk-gps.log")
-        let fake = try GPSFake(log: path, delay: 0.002, leadIn: .seconds(10))  // counts every fix: driverd connected first
+        let fake = try GPSFake(log: path, delay: 0.002, leadIn: .seconds(2))  // counts every fix: driverd connected first
         let daemon = try Harness.daemon(gpsd: fake.endpoint)
+        try Harness.play(fake, to: daemon)
         let status = try Harness.settled(daemon, fake: fake)
         #expect(status.pingsByMotion["moving"] == nil, "\(status.pingsByMotion)")
         let expected = NMEALog.expectedPings(try NMEALog.fixes(path))
@@ -30,8 +31,9 @@ struct GPSReplayTests {
     @Test("city driving: ping counts per mode match the policy for the log", sharedLogs)
     func cityDriving() throws {
         let path = try Harness.log("20100411_Geko_Regensburg.txt")
-        let fake = try GPSFake(log: path, delay: 0.002, leadIn: .seconds(10))  // counts every fix: driverd connected first
+        let fake = try GPSFake(log: path, delay: 0.002, leadIn: .seconds(2))  // counts every fix: driverd connected first
         let daemon = try Harness.daemon(gpsd: fake.endpoint)
+        try Harness.play(fake, to: daemon)
         let status = try Harness.settled(daemon, fake: fake)
         let expected = NMEALog.expectedPings(try NMEALog.fixes(path))
         for mode in ["moving", "stationary"] {
@@ -68,9 +70,10 @@ struct GPSReplayTests {
     @Test("fix lost and regained: the loss is reported and recording resumes", sharedLogs)
     func fixLoss() throws {
         let path = try Harness.log("meinberg-gps164.log")
-        // 101 lines at 0.1 s: 10 s, longer than driverd's start on a loaded machine (at 0.02 s the log could end first).
-        let fake = try GPSFake(log: path, delay: 0.1)
+        // 101 lines at 0.1 s: 10 s, held until driverd watches (its start on a loaded machine took longer).
+        let fake = try GPSFake(log: path, delay: 0.1, leadIn: .seconds(2))
         let daemon = try Harness.daemon(gpsd: fake.endpoint)
+        try Harness.play(fake, to: daemon)
         let (_, links) = try Harness.waitFor(daemon) { $0.fixesSeen > 0 && ($0.lastFixAge ?? 0) > 3 }
         let status = try Harness.settled(daemon, fake: fake, minimumFixes: 60)
         _ = links

@@ -46,14 +46,14 @@ struct ParkedRadioTests {
         _ = try await SimHTTP(base: lostSim.base).request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "into the void"])
         try await Task.sleep(for: .seconds(12))
         _ = try await SimHTTP(base: keptSim.base).request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "after 30 s of quiet"])
-        try await waitUntil("the kept unit's push", timeout: .seconds(5), detail: kept.log) {
+        try waitUntil("the kept unit's push", timeout: .seconds(5), detail: kept.log) {
             try kept.client().call(Methods.eventsPending, NoParams()).pending == 1
         }
         // One WebSocket all along (the NAT forgets the idle HTTPS connections of the login, as a carrier's does).
         #expect(keptSim.log.components(separatedBy: "rider WebSocket open").count - 1 == 1, "\(keptSim.log)")
         // The lost unit's keepalive, 30 s after the hello, meets a reset; it connects again and the backend sends what
         // came after the last push it saw.
-        try await waitUntil("the lost unit's push after its keepalive", timeout: .seconds(40), detail: lost.log + lostSim.log) {
+        try waitUntil("the lost unit's push after its keepalive", timeout: .seconds(40), detail: lost.log + lostSim.log) {
             try lost.client().call(Methods.eventsPending, NoParams()).pending == 1
         }
         let waited = ContinuousClock.now - opened

@@ -53,7 +53,7 @@ struct PowerCutModelTests {
         }
         try write("kept", "synced twice", syncDirectory: true)
         try write("lost", "data synced, name not", syncDirectory: false)
-        FileManager.default.createFile(atPath: fs.mountpoint + "/never-synced", contents: Data("x".utf8))
+        #expect(FileManager.default.createFile(atPath: fs.mountpoint + "/never-synced", contents: Data("x".utf8)))
         #expect(FileManager.default.fileExists(atPath: fs.mountpoint + "/lost"))
         try fs.cut(tear: false)
         try fs.mount()

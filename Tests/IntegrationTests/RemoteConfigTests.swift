@@ -161,7 +161,7 @@ struct RemoteConfigTests {
                 #expect(entries["arrival.radius"]?.value == "\(Double(100 + running))" && entries["trips.idle_seconds"]?.value == "\(Double(300 + running))")
             }
             // Let it settle on what it got (a document killed before its restart is taken at the next fetch).
-            try await waitUntil("v\(version) running", timeout: .seconds(60), detail: unit.log) { (try? Self.show(unit))?.remote.running == version }
+            try waitUntil("v\(version) running", timeout: .seconds(60), detail: unit.log) { (try? Self.show(unit))?.remote.running == version }
             previous = version
         }
         unit.stop()

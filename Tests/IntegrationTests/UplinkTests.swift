@@ -60,12 +60,12 @@ struct UplinkTests {
             return try Harness.outbox(daemon).transport == .websocket && batches >= 1
         }
         _ = try await http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "gate code 1234"])
-        try await waitUntil("the push") { daemon.log.contains("push from the backend") }
+        try waitUntil("the push") { daemon.log.contains("push from the backend") }
 
         // Refused: the backend closes the WebSocket and answers 503 to every reconnect; HTTPS carries the batches.
         _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(errorRate: 1, pathPrefix: "/api/v1/rider/ws"))
         _ = try await http.request(.POST, "/sim/websockets/close")
-        try await waitUntil("the fallback to HTTPS") { try Harness.outbox(daemon).transport == .https }
+        try waitUntil("the fallback to HTTPS") { try Harness.outbox(daemon).transport == .https }
         let before = try await stats()
         try await waitUntil("a batch over HTTPS") {
             let now = try await stats()
@@ -345,7 +345,7 @@ struct UplinkTests {
         for text in ["first for drv-1", "second for drv-1"] {
             _ = try await http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": text])
         }
-        try await waitUntil("drv-1's two messages", detail: daemon.log) { try daemon.client().call(Methods.eventsPending, NoParams()).pending == 2 }
+        try waitUntil("drv-1's two messages", detail: daemon.log) { try daemon.client().call(Methods.eventsPending, NoParams()).pending == 2 }
 
         let login = try daemon.client().call(Methods.authLogin, LoginParams(username: "rider2", password: "demo-password"))
         #expect(login.driverId == "drv-2")
@@ -365,7 +365,7 @@ struct UplinkTests {
         // drv-2's first push (id 1, below drv-1's 2) reaches the unit; a new order for drv-1 does not.
         _ = try await http.request(.POST, "/sim/tasks", json: Self.task(id: "order-1-late", driverId: "drv-1"))
         _ = try await http.request(.POST, "/sim/messages", json: ["driverId": "drv-2", "text": "for drv-2"])
-        try await waitUntil("drv-2's message", detail: daemon.log) { try daemon.client().call(Methods.eventsPending, NoParams()).pending == 1 }
+        try waitUntil("drv-2's message", detail: daemon.log) { try daemon.client().call(Methods.eventsPending, NoParams()).pending == 1 }
         try await Task.sleep(for: .seconds(3))
         #expect(!daemon.log.contains("kind=TASK_ASSIGNED"), "drv-1's order reached the unit after drv-2 logged in")
         #expect(try daemon.client().call(Methods.eventsPending, NoParams()).pending == 1)
@@ -377,11 +377,11 @@ struct UplinkTests {
     func offlineBacklog() async throws {
         let port = GPSFake.freePort()
         let directory = TemporaryDirectory()
-        // 10 s of lead-in: a loaded machine's driverd once recorded 21,969 of the 28,800 (it connected after the
-        // replay began).
+        // Held until driverd connects: a loaded machine's driverd once recorded 21,969 of the 28,800 (it connected
+        // after the replay began).
         let log = directory.file("parked-8h.nmea")
         try NMEAWriter.log(RoutePresets.parked(seconds: 8 * 3600)).write(toFile: log, atomically: true, encoding: .utf8)
-        let fake = try GPSFake(log: log, delay: 0.0002, leadIn: .seconds(10))
+        let fake = try GPSFake(log: log, delay: 0.0002, leadIn: .seconds(2))
         // Every fix recorded (1 Hz even when parked), the backend away: nothing listens on its port yet.
         let config = """
             [gps]
@@ -394,6 +394,7 @@ struct UplinkTests {
             password = "demo-password"
             """
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: config, directory: directory)
+        try Harness.play(fake, to: daemon)
         let gps = try Harness.settled(daemon, fake: fake, minimumFixes: 20_000, timeout: .seconds(600))
         let offline = try Harness.outbox(daemon)
         #expect(offline.pings == gps.pingsRecorded && offline.pings > 25_000, "\(offline) recorded \(gps.pingsRecorded)")

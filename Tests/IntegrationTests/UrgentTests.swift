@@ -122,7 +122,7 @@ struct UrgentTests {
         #expect(daemon.log.contains("retry after 600 s") || daemon.log.contains("asked for quiet"), "\(daemon.log.suffix(2000))")
         if notNow == .storm429 { #expect(daemon.log.contains("retry after 600 s"), "\(daemon.log.suffix(2000))") }
         try await notNow.end(http)
-        try await waitUntil("the SOS acknowledged", timeout: .seconds(10), detail: daemon.log) { try Harness.outbox(daemon).sos == 0 }
+        try waitUntil("the SOS acknowledged", timeout: .seconds(10), detail: daemon.log) { try Harness.outbox(daemon).sos == 0 }
         let activity = try await http.request(.GET, "/sim/activity").decode(ActivityList.self)
         #expect(activity.sos.map(\.report.note) == [note])
         try daemon.stop()

@@ -22,9 +22,11 @@ final class GPSFake {
     /// Starts gpsfake replaying `log` once. `delay` is gpsfake's pause per sentence (0.5 is real time for
     /// two sentences per epoch); `port` reuses a port (a restarted gpsd).
     ///
-    /// `leadIn`: that long of text sentences (`$GPTXT`, no fix) before the log. gpsd, started with `-n`, replays at
-    /// once, while driverd, started after it, may take seconds to connect on a loaded machine: a test that counts
-    /// the log's fixes (pings per mode, spikes rejected, an 8-h backlog) once missed its first seconds.
+    /// `leadIn`: that long of text sentences (`$GPTXT`, no fix) before the log, and the replay **held** once gpsd
+    /// listens, until `play()`. gpsd, started with `-n`, replays at once, while driverd, started after it, may take
+    /// seconds to connect on a loaded machine: a test that counts the log's fixes (pings per mode, spikes rejected, an
+    /// 8-h backlog) missed its first seconds. The lead-in covers what is fed before the hold and while driverd's watch
+    /// request reaches gpsd.
     init(log: String, delay: Double, port: Int? = nil, loop: Bool = false, leadIn: Duration? = nil) throws {
         try #require(Self.available, "gpsfake is missing (Debian package gpsd-clients)")
         self.port = port ?? Self.freePort()
@@ -36,6 +38,10 @@ final class GPSFake {
             let text = String(repeating: Self.leadInSentence + "\r\n", count: lines) + (try String(contentsOfFile: log, encoding: .isoLatin1))
             try text.write(toFile: replayed, atomically: true, encoding: .isoLatin1)
         }
+        if !loop {
+            let lines = try String(contentsOfFile: replayed, encoding: .isoLatin1).split(whereSeparator: \.isNewline).count
+            replaySeconds = Double(lines) * delay
+        }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/gpsfake")
         process.arguments = (loop ? [] : ["-1"]) + ["-q", "-n", "-P", String(self.port), "-c", String(delay), replayed]
         var environment = ProcessInfo.processInfo.environment
@@ -45,6 +51,28 @@ final class GPSFake {
         process.standardError = FileHandle.nullDevice
         try process.run()
         try waitForPort()
+        // gpsfake paces the replay; stopped, it feeds nothing, and its gpsd (a process of its own) keeps serving.
+        if leadIn != nil { Glibc.kill(process.processIdentifier, SIGSTOP) } else { replayStarted = .now }
+    }
+
+    /// Lets a held replay go on (see `Harness.play(_:to:)`).
+    func play() {
+        Glibc.kill(process.processIdentifier, SIGCONT)
+        replayStarted = .now
+    }
+
+    /// The replay's length at gpsfake's pace (nil when looped), and when it began (nil while held).
+    private var replaySeconds: Double?
+    private var replayStarted: ContinuousClock.Instant?
+
+    /// Whether a replay played once has had the time its pace takes. Its end cannot be seen otherwise (gpsfake gives
+    /// no sign of it while a client is connected), and a quiet spell alone misleads: on a loaded machine (12
+    /// integration tests beside the unit suite and a browser) a city drive recorded 138 of its 767 moving pings,
+    /// most likely ended mid-log by a pause of more than 3 s in the fixes.
+    var hadItsTime: Bool {
+        guard let replaySeconds else { return true }
+        guard let replayStarted else { return false }
+        return ContinuousClock.now - replayStarted >= .seconds(replaySeconds)
     }
 
     var endpoint: String { "127.0.0.1:\(port)" }

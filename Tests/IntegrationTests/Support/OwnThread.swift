@@ -97,7 +97,7 @@ actor TestSlots {
             _ = TestTimings.runStarted
             Task {
                 do { try await Task.sleep(for: Self.headStart) } catch { /* cancelled: the head start ends now */ }
-                await self.endHeadStart()
+                self.endHeadStart()
             }
         }
         if headStartOver && free > 0 {

@@ -60,7 +60,7 @@ final class PowerCutFS {
         process.arguments = [Self.script, backing, mountpoint, "--control", control, "--seed", String(seed + cuts.count)]
         process.standardOutput = FileHandle.nullDevice
         let log = mountpoint + ".log"
-        if !FileManager.default.fileExists(atPath: log) { FileManager.default.createFile(atPath: log, contents: nil) }
+        if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }  // failing, the handle below is nil and stderr is inherited
         let handle = FileHandle(forWritingAtPath: log)
         handle?.seekToEndOfFile()
         process.standardError = handle
