@@ -1,3 +1,4 @@
+import DriverAPI
 import Foundation
 import NMEASynth
 import Synchronization
@@ -41,6 +42,7 @@ final class GPSFake {
         if !loop {
             let lines = try String(contentsOfFile: replayed, encoding: .isoLatin1).split(whereSeparator: \.isNewline).count
             replaySeconds = Double(lines) * delay
+            lastFixTime = try NMEALog.fixes(log).last?.time
         }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/gpsfake")
         process.arguments = (loop ? [] : ["-1"]) + ["-q", "-n", "-P", String(self.port), "-c", String(delay), replayed]
@@ -61,18 +63,23 @@ final class GPSFake {
         replayStarted = .now
     }
 
-    /// The replay's length at gpsfake's pace (nil when looped), and when it began (nil while held).
+    /// The replay's length at gpsfake's pace and the time of the log's last fix (nil when looped), and when the
+    /// replay began (nil while held).
     private var replaySeconds: Double?
+    private var lastFixTime: Double?
     private var replayStarted: ContinuousClock.Instant?
 
-    /// Whether a replay played once has had the time its pace takes. Its end cannot be seen otherwise (gpsfake gives
-    /// no sign of it while a client is connected), and a quiet spell alone misleads: on a loaded machine (12
-    /// integration tests beside the unit suite and a browser) a city drive recorded 138 of its 767 moving pings,
-    /// most likely ended mid-log by a pause of more than 3 s in the fixes.
-    var hadItsTime: Bool {
+    /// Whether driverd has had the whole of a replay played once: its newest fix is the log's last (within 5 s: gpsd
+    /// may merge the last epochs), for a log whose fixes `NMEALog` reads; else the replay has had the time its pace
+    /// takes. gpsfake gives no sign of the end while a client is connected, and a quiet spell alone misleads: on a
+    /// loaded machine (12 integration tests beside the unit suite and a browser) gpsfake runs behind its pace, and a
+    /// city drive recorded 138 of its 767 moving pings and the 8-h backlog 22,377 of 28,800 fixes, most likely ended
+    /// mid-log by a pause of more than 3 s in the fixes.
+    func played(to status: GPSStatus) -> Bool {
         guard let replaySeconds else { return true }
-        guard let replayStarted else { return false }
-        return ContinuousClock.now - replayStarted >= .seconds(replaySeconds)
+        guard let replayStarted, ContinuousClock.now - replayStarted >= .seconds(replaySeconds) else { return false }
+        guard let lastFixTime else { return true }
+        return (status.lastFix?.time ?? 0) >= lastFixTime - 5
     }
 
     var endpoint: String { "127.0.0.1:\(port)" }

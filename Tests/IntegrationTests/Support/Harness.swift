@@ -56,12 +56,14 @@ enum Harness {
         return (last!, seen)
     }
 
-    /// Waits for the replay to end (the time its pace takes, then no fix for 3 s; gpsfake itself may spin instead of
-    /// exiting) and the
+    /// Waits for the replay to end (driverd has its last fix, `GPSFake.played(to:)`, or nothing came for 30 s; then
+    /// no fix for 3 s; gpsfake itself may spin instead of exiting) and the
     /// counters to settle: a busy daemon may still be reading what gpsd sent before the kill, and a standing van's
     /// pings wait up to 2 minutes for the disk, so settled is the fixes unchanged for 3 s and nothing waiting.
     static func settled(_ daemon: DaemonProcess, fake: GPSFake, minimumFixes: Int = 1, timeout: Duration = .seconds(120)) throws -> GPSStatus {
-        _ = try waitFor(daemon, timeout: timeout) { $0.fixesSeen >= minimumFixes && ($0.lastFixAge ?? 0) > 3 && fake.hadItsTime }
+        _ = try waitFor(daemon, timeout: timeout) { status in
+            status.fixesSeen >= minimumFixes && (status.lastFixAge ?? 0) > 3 && (fake.played(to: status) || (status.lastFixAge ?? 0) > 30)
+        }
         return try readToEnd(daemon, fake: fake, timeout: timeout + .seconds(150))
     }
 
