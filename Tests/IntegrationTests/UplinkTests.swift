@@ -378,10 +378,12 @@ struct UplinkTests {
         let port = GPSFake.freePort()
         let directory = TemporaryDirectory()
         // Held until driverd connects: a loaded machine's driverd once recorded 21,969 of the 28,800 (it connected
-        // after the replay began).
+        // after the replay began), and another 22,377, with the replay ended mid-log by a pause in the fixes or
+        // with what gpsd dropped for a reader that fell behind (at 0.2 ms a sentence, up to 2,500 epochs a second).
+        // At 1 ms, 500 at most.
         let log = directory.file("parked-8h.nmea")
         try NMEAWriter.log(RoutePresets.parked(seconds: 8 * 3600)).write(toFile: log, atomically: true, encoding: .utf8)
-        let fake = try GPSFake(log: log, delay: 0.0002, leadIn: .seconds(2))
+        let fake = try GPSFake(log: log, delay: 0.001, leadIn: .seconds(2))
         // Every fix recorded (1 Hz even when parked), the backend away: nothing listens on its port yet.
         let config = """
             [gps]
