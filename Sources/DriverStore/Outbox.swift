@@ -86,7 +86,8 @@ public final class Outbox: Sendable {
 
     /// The backend took it: the item leaves the queue.
     public func complete(itemId: Int64) throws {
-        try store.pool.write { db in try OutboxItemRecord.deleteOne(db, key: itemId) }
+        // Already gone (a completion repeated) is the same outcome.
+        _ = try store.pool.write { db in try OutboxItemRecord.deleteOne(db, key: itemId) }
     }
 
     /// The backend refused it (409/422/4xx): kept as dead with its answer, never retried.

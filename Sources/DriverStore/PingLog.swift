@@ -101,7 +101,7 @@ struct PingLog {
         return true
     }
 
-    /// The set-aside file was folded into the database and removed; `newest` is the highest ping id there.
+    /// The set-aside file (if any) was folded into the database and removed; `newest` is the highest ping id there.
     mutating func folded(newest: Int64) {
         setAsidePings = 0
         nextId = max(nextId, newest + 1)

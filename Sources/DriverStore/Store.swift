@@ -47,8 +47,11 @@ public final class Store: Sendable {
         pool = try DatabasePool(path: path, configuration: configuration, watchedTable: OutboxItemRecord.tableName)
         try Migrations.migrator.migrate(pool)
         pingLog = Mutex(PingLog(directory: directory))
-        // What the last run logged goes into the database before anyone reads it (the odometer's state among it).
+        // What the last run logged goes into the database before anyone reads it (the odometer's state among it);
+        // new pings are numbered above every one there, folded or not.
         try foldPingLog()
+        let newest = try pool.read { db in try Self.newestPingId(db) }
+        pingLog.withLock { $0.folded(newest: newest) }
         // SQLite makes its log's name durable but not the database file's: a unit that loses power after its first
         // start would otherwise come back without the file (and every transition committed in it).
         try DurableFile.syncDirectory(directory)
@@ -134,13 +137,17 @@ public final class Store: Sendable {
         let newest = try writeDurably { db -> Int64 in
             for ping in pings { try ping.insertIfAbsent(db) }
             try travel?.save(db)
-            return max(
-                try db.value(Int64.self, sql: "SELECT MAX(id) FROM ping") ?? 0,
-                try db.value(Int64.self, sql: "SELECT last_claimed_ping FROM unit_state") ?? 0)
+            return try Self.newestPingId(db)
         }
         // Durably gone before any of its pings can be acked: a power cut must not bring them back to be sent again.
         try DurableFile.remove(path)
         pingLog.withLock { $0.folded(newest: newest) }
+    }
+
+    /// The highest ping id the database holds or ever put in a batch (acked batches are gone).
+    private static func newestPingId(_ db: Database) throws -> Int64 {
+        max(try db.value(Int64.self, sql: "SELECT MAX(id) FROM ping") ?? 0,
+            try db.value(Int64.self, sql: "SELECT last_claimed_ping FROM unit_state") ?? 0)
     }
 
     /// Pings waiting in the log and in the table, counted between folds: a fold moving them from one to the other is

@@ -36,6 +36,6 @@ public struct VehicleFaultBook: Sendable {
 
     /// Queues one item (the battery report) durably.
     public func queue(_ item: OutboxItemRecord) throws {
-        try store.writeDurably { db in try item.insert(db) }
+        _ = try store.writeDurably { db in try item.insert(db) }
     }
 }

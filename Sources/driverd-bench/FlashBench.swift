@@ -109,7 +109,7 @@ struct FlashBench: ParsableCommand {
 
             """.write(toFile: scratch + "/driverd.toml", atomically: true, encoding: .utf8)
         let stderrPath = scratch + "/driverd.stderr"
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        guard FileManager.default.createFile(atPath: stderrPath, contents: nil) else { throw ValidationError("cannot create \(stderrPath)") }
         let daemon = Process()
         daemon.executableURL = URL(fileURLWithPath: bin + "/driverd")
         daemon.arguments = [
@@ -228,7 +228,7 @@ struct FlashBaseline: ParsableCommand {
                 time: time, latitude: 52.52 + Double(pings) * 1e-5, longitude: 13.405, altitude: 34, speed: 12, track: 90, climb: 0,
                 horizontalError: 3, verticalError: 5, mode: 3, satellitesUsed: 9)
             let ping = PingRecord(fix: fix, motion: .moving, reason: .interval, recordedAt: time, timeSource: .gps)
-            try db.inTransaction { try ping.insert(db) }
+            _ = try db.inTransaction { try ping.insert(db) }
             pings += 1
             time += interval
             usleep(UInt32(interval * 1e6))

@@ -110,6 +110,22 @@ struct PingLogTests {
         #expect(reopened.loggedPings == 0)
     }
 
+    @Test("after a restart with no log (all folded), new pings are numbered above the database's and none is lost")
+    func idsAfterRestartWithoutLog() throws {
+        let directory = StoreTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let store = try Store(directory: directory)
+            try store.logPings([StoreTests.ping(0), StoreTests.ping(1)], travel: nil)
+            try store.foldPingLog()
+            #expect(try DurableFile.sizeIfPresent(directory + "/pings.log") == nil)
+        }
+        let reopened = try Store(directory: directory)
+        try reopened.logPings([StoreTests.ping(2)], travel: nil)
+        try reopened.foldPingLog()
+        #expect(try reopened.pool.read { try PingRecord.fetchAll($0, "ORDER BY id") }.map(\.fixTime) == [0, 1, 2])
+    }
+
     @Test("a log set aside by a fold that a power cut stopped is folded at the next start, before the newer log")
     func setAsideAtStart() throws {
         let directory = StoreTests.temporaryDirectory()

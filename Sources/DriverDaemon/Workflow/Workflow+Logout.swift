@@ -46,7 +46,7 @@ extension Workflow {
         let files = FileManager.default.fileExists(atPath: spool.directory)
             ? logger.valueOrLog("listing the photo spool") { try FileManager.default.contentsOfDirectory(atPath: spool.directory) } ?? [] : []
         for name in files where !keptPhotos.contains(spool.directory + "/" + name) {
-            if logger.valueOrLog("removing an uploaded photo") { try FileManager.default.removeItem(atPath: spool.directory + "/" + name) } != nil {
+            if logger.valueOrLog("removing an uploaded photo", { try FileManager.default.removeItem(atPath: spool.directory + "/" + name) }) != nil {
                 removedPhotos += 1
             }
         }

@@ -287,7 +287,7 @@ actor Workflow {
     func routeUpdated() {
         guard !routeUpdatePending, hub.hasSubscribers(Events.routeUpdated) else { return }
         routeUpdatePending = true
-        Task { await self.publishRouteUpdate() }
+        Task { self.publishRouteUpdate() }
     }
 
     private func publishRouteUpdate() {
