@@ -55,7 +55,8 @@ public final class Outbox: Sendable {
 
     /// Queues an answer to an offer the backend may make again (a document or a release refused), durably, once per
     /// key ever: the backend keeps a key's first body, and the same key with another body (a new time after a
-    /// restart) is refused for good. False, and nothing queued, when that answer was queued before.
+    /// restart) is refused for good. False, and nothing queued, when that answer was queued before. The keys are kept
+    /// for good (one row per offer refused, a handful a year): a key forgotten could be answered again with another body.
     @discardableResult
     public func enqueueAnswerOnce(_ item: OutboxItemRecord) throws -> Bool {
         try store.writeDurably { db in
