@@ -147,8 +147,22 @@ final class TrackingPipeline: GPSEventHandler {
     /// seconds waited through the stationary sample's pause that followed, up to 15 s, past their 7-s window: the
     /// 1,000-cut soak of seed 1212 lost 6 of them.)
     func housekeeping() -> Double? {
-        let commit = recorder?.commitIfDue(now: tracker.clock.monotonic)
+        let now = tracker.clock.monotonic
+        // Said before it starts too: a power cut during a long one leaves no other trace.
+        if recorder?.isCommitDue(now: now) == true { logger.debug("ping commit due", metadata: ["monotonic": "\(now)"]) }
+        let commit = recorder?.commitIfDue(now: now)
+        noteSlowCommit(startedAt: now)
         return [commit, powerHousekeeping()].compactMap { $0 }.min()
+    }
+
+    /// A commit of pings that held the reader a second or more (a slow disk, a sync queued behind others) is said:
+    /// a power cut's lost pings are traced to it. (A soak lost a ping whose deadline commit left no trace.)
+    private func noteSlowCommit(startedAt: Double) {
+        let took = tracker.clock.monotonic - startedAt
+        guard took >= 1 else { return }
+        logger.notice(
+            "a ping commit held the GPS reader for \(TextFormat.fixed(took, decimals: 1)) s",
+            metadata: ["monotonic": "\(startedAt)", "seconds": "\(took)"])
     }
 
     private func powerHousekeeping() -> Double {
@@ -240,6 +254,7 @@ final class TrackingPipeline: GPSEventHandler {
             recorder.append(
                 PingRecord(fix: fix, motion: outcome.motion, reason: reason, recordedAt: stamp.time, timeSource: stamp.source),
                 now: monotonic, nextSampleIn: 1 / outcome.effectiveHz)
+            noteSlowCommit(startedAt: monotonic)
             // Each ping by its fix time, for whoever follows them to the backend (the power-cut tests do).
             logger.debug(
                 "ping recorded", metadata: ["fix_time": "\(fix.time)", "motion": "\(outcome.motion.rawValue)", "monotonic": "\(monotonic)"])
