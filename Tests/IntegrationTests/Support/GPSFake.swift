@@ -73,8 +73,7 @@ final class GPSFake {
     /// may merge the last epochs), for a log whose fixes `NMEALog` reads; else the replay has had the time its pace
     /// takes. gpsfake gives no sign of the end while a client is connected, and a quiet spell alone misleads: on a
     /// loaded machine (12 integration tests beside the unit suite and a browser) gpsfake runs behind its pace, and a
-    /// city drive recorded 138 of its 767 moving pings and the 8-h backlog 22,377 of 28,800 fixes, most likely ended
-    /// mid-log by a pause of more than 3 s in the fixes.
+    /// pause of 3 s in the fixes mid-log was taken for the end (docs/LEAN.md, "replays that end too soon").
     func played(to status: GPSStatus) -> Bool {
         guard let replaySeconds else { return true }
         guard let replayStarted, ContinuousClock.now - replayStarted >= .seconds(replaySeconds) else { return false }
