@@ -117,9 +117,6 @@ public final class PingRecorder: Sendable {
         return first
     }
 
-    /// Whether a held ping's (or the odometer's) window ends by `now`: `commitIfDue` writes now.
-    public func isCommitDue(now: Double) -> Bool { state.withLock { Self.firstDeadline($0).map { $0 <= now } ?? false } }
-
     /// Writes what is due by `now`. Returns the seconds left until the next deadline (nil: nothing held).
     public func commitIfDue(now: Double) -> Double? {
         guard let deadline = state.withLock({ Self.firstDeadline($0) }) else { return nil }

@@ -148,8 +148,6 @@ final class TrackingPipeline: GPSEventHandler {
     /// 1,000-cut soak of seed 1212 lost 6 of them.)
     func housekeeping() -> Double? {
         let now = tracker.clock.monotonic
-        // Said before it starts too: a power cut during a long one leaves no other trace.
-        if recorder?.isCommitDue(now: now) == true { logger.debug("ping commit due", metadata: ["monotonic": "\(now)"]) }
         let commit = recorder?.commitIfDue(now: now)
         noteSlowCommit(startedAt: now)
         return [commit, powerHousekeeping()].compactMap { $0 }.min()
