@@ -14,7 +14,9 @@ The control socket takes one command per connection and answers one line:
 - `cut` drops everything unsynced and exits (the mount is then dead: unmount it lazily, mount again);
 - `cut tear` does the same after writing a prefix of the last unsynced write to the disk, up to a random
   512-byte sector boundary (a write torn by the power going), when that write's file has a durable copy;
-- `stats` answers counters as JSON.
+- `stats` answers counters as JSON;
+- `arm NAME` makes the next fsync of a directory named NAME the last thing the disk sees: the sync is done, then the
+  power goes (as `cut`) before the caller hears back. A test places a cut exactly between two steps that way.
 
 BACKING holds `meta.json` (durable names and inodes) and `data/<inode>` (durable content); mounting again over it
 serves exactly what was durable. It is a model for tests, not a file system to keep data in: one lock, all in
@@ -85,6 +87,7 @@ class PowerCutFS(Operations):
                 except FileNotFoundError:
                     pass
         self.last_write = None    # (ino, offset, bytes) of the newest unsynced write
+        self.armed = None         # a directory name whose next fsync ends in a cut (`arm`)
         self.stats = {"fsync": 0, "fsyncdir": 0, "writes": 0, "bytes_written": 0, "bytes_synced": 0}
 
     # MARK: the model
@@ -295,6 +298,9 @@ class PowerCutFS(Operations):
         with self.mutex:
             self.stats["fsyncdir"] += 1
             self.sync_dir(self.node_for(path, fh))
+            if self.armed is not None and os.path.basename(path) == self.armed:
+                self.cut(tear=False)
+                os._exit(0)
             return 0
 
     def unlink(self, path):
@@ -357,6 +363,10 @@ def serve_control(fs, path):
                 connection.sendall((json.dumps({"torn": torn}) + "\n").encode())
                 connection.close()
                 os._exit(0)
+            elif command[:1] == ["arm"] and len(command) == 2:
+                with fs.mutex:
+                    fs.armed = command[1]
+                connection.sendall(b'{"armed": true}\n')
             elif command[:1] == ["stats"]:
                 with fs.mutex:
                     connection.sendall((json.dumps(fs.stats) + "\n").encode())

@@ -95,6 +95,32 @@ final class PowerCutFS {
         return cut
     }
 
+    /// The next fsync of a directory named `name` is the last thing the disk sees: the power goes right after it,
+    /// before the caller hears back. `armedCut` waits for it.
+    func armCut(atSyncOfDirectory name: String) throws {
+        let reply = try Self.command(control, "arm \(name)")
+        guard reply.contains("\"armed\": true") else { throw TestFailure("powercut-fs did not arm: \(reply)") }
+    }
+
+    /// Waits for the cut `armCut` placed; the mount is dead afterwards until `mount()`. Whoever wrote must be
+    /// killed by the caller (its calls fail from the cut on).
+    @discardableResult
+    func armedCut(timeout: Duration = .seconds(60)) throws -> Cut {
+        guard let process else { throw TestFailure("powercut-fs is not mounted") }
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else { throw TestFailure("the armed cut did not come within \(timeout)") }
+            usleep(10_000)
+        }
+        let log = try String(contentsOfFile: backing + "/cuts.log", encoding: .utf8)
+        let line = try #require(log.split(separator: "\n").last, "powercut-fs exited without logging its cut")
+        let cut = try JSONDecoder().decode(Cut.self, from: Data(line.utf8))
+        cuts.append(cut)
+        self.process = nil
+        detach()
+        return cut
+    }
+
     /// Unmounts without a cut (the end of a test); nothing is kept but the disk.
     func unmount() {
         if let process, process.isRunning {
