@@ -93,6 +93,8 @@ final class TrackingPipeline: GPSEventHandler {
     }
 
     private func decide(_ event: VehicleEvent) {
+        let started = tracker.clock.monotonic
+        defer { noteHeld("a vehicle event", startedAt: started) }
         switch event {
         case .speed(let speed, let nextWithin):
             safety?.observeVehicle(speed: speed, nextWithin: nextWithin)
@@ -149,18 +151,19 @@ final class TrackingPipeline: GPSEventHandler {
     func housekeeping() -> Double? {
         let now = tracker.clock.monotonic
         let commit = recorder?.commitIfDue(now: now)
-        noteSlowCommit(startedAt: now)
+        noteHeld("a ping commit", startedAt: now)
         return [commit, powerHousekeeping()].compactMap { $0 }.min()
     }
 
-    /// A commit of pings that held the reader a second or more (a slow disk, a sync queued behind others) is said:
-    /// a power cut's lost pings are traced to it. (A soak lost a ping whose deadline commit left no trace.)
-    private func noteSlowCommit(startedAt: Double) {
+    /// A step that held the reader a second or more (a slow disk, a sync queued behind others, a store waiting for
+    /// SQLite's writer) is said, named: held pings wait for the reader, so a power cut's pings lost past their window
+    /// are traced to it. (A soak lost a ping whose life's log fell silent with no such trace.)
+    private func noteHeld(_ step: String, startedAt: Double) {
         let took = tracker.clock.monotonic - startedAt
         guard took >= 1 else { return }
         logger.notice(
-            "a ping commit held the GPS reader for \(TextFormat.fixed(took, decimals: 1)) s",
-            metadata: ["monotonic": "\(startedAt)", "seconds": "\(took)"])
+            "\(step) held the GPS reader for \(TextFormat.fixed(took, decimals: 1)) s",
+            metadata: ["monotonic": "\(startedAt)", "seconds": "\(took)", "step": "\(step)"])
     }
 
     private func powerHousekeeping() -> Double {
@@ -225,8 +228,12 @@ final class TrackingPipeline: GPSEventHandler {
         }
         safety?.observe(speed: fix.speed, nextFixWithin: 1 / outcome.effectiveHz)
         let onShift = shift?.isOn ?? true
+        let observed = tracker.clock.monotonic
         if onShift { geofences?.observe(fix, motion: outcome.gpsMotion) }
-        travel?.observe(fix, motion: outcome.gpsMotion, ignition: outcome.ignition, onShift: onShift, monotonic: tracker.clock.monotonic)
+        noteHeld("the arrival check", startedAt: observed)
+        let travelled = tracker.clock.monotonic
+        travel?.observe(fix, motion: outcome.gpsMotion, ignition: outcome.ignition, onShift: onShift, monotonic: travelled)
+        noteHeld("the travel monitor (a trip's store)", startedAt: travelled)
         if let gap = outcome.gapBefore {
             logger.warning(
                 "gps: no fix for \(Int(gap.rounded())) s, fix regained",
@@ -252,7 +259,7 @@ final class TrackingPipeline: GPSEventHandler {
             recorder.append(
                 PingRecord(fix: fix, motion: outcome.motion, reason: reason, recordedAt: stamp.time, timeSource: stamp.source),
                 now: monotonic, nextSampleIn: 1 / outcome.effectiveHz)
-            noteSlowCommit(startedAt: monotonic)
+            noteHeld("a ping commit", startedAt: monotonic)
             // Each ping by its fix time, for whoever follows them to the backend (the power-cut tests do).
             logger.debug(
                 "ping recorded", metadata: ["fix_time": "\(fix.time)", "motion": "\(outcome.motion.rawValue)", "monotonic": "\(monotonic)"])
@@ -314,7 +321,9 @@ final class TrackingPipeline: GPSEventHandler {
         case .gps: nil
         }
         safety?.setIgnition(ignition)
-        travel?.noFixes(ignition: ignition, onShift: shift?.isOn ?? true, monotonic: tracker.clock.monotonic)
+        let travelled = tracker.clock.monotonic
+        travel?.noFixes(ignition: ignition, onShift: shift?.isOn ?? true, monotonic: travelled)
+        noteHeld("the travel monitor (a trip's store)", startedAt: travelled)
         let saver = BatteryPolicy.saver(readings: power.readSupplies(), thresholdPercent: saverThresholdPercent, ignition: ignition)
         let ignitionBefore = tracker.ignition
         guard tracker.setPower(saver: saver, ignition: ignition) != nil else { return }
