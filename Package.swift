@@ -42,7 +42,9 @@ let package = Package(
     ],
     targets: [
         // The local API contract: Codable types, method names, error codes, API version. No I/O.
-        .target(name: "DriverAPI"),
+        // `Methods.all` is derived from the namespaces' files at build time (Plugins/MethodList).
+        .target(name: "DriverAPI", plugins: ["MethodList"]),
+        .plugin(name: "MethodList", capability: .buildTool()),
         // JSON-RPC 2.0: JSON values, framing, dispatch, the NIO Unix-socket server and a blocking client.
         .target(
             name: "JSONRPC",

@@ -35,11 +35,11 @@ public struct NoParams: Codable, Sendable, Equatable {
     public init() {}
 }
 
-/// The methods of the local API, declared beside their types (`extension Methods` in each domain's file).
-public enum Methods {
-    /// Every method, once: the daemon registers a handler for each (a test holds the two equal), the kiosk forwards
-    /// those marked for the screen. Each is documented by the doc comment of its descriptor. Each domain's file
-    /// declares its methods and their list; a new method touches only that file here.
-    public static let all: [MethodDescriptor] =
-        agent + gps + events + outbox + auth + route + nav + task + pod + visits + trips + shift + sos + config + diag + vehicle + update
-}
+/// The methods of the local API, declared beside their types (`extension Methods` in each namespace's file, with
+/// the list of that file's methods, `static let <namespace>: [MethodDescriptor]`).
+///
+/// `Methods.all` is every method once, derived at build time from those lists (the MethodList plugin): the daemon
+/// registers a handler for each (a test holds the two equal), the kiosk forwards those marked for the screen. Each
+/// is documented by the doc comment of its descriptor. A new method touches only its namespace's file here, a new
+/// namespace only its new file.
+public enum Methods {}
