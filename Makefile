@@ -73,9 +73,11 @@ bench: deps
 # The power-cut soak: the journey of `make test`'s power-cut test with SOAK_CUTS cuts per seed (default 1,000;
 # two seeds at once, 25 to 45 minutes); prints each seed's figures (cuts, acknowledged items lost or duplicated,
 # dead letters, integrity failures, torn files, pings lost per cut). DRIVERD_POWERCUT_SEEDS=11 runs one seed alone.
+# Beside it, a whole shift (8 h) of offline backlog; `make test` replays 2 h of it.
 soak: deps
 	$(SWIFT_BUILD) --build-tests
-	DRIVERD_POWERCUT_CUTS=$${SOAK_CUTS:-1000} DRIVERD_BIN_DIR="$(BIN_DIR)" $(SWIFT) test --skip-build --filter PowerCutTests/journey \
+	DRIVERD_POWERCUT_CUTS=$${SOAK_CUTS:-1000} DRIVERD_BACKLOG_HOURS=8 DRIVERD_BIN_DIR="$(BIN_DIR)" $(SWIFT) test --skip-build \
+		--filter "PowerCutTests/journey|UplinkTests/offlineBacklog" \
 		>.build/soak.log 2>&1; status=$$?; grep -E "power-cut soak|recorded an issue|passed after|failed after" .build/soak.log; exit $$status
 
 # libFuzzer over every parser of outside input (Sources/FuzzTargets), FUZZ_SECONDS each (default 60): prints

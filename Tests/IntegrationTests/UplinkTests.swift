@@ -373,16 +373,21 @@ struct UplinkTests {
         try daemon.stop()
     }
 
-    @Test("8 h offline at 1 Hz: the backlog waits in SQLite; when the backend returns, the live position goes first, then the backlog oldest first", .tags(.long))
+    /// Hours of the offline backlog: 2 in `make test` (7,200 pings, a minute of replay), a whole shift (8 h, 28,800
+    /// pings, four minutes) in `make soak`, which sets `DRIVERD_BACKLOG_HOURS=8`.
+    static let backlogHours = ProcessInfo.processInfo.environment["DRIVERD_BACKLOG_HOURS"].flatMap { Int($0) } ?? 2
+
+    @Test("hours offline at 1 Hz (a whole shift in make soak): the backlog waits in SQLite; when the backend returns, the live position goes first, then the backlog oldest first", .tags(.long))
     func offlineBacklog() async throws {
         let port = GPSFake.freePort()
         let directory = TemporaryDirectory()
-        // Held until driverd connects: a loaded machine's driverd once recorded 21,969 of the 28,800 (it connected
+        let seconds = Self.backlogHours * 3600
+        // Held until driverd connects: a loaded machine's driverd once recorded 21,969 of 8 h's 28,800 (it connected
         // after the replay began), and another 22,377, with the replay ended mid-log by a pause in the fixes or
         // with what gpsd dropped for a reader that fell behind (at 0.2 ms a sentence, up to 2,500 epochs a second).
         // At 1 ms, 500 at most.
-        let log = directory.file("parked-8h.nmea")
-        try NMEAWriter.log(RoutePresets.parked(seconds: 8 * 3600)).write(toFile: log, atomically: true, encoding: .utf8)
+        let log = directory.file("parked-\(Self.backlogHours)h.nmea")
+        try NMEAWriter.log(RoutePresets.parked(seconds: seconds)).write(toFile: log, atomically: true, encoding: .utf8)
         let fake = try GPSFake(log: log, delay: 0.001, leadIn: .seconds(2))
         // Every fix recorded (1 Hz even when parked), the backend away: nothing listens on its port yet.
         let config = """
@@ -397,9 +402,9 @@ struct UplinkTests {
             """
         let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: config, directory: directory)
         try Harness.play(fake, to: daemon)
-        let gps = try Harness.settled(daemon, fake: fake, minimumFixes: 20_000, timeout: .seconds(600))
+        let gps = try Harness.settled(daemon, fake: fake, minimumFixes: seconds * 7 / 10, timeout: .seconds(600))
         let offline = try Harness.outbox(daemon)
-        #expect(offline.pings == gps.pingsRecorded && offline.pings > 25_000, "\(offline) recorded \(gps.pingsRecorded)")
+        #expect(offline.pings == gps.pingsRecorded && offline.pings > seconds * 87 / 100, "\(offline) recorded \(gps.pingsRecorded)")
         #expect(offline.link == .backingOff || offline.link == .idle)
 
         let sim = try SimProcess(port: port)
