@@ -299,6 +299,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "GPSKitTests", dependencies: ["GPSKit", "NMEASynth"]),
+        .testTarget(name: "ReaderThreadTests", dependencies: ["ReaderThread"]),
         .testTarget(
             name: "TPMKitTests", dependencies: ["TPMKit", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")] + keysAndTLS),
         .testTarget(name: "OBDKitTests", dependencies: ["OBDKit", "DriverAPI", "DriverDomain"]),

@@ -58,6 +58,9 @@ public final class GPSDReader: Sendable {
         runner.stop()
     }
 
+    /// Returns once the thread has ended: no fix is handled after this.
+    public func ended() async { await runner.ended() }
+
     /// Read nothing for `seconds`, then deliver what gpsd sent meanwhile. `release` stops the watch instead, so
     /// gpsd may close the device; what it sent before is stale then and discarded.
     public func pause(for seconds: Double, release: Bool) {

@@ -81,7 +81,14 @@ public func monotonicSeconds() -> Double {
 /// for a stop or a control change.
 public final class ReaderRunner: Sendable {
     public let wakePipe = WakePipe()
-    private let flags = Mutex((started: false, stopping: false))
+    private let flags = Mutex(Flags())
+
+    private struct Flags {
+        var started = false
+        var stopping = false
+        var ended = false
+        var endWaiters: [CheckedContinuation<Void, Never>] = []
+    }
 
     public init() {}
 
@@ -91,7 +98,16 @@ public final class ReaderRunner: Sendable {
             defer { flags.started = true }
             return !flags.started
         }
-        if first { startThread(named: name, body) }
+        guard first else { return }
+        startThread(named: name) { [self] in
+            body()
+            let waiters = flags.withLock { flags in
+                flags.ended = true
+                defer { flags.endWaiters = [] }
+                return flags.endWaiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
     }
 
     /// Asks the thread to end: it sees `isStopping` at its next wake-up, which this causes.
@@ -101,4 +117,18 @@ public final class ReaderRunner: Sendable {
     }
 
     public var isStopping: Bool { flags.withLock { $0.stopping } }
+
+    /// Returns once the thread's body has returned (at once if it never started): what it did last is done. (A stop
+    /// that did not wait let a final flush run while the thread still handled a fix: a graceful stop lost the ping
+    /// that fix made.)
+    public func ended() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let now = flags.withLock { flags in
+                guard flags.started, !flags.ended else { return true }
+                flags.endWaiters.append(waiter)
+                return false
+            }
+            if now { waiter.resume() }
+        }
+    }
 }

@@ -80,7 +80,8 @@ final class DaemonProcess {
     let directory: TemporaryDirectory
     let socketPath: String
     let process = Process()
-    private let stderrFile: String
+    /// Its stderr, the log (`log` reads it).
+    let stderrFile: String
 
     /// Starts driverd and waits until its socket answers.
     init(
