@@ -193,24 +193,33 @@ final class PowerCutJourney {
             // The power goes from another thread while the call (or the pause) is under way.
             let delay = UInt32(moment == .midCall ? pick(0...15) : pick(0...3000)) * 1000
             let pid = daemon.pid, seed = settings.seed, logFile = daemon.stderrFile
+            let killedAt = KillTime()
             let killer = Thread {
                 usleep(delay)
                 Self.captureStalledReader(pid: pid, logFile: logFile, seed: seed)
+                killedAt.time.withLock { $0 = Self.monotonic() }
                 kill(pid, SIGKILL)
             }
             killer.start()
             body()
             while !killer.isFinished { usleep(1000) }
-            try cut(moment)
+            try cut(moment, killedAt: killedAt.time.withLock { $0 })
         }
     }
 
-    private func cut(_ moment: Moment) throws {
+    /// When the killer thread killed the daemon: the life's end, for the pings' window. (Taken after the step's body
+    /// instead, which may sleep up to 8 s past the kill, it made pings recorded within their window look up to 8 s
+    /// older: the "late pings" of seeds 2718 and 4242.)
+    private final class KillTime: Sendable {
+        let time = Mutex<Double?>(nil)
+    }
+
+    private func cut(_ moment: Moment, killedAt: Double? = nil) throws {
         guard let daemon else { return }
         if daemon.process.isRunning { Self.captureStalledReader(pid: daemon.pid, logFile: daemon.stderrFile, seed: settings.seed) }
+        let at = killedAt ?? Self.monotonic()
         kill(daemon.pid, SIGKILL)
         daemon.process.waitUntilExit()
-        let at = Self.monotonic()
         let tear = chance(settings.tearShare)
         let cut = try fs.cut(tear: tear)
         if cut.torn != nil { report.tornCuts += 1 }
