@@ -93,8 +93,6 @@ final class TrackingPipeline: GPSEventHandler {
     }
 
     private func decide(_ event: VehicleEvent) {
-        let started = tracker.clock.monotonic
-        defer { noteHeld("a vehicle event", startedAt: started) }
         switch event {
         case .speed(let speed, let nextWithin):
             safety?.observeVehicle(speed: speed, nextWithin: nextWithin)
@@ -155,9 +153,9 @@ final class TrackingPipeline: GPSEventHandler {
         return [commit, powerHousekeeping()].compactMap { $0 }.min()
     }
 
-    /// A step that held the reader a second or more (a slow disk, a sync queued behind others, a store waiting for
-    /// SQLite's writer) is said, named: held pings wait for the reader, so a power cut's pings lost past their window
-    /// are traced to it. (A soak lost a ping whose life's log fell silent with no such trace.)
+    /// A step of the reader's that waits for the disk (the pings' commit, a trip's store waiting for SQLite's writer)
+    /// and held it a second or more (worn flash, a sync queued behind others) is said, named: held pings wait for
+    /// the reader, so a power cut in that time can lose pings older than their window.
     private func noteHeld(_ step: String, startedAt: Double) {
         let took = tracker.clock.monotonic - startedAt
         guard took >= 1 else { return }
@@ -228,9 +226,7 @@ final class TrackingPipeline: GPSEventHandler {
         }
         safety?.observe(speed: fix.speed, nextFixWithin: 1 / outcome.effectiveHz)
         let onShift = shift?.isOn ?? true
-        let observed = tracker.clock.monotonic
         if onShift { geofences?.observe(fix, motion: outcome.gpsMotion) }
-        noteHeld("the arrival check", startedAt: observed)
         let travelled = tracker.clock.monotonic
         travel?.observe(fix, motion: outcome.gpsMotion, ignition: outcome.ignition, onShift: onShift, monotonic: travelled)
         noteHeld("the travel monitor (a trip's store)", startedAt: travelled)
