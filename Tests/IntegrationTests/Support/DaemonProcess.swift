@@ -80,8 +80,7 @@ final class DaemonProcess {
     let directory: TemporaryDirectory
     let socketPath: String
     let process = Process()
-    /// Its stderr, the log (`log` reads it).
-    let stderrFile: String
+    private let stderrFile: String
 
     /// Starts driverd and waits until its socket answers.
     init(

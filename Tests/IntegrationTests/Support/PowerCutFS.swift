@@ -87,9 +87,14 @@ final class PowerCutFS {
     @discardableResult
     func cut(tear: Bool) throws -> Cut {
         let reply = try Self.command(control, tear ? "cut tear" : "cut")
-        let cut = try JSONDecoder().decode(Cut.self, from: Data(reply.utf8))
-        cuts.append(cut)
         process?.waitUntilExit()
+        return try ended(by: reply)
+    }
+
+    /// A cut's record (its JSON line), kept; the dead mount let go.
+    private func ended(by line: some StringProtocol) throws -> Cut {
+        let cut = try JSONDecoder().decode(Cut.self, from: Data(line.utf8))
+        cuts.append(cut)
         process = nil
         detach()
         return cut
@@ -113,12 +118,7 @@ final class PowerCutFS {
             usleep(10_000)
         }
         let log = try String(contentsOfFile: backing + "/cuts.log", encoding: .utf8)
-        let line = try #require(log.split(separator: "\n").last, "powercut-fs exited without logging its cut")
-        let cut = try JSONDecoder().decode(Cut.self, from: Data(line.utf8))
-        cuts.append(cut)
-        self.process = nil
-        detach()
-        return cut
+        return try ended(by: try #require(log.split(separator: "\n").last, "powercut-fs exited without logging its cut"))
     }
 
     /// Unmounts without a cut (the end of a test); nothing is kept but the disk.

@@ -3,10 +3,10 @@ import DispatchSimCore
 import DriverAPI
 import DriverDomain
 import Foundation
-import Synchronization
 import JSONRPC
 import NMEASynth
 import SQLiteKit
+import Synchronization
 import Testing
 
 /// A driver's shift on a unit whose power is cut at random moments: real gpsd (gpsfake), the reference backend,
@@ -192,11 +192,10 @@ final class PowerCutJourney {
         case .midCall, .idle:
             // The power goes from another thread while the call (or the pause) is under way.
             let delay = UInt32(moment == .midCall ? pick(0...15) : pick(0...3000)) * 1000
-            let pid = daemon.pid, seed = settings.seed, logFile = daemon.stderrFile
+            let pid = daemon.pid
             let killedAt = KillTime()
             let killer = Thread {
                 usleep(delay)
-                Self.captureStalledReader(pid: pid, logFile: logFile, seed: seed)
                 killedAt.time.withLock { $0 = Self.monotonic() }
                 kill(pid, SIGKILL)
             }
@@ -216,7 +215,6 @@ final class PowerCutJourney {
 
     private func cut(_ moment: Moment, killedAt: Double? = nil) throws {
         guard let daemon else { return }
-        if daemon.process.isRunning { Self.captureStalledReader(pid: daemon.pid, logFile: daemon.stderrFile, seed: settings.seed) }
         let at = killedAt ?? Self.monotonic()
         kill(daemon.pid, SIGKILL)
         daemon.process.waitUntilExit()
@@ -229,32 +227,6 @@ final class PowerCutJourney {
         report.cutsByMoment[moment.rawValue, default: 0] += 1
         try fs.mount()
     }
-
-    /// A GPS reader silent past a moving ping's window when the power is about to go (the soak's late pings: the
-    /// life's log stops with a moving ping, and nothing says what the reader waits for): every thread's stack, from
-    /// gdb, into `DRIVERD_TEST_LOG_DIR` as `stalled-reader-<seed>-<pid>.txt`, before the kill. At most 10 a run.
-    static func captureStalledReader(pid: Int32, logFile: String, seed: UInt64) {
-        guard let directory = ProcessInfo.processInfo.environment["DRIVERD_TEST_LOG_DIR"], !directory.isEmpty,
-              stacksCaptured.withLock({ $0 < 10 }) else { return }
-        let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
-        let last = log.split(separator: "\n").last { $0.contains("ping recorded") || $0.contains("gps: motion: ") }
-        guard let last, last.contains("ping recorded"), last.contains("motion=moving"),
-              let field = last.range(of: " monotonic="), let recorded = Double(last[field.upperBound...].prefix { $0 != " " }),
-              monotonic() - recorded > 6
-        else { return }
-        stacksCaptured.withLock { $0 += 1 }
-        let file = "\(directory)/stalled-reader-\(seed)-\(pid).txt"
-        do {
-            let gdb = try runProgram("/usr/bin/gdb", ["-p", "\(pid)", "-batch", "-ex", "thread apply all bt 40"], timeout: .seconds(60))
-            let text = "the last moving ping \(monotonic() - recorded) s before this capture\n" + gdb.stdout + gdb.stderr
-            try text.write(toFile: file, atomically: true, encoding: .utf8)
-            print("power-cut soak, seed \(seed): the GPS reader silent \(Int(monotonic() - recorded)) s after a moving ping; stacks in \(file)")
-        } catch {
-            print("power-cut soak, seed \(seed): the GPS reader silent, but its stacks could not be taken: \(error)")
-        }
-    }
-
-    private static let stacksCaptured = Mutex(0)
 
     /// driverd again, as systemd starts it after a cut or after it stopped to apply a configuration (exit 75).
     private func ensureDaemon() throws {
