@@ -11,7 +11,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
             case parseError = -32700, invalidRequest = -32600, methodNotFound = -32601, invalidParams = -32602
             case internalError = -32603
             case permissionDenied = 1001, unavailable = 1002, actionRefused = 1003, notFound = 1004, proofRejected = 1005
-            case drivingGate = 1006, outsideGeofence = 1007
+            case drivingGate = 1006, outsideGeofence = 1007, notSaved = 1008
 
             var description: String {
                 switch self {
@@ -27,6 +27,7 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
                 case .proofRejected: "proof rejected"
                 case .drivingGate: "pull over to complete"
                 case .outsideGeofence: "away from the stop"
+                case .notSaved: "not saved"
                 }
             }
         }
@@ -56,6 +57,10 @@ public struct APIError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A delivery or failure farther from the stop than its geofence's exit border, without an
         /// `outsideReason`; `data` holds `distanceMeters`, `exitBorderMeters` and the allowed `reasons`.
         public static let outsideGeofence = Kind(.outsideGeofence)
+
+        /// The unit's storage cannot hold the change (full, read-only or failing): nothing was changed, and nothing
+        /// will be retried. `data` holds `reason` (`full`, `read-only`, `failing`) and `freeBytes` (API 1.18).
+        public static let notSaved = Kind(.notSaved)
 
         /// Every kind this version knows, in the order of their numbers' declaration.
         public static let all: [Kind] = Code.allCases.map(Kind.init)

@@ -5,5 +5,5 @@
 public enum APIVersion {
     public static let major = 1
     /// A new method raises it through its descriptor's `since`; a field or event added to what exists, here.
-    public static let minor = max(16, Methods.all.map(\.since).max() ?? 0)
+    public static let minor = max(18, Methods.all.map(\.since).max() ?? 0)
 }

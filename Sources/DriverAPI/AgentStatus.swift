@@ -23,13 +23,17 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     /// The unit's own identity towards the backend (API 1.16): nil for a unit with neither a certificate nor a claim
     /// token (it signs in with a username and password, or not at all).
     public var identity: UnitIdentityStatus?
+    /// The state directory's storage: full, read-only or failing said here before a change is refused (API 1.18).
+    public var store: StoreStatus?
 
     public init(
         daemonVersion: String, apiMajor: Int, apiMinor: Int, uptimeSeconds: Double, rpc: RPCSection,
         gps: GPSStatus, sampling: SamplingStatus, outbox: SectionAvailability,
         link: SectionAvailability, shift: SectionAvailability, uplink: OutboxStatus? = nil,
-        shiftStatus: ShiftStatus? = nil, safety: SafetyStatus? = nil, clock: ClockStatus? = nil, identity: UnitIdentityStatus? = nil
+        shiftStatus: ShiftStatus? = nil, safety: SafetyStatus? = nil, clock: ClockStatus? = nil, identity: UnitIdentityStatus? = nil,
+        store: StoreStatus? = nil
     ) {
+        self.store = store
         self.clock = clock
         self.identity = identity
         self.uplink = uplink

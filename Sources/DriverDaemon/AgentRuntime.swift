@@ -15,6 +15,8 @@ struct AgentRuntime: MethodOwner, Sendable {
     let shiftStatus: @Sendable () -> ShiftStatus
     let safetyStatus: @Sendable () -> SafetyStatus
     let identityStatus: @Sendable () -> UnitIdentityStatus?
+    /// The store's condition, looked at again (a statvfs) for each status: a disk freed or remounted shows at once.
+    let storeStatus: @Sendable () -> StoreStatus
     let logger: Logger
 
     func register(in router: inout RPCRouter) {
@@ -62,6 +64,6 @@ struct AgentRuntime: MethodOwner, Sendable {
             link: SectionAvailability(available: true),
             shift: SectionAvailability(available: true),
             uplink: uplink, shiftStatus: runtime.shiftStatus(), safety: runtime.safetyStatus(),
-            clock: runtime.tracking.tracker.clock.status(), identity: runtime.identityStatus())
+            clock: runtime.tracking.tracker.clock.status(), identity: runtime.identityStatus(), store: runtime.storeStatus())
     }
 }

@@ -16,6 +16,34 @@ import SystemdKit
 public enum Daemon {
     public struct StartupError: Error, CustomStringConvertible {
         public let description: String
+        /// The process's exit status for it (1 unless said).
+        public var exitStatus: Int32 = 1
+    }
+
+    /// The exit status of a start on a store that cannot be written (EX_CANTCREAT): systemd starts driverd again
+    /// (`Restart=on-failure`, every `RestartSec`), and it runs once the file system is writable.
+    public static let storeUnwritableStatus: Int32 = 73
+
+    /// The store's condition in the journal: as found at start when it is not ok, then once per change (MESSAGE_ID
+    /// storeHealth, with the free bytes and the path).
+    static func reportStoreHealth(_ health: StoreHealth, logger: Logger) {
+        let say: @Sendable (StoreStatus, Bool) -> Void = { status, atStart in
+            let level: Logger.Level = switch status.condition {
+            case .ok: .notice
+            case .nearlyFull: .warning
+            case .full, .readOnly, .failing: .error
+            }
+            logger.log(
+                level: level, "\(atStart ? "at start: " : "")\(status.summary)\(status.detail.map { " (\($0))" } ?? "")",
+                metadata: [
+                    DaemonLogHandler.messageIDKey: "\(MessageID.storeHealth.rawValue)", "condition": "\(status.condition.rawValue)",
+                    "free_bytes": "\(status.freeBytes.map(String.init) ?? "unknown")", "path": "\(status.path)",
+                    "reserve_in_use": "\(status.reserveInUse)",
+                ])
+        }
+        let now = health.status
+        if now.condition != .ok || now.reserveInUse { say(now, true) }
+        health.onChange { say($0, false) }
     }
 
     public enum Outcome: Sendable, Equatable {
@@ -51,10 +79,21 @@ public enum Daemon {
         try prepareStateDirectory(local.stateDirectory)
         let store: Store
         do {
-            store = try Store(directory: local.stateDirectory)
+            store = try Store(directory: local.stateDirectory, reserveBytes: Int64(local.storageReserveMB) << 20)
         } catch {
+            // A read-only or full disk at start is said as what it is, in one line (PostgreSQL's way), not as SQLite's code.
+            if let condition = StoreHealth.condition(of: error) {
+                let status = StoreHealth(directory: local.stateDirectory, reserveBytes: 0).check()
+                logger.critical(
+                    "the store cannot start: \(StoreStatus(condition: condition, path: local.stateDirectory, freeBytes: status.freeBytes).summary)",
+                    metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.storeHealth.rawValue)", "condition": "\(condition.rawValue)"])
+                throw StartupError(
+                    description: "the store in \(local.stateDirectory) cannot be opened: storage \(condition.rawValue) (\(Store.describeWriteFailure(error)))",
+                    exitStatus: Self.storeUnwritableStatus)
+            }
             throw StartupError(description: "cannot open the store in \(local.stateDirectory): \(error)")
         }
+        Self.reportStoreHealth(store.health, logger: Logger(label: "store"))
         // The fleet's document on top of the file (none changes where the store is).
         let remote = try RemoteConfigStart.resolve(book: RemoteConfigBook(store: store), layers: layers, clock: clock, logger: Logger(label: "config"))
         let config = remote.config

@@ -138,7 +138,7 @@ struct DaemonAssembly: Sendable {
                 book: VisitBook(store: store), geofences: geofences, hub: hub, pushes: pushes, clock: clock, logger: Logger(label: "workflow"))
             workflow = try Workflow(
                 book: TaskBook(store: store), outbox: outbox, session: uplink?.session, flush: uplink.map(OutboxFlush.init), hub: hub, tracker: tracker,
-                spool: PhotoSpool(stateDirectory: config.stateDirectory), pushes: pushes, shift: shift, logger: Logger(label: "workflow"),
+                spool: PhotoSpool(stateDirectory: config.stateDirectory, health: store.health), pushes: pushes, shift: shift, logger: Logger(label: "workflow"),
                 geofences: geofences, visits: visits, travel: travel)
         } catch {
             throw Daemon.StartupError(description: "cannot read the tasks in the store: \(error)")
@@ -171,6 +171,7 @@ struct DaemonAssembly: Sendable {
             uplinkStatus: { [outboxDesk] in try outboxDesk.status(maxAge: .seconds(1)) },
             shiftStatus: { shift.status }, safetyStatus: { safety.status(heldPushes: pushes.heldCount.withLock { $0 }) },
             identityStatus: { [identity = inputs.identity] in identity?.status },
+            storeStatus: { [health = store.health] in health.check() },
             logger: Logger(label: "driverd"))
 
         var methods = MethodTable()

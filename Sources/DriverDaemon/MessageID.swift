@@ -26,4 +26,5 @@ public enum MessageID: String, Sendable, CaseIterable {
     case vehicleBatteryLow = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f86"
     case stateSetAside = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f87"
     case unitIdentity = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f88"
+    case storeHealth = "3f5d1e0a8b2c4d6e9f1a2b3c4d5e6f89"
 }

@@ -15,6 +15,12 @@ public enum DurableFile {
         public let path: String
         public let errno: Int32
         public var description: String { "\(call) \(path): \(String(cString: strerror(errno)))" }
+
+        public init(call: String, path: String, errno: Int32) {
+            self.call = call
+            self.path = path
+            self.errno = errno
+        }
     }
 
     /// Written to a temporary name, synced, renamed, and the directory synced: a crash or a power cut leaves the

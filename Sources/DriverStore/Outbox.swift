@@ -72,12 +72,15 @@ public final class Outbox: Sendable {
     /// The next item of each task (the oldest pending one) whose priority is `maxPriority` or higher, most
     /// urgent first, then oldest first: a task's next item waits for its previous one's answer. (A lane holds
     /// one priority: a task's transitions, proofs and visits; the route's changes; activity; SOS calls.)
-    public func headItems(upTo maxPriority: OutboxItemRecord.Priority = .low) throws -> [OutboxItemRecord] {
+    /// - Parameter excluding: items already acknowledged whose completion the store could not record yet (the uplink
+    ///   keeps them in memory): the next item of their task is the head.
+    public func headItems(upTo maxPriority: OutboxItemRecord.Priority = .low, excluding: Set<Int64> = []) throws -> [OutboxItemRecord] {
         // Asked right after an item is committed (the uplink is woken by it): on the writer's warm cache.
+        let excluded = excluding.isEmpty ? "" : " AND id NOT IN (\(excluding.sorted().map(String.init).joined(separator: ",")))"
         let heads = try store.pool.writeWithoutTransaction { db in
             try OutboxItemRecord.fetchAll(db, sql: """
                 SELECT * FROM outbox_item WHERE id IN (
-                    SELECT MIN(id) FROM outbox_item WHERE state = ? GROUP BY task_id
+                    SELECT MIN(id) FROM outbox_item WHERE state = ?\(excluded) GROUP BY task_id
                 ) ORDER BY id
                 """, arguments: [OutboxItemRecord.State.pending.rawValue])
         }

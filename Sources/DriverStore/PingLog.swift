@@ -80,7 +80,13 @@ struct PingLog {
             throw failure
         }
         while fdatasync(fd) != 0 {
-            guard errno == EINTR else { throw DurableFile.Failure(call: "fdatasync", path: path, errno: errno) }
+            guard errno == EINTR else {
+                let failure = DurableFile.Failure(call: "fdatasync", path: path, errno: errno)
+                // Not on disk: the pings stay held and are appended again, so these copies go (else a fold would
+                // find them twice, under two ids).
+                _ = ftruncate(fd, off_t(bytes))
+                throw failure
+            }
         }
         bytes += out.count
         pings += entries.count(where: { if case .ping = $0 { true } else { false } })

@@ -38,6 +38,12 @@ public final class PingRecorder: Sendable {
         var delivered = 0
         var keptByMotion: [String: Int] = [:]
         var lastError: String?
+        /// After a write failed: the monotonic time of the next try and the failures in a row (a backoff from 1 s to
+        /// 30 s). Every deadline waits for it: held pings past their window must not make the reader try again at once.
+        var retryAt: Double?
+        var failures = 0
+        /// Pings given up because memory held `maxHeld` while the store could not take them (oldest first).
+        var droppedHeld = 0
         /// Commits since the retention caps were last applied.
         var sinceRetention = Int.max
         /// Upkeep asked for and not begun: a fold, and the retention caps too; and whether its thread runs.
@@ -60,6 +66,15 @@ public final class PingRecorder: Sendable {
     static let retentionInterval = 1000
     /// The log is folded into the database once it holds this many pings (about 8 minutes at 1 Hz), in one transaction.
     static let foldPings = 500
+    /// The most pings held in memory while the store cannot take them (about 10 hours at 1 Hz, a few MB): past it the
+    /// oldest go first, as the retention rules thin the oldest on disk.
+    static let maxHeld = 36_000
+    /// The wait before the first retry of a failed write, and the longest (seconds).
+    static let retryBase = 1.0
+    static let retryCap = 30.0
+    /// The shortest wait `commitIfDue` returns: no caller may loop on a wait of zero.
+    static let minimumWait = 0.1
+
     /// How long a batch's answer may take before its pings are written anyway (beyond the uplink's interval).
     public static let answerGrace = 2.0
     /// How long a standing vehicle's pings may wait for the disk when the backend does not take them. They repeat
@@ -92,6 +107,10 @@ public final class PingRecorder: Sendable {
     /// Pings in memory (not yet acknowledged, not yet on disk).
     public var pendingCount: Int { state.withLock { $0.held.count + $0.writing } }
     public var lastError: String? { state.withLock { $0.lastError } }
+    /// Pings given up while the store could not take them and memory was full.
+    public var droppedHeld: Int { state.withLock { $0.droppedHeld } }
+    /// When the next try of a failed write comes (monotonic), nil while writes succeed.
+    public var retryAt: Double? { state.withLock { $0.retryAt } }
 
     private func window(_ ping: PingRecord) -> Double { ping.motion == Motion.moving.rawValue ? movingWindow : stationaryWindow }
 
@@ -104,9 +123,14 @@ public final class PingRecorder: Sendable {
             let deadline = now + window(ping)
             state.held.append(Held(ping: ping, at: now, due: deadline))
             state.earliestDue = min(state.earliestDue ?? deadline, deadline)
+            if state.held.count > Self.maxHeld, let oldest = state.held.firstIndex(where: { $0.batchId == nil || $0.batchId != state.sending }) {
+                state.held.remove(at: oldest)
+                state.droppedHeld += 1
+                state.earliestDue = state.held.map(\.due).min()
+            }
             return Self.firstDeadline(state).map { $0 < now + nextSampleIn } ?? false
         }
-        if due { commit(before: now + nextSampleIn) }
+        if due { commit(before: now + nextSampleIn, now: now) }
         return due
     }
 
@@ -114,17 +138,20 @@ public final class PingRecorder: Sendable {
     private static func firstDeadline(_ state: State) -> Double? {
         var first = state.travel.map { $0.since + travelWindow }
         if let due = state.earliestDue { first = min(first ?? due, due) }
+        // After a failed write nothing is due before the retry.
+        if let first, let retryAt = state.retryAt { return max(first, retryAt) }
         return first
     }
 
-    /// Writes what is due by `now`. Returns the seconds left until the next deadline (nil: nothing held).
+    /// Writes what is due by `now`. Returns the seconds left until the next deadline (nil: nothing held), never less
+    /// than `minimumWait`: after a failed write the next deadline is the retry's, on a backoff.
     public func commitIfDue(now: Double) -> Double? {
         guard let deadline = state.withLock({ Self.firstDeadline($0) }) else { return nil }
         guard deadline > now else {
-            commit(before: now)
-            return state.withLock { Self.firstDeadline($0) }.map { max(0, $0 - now) }
+            commit(before: now, now: now)
+            return state.withLock { Self.firstDeadline($0) }.map { max(Self.minimumWait, $0 - now) }
         }
-        return deadline - now
+        return max(Self.minimumWait, deadline - now)
     }
 
     /// The odometer's state, written with the next commit of pings, or alone once it has waited `travelWindow`. A
@@ -196,7 +223,7 @@ public final class PingRecorder: Sendable {
     // MARK: Writing
 
     /// Writes and syncs everything held (when the link goes, at shutdown). On failure the pings stay held.
-    public func flush() { commit(pings: { _ in true }, travelDue: { _ in true }, travelRides: { _ in true }) }
+    public func flush() { commit(pings: { _ in true }, travelDue: { _ in true }, travelRides: { _ in true }, now: monotonicSeconds(), asked: true) }
 
     /// Writes everything held and folds the log into the database: a graceful stop leaves every ping there.
     public func flushIntoStore() {
@@ -207,9 +234,11 @@ public final class PingRecorder: Sendable {
     /// When a ping's window ends before `deadline`, writes every held ping (a group commit: the ones after it would
     /// be due soon), and the odometer's state when its window ends too, or when it has waited half of it and pings are
     /// written anyway (it rides along instead of costing a write of its own). When only the odometer is due, it alone.
-    private func commit(before deadline: Double) {
+    private func commit(before deadline: Double, now: Double) {
         let pingDue = state.withLock { state in state.held.contains { $0.due <= deadline } }
-        commit(pings: { _ in pingDue }, travelDue: { $0 + Self.travelWindow <= deadline }, travelRides: { $0 + Self.travelWindow / 2 <= deadline })
+        commit(
+            pings: { _ in pingDue }, travelDue: { $0 + Self.travelWindow <= deadline }, travelRides: { $0 + Self.travelWindow / 2 <= deadline },
+            now: now, asked: false)
     }
 
     /// Writes and syncs what the conditions pick (the rest of a picked ping's batch too: a batch is sent whole, so it
@@ -217,7 +246,24 @@ public final class PingRecorder: Sendable {
     ///
     /// Synchronous on purpose: it runs on the GPS reader's thread, where waiting for the disk delays nothing else,
     /// and hopping to another thread would cost more wake-ups than the write itself.
-    private func commit(pings due: (Held) -> Bool, travelDue: (Double) -> Bool, travelRides: (Double) -> Bool) {
+    ///
+    /// After a failure the next try waits for `retryAt` (`asked`, a flush at the link's loss or a stop, tries at once);
+    /// while the store cannot take pings (full, read-only, or its reserve in use for the driver's changes) the try is a
+    /// look at the file system, not a write, and the pings stay in memory, where the uplink still sends them.
+    private func commit(pings due: (Held) -> Bool, travelDue: (Double) -> Bool, travelRides: (Double) -> Bool, now: Double, asked: Bool) {
+        if !asked, let retryAt = state.withLock({ $0.retryAt }), retryAt > now { return }
+        let health = store.health
+        if !health.mayWriteBulk {
+            health.check()
+            // A failing disk tells only by a write: tried on the backoff. Full or read-only: no write until it has room.
+            if !health.mayWriteBulk, health.status.condition != .failing {
+                state.withLock { state in
+                    backOff(&state, now: now)
+                    state.lastError = "pings wait in memory: storage \(health.status.summary)"
+                }
+                return
+            }
+        }
         let (batch, travel) = state.withLock { state -> ([Held], TravelRecord?) in
             let batches = Set(state.held.filter(due).compactMap(\.batchId))
             let picked = { (held: Held) in due(held) || held.batchId.map(batches.contains) == true }
@@ -246,6 +292,7 @@ public final class PingRecorder: Sendable {
                 if let travel, state.travel == nil { state.travel = (travel, 0) }
                 if let sending = state.sending, batch.contains(where: { $0.batchId == sending }) { state.sendingWritten = false }
                 state.lastError = Store.describeWriteFailure(error)
+                backOff(&state, now: now)
             }
             return
         }
@@ -255,6 +302,7 @@ public final class PingRecorder: Sendable {
             for held in batch { state.keptByMotion[held.ping.motion, default: 0] += 1 }
             if let travel { state.lastTravelWritten = travel }
             state.lastError = nil
+            (state.retryAt, state.failures) = (nil, 0)
             state.sinceRetention = state.sinceRetention == Int.max ? Int.max : state.sinceRetention + batch.count
             guard state.sinceRetention >= Self.retentionInterval else { return false }
             state.sinceRetention = 0
@@ -271,6 +319,13 @@ public final class PingRecorder: Sendable {
             return !state.upkeepRunning
         }
         if start { startThread(named: "ping-upkeep") { self.upkeep() } }
+    }
+
+    /// The next try after a failure: 1 s, doubling to 30 s, with a tenth of jitter (many writers must not retry together).
+    private func backOff(_ state: inout State, now: Double) {
+        state.failures += 1
+        let delay = min(Self.retryCap, Self.retryBase * Double(1 << min(state.failures - 1, 16)))
+        state.retryAt = now + delay * Double.random(in: 0.9...1.0)
     }
 
     /// Folds the log and applies the caps, as asked, until nothing more is asked.

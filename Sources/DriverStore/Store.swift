@@ -22,10 +22,19 @@ public final class Store: Sendable {
     /// `pingLog`, never inside a database write.
     private let folding = Mutex<Void>(())
 
+    /// The state directory's health (full, read-only, failing), heard from every write; and the reserve for the
+    /// driver's changes.
+    public let health: StoreHealth
+
     /// Opens (creating when absent) `driverd.sqlite` in `directory` and applies pending migrations.
-    /// An older database is upgraded in place; nothing is ever erased on a schema change.
-    public init(directory: String) throws {
+    /// An older database is upgraded in place; nothing is ever erased on a schema change. `reserveBytes` are kept back
+    /// for the driver's changes (`StoreHealth`).
+    public init(directory: String, reserveBytes: Int64 = 0) throws {
         path = directory + "/driverd.sqlite"
+        let health = StoreHealth(directory: directory, reserveBytes: reserveBytes)
+        self.health = health
+        // Before the first write can fail: a full or read-only disk is known (and said) from the start.
+        health.check()
         var configuration = DatabasePool.Configuration()
         // Another process may hold the write lock for a moment (a maintenance tool, a test, a daemon still
         // stopping): wait for it rather than fail the write.
@@ -44,7 +53,15 @@ public final class Store: Sendable {
             // A checkpoint leaves the log at most this long (it is reused from its start either way).
             try db.execute(sql: "PRAGMA journal_size_limit = \(Self.logSizeLimit)")
         }
-        pool = try DatabasePool(path: path, configuration: configuration, watchedTable: OutboxItemRecord.tableName)
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration, watchedTable: OutboxItemRecord.tableName)
+        } catch {
+            health.noteFailure(error)
+            throw error
+        }
+        pool.observeWrites { error in
+            if let error { health.noteFailure(error) } else { health.noteWritten() }
+        }
         try Migrations.migrator.migrate(pool)
         pingLog = Mutex(PingLog(directory: directory))
         // What the last run logged goes into the database before anyone reads it (the odometer's state among it);
@@ -56,7 +73,17 @@ public final class Store: Sendable {
         // start would otherwise come back without the file (and every transition committed in it).
         try DurableFile.syncDirectory(directory)
         pool.afterCommit(insertingInto: OutboxItemRecord.tableName) { [weak self] in self?.announceQueued() }
+        health.prepareReserve()
     }
+
+    #if DEBUG
+    private let injectedFailure = Mutex<Int32?>(nil)
+    /// Tests' failing disk: the database's writes and the ping log's appends fail with `errno` until set to nil.
+    public func injectWriteFailure(errno: Int32?) {
+        injectedFailure.withLock { $0 = errno }
+        pool.injectWriteFailure(errno: errno)
+    }
+    #endif
 
     /// Bytes of write-ahead log kept after a checkpoint.
     static let logSizeLimit = 1 << 20
@@ -64,7 +91,18 @@ public final class Store: Sendable {
     /// Runs `body` in one transaction committed with `synchronous = FULL`: once this returns, a power cut
     /// cannot lose it. For what a driver did (transitions, proofs of delivery), never for pings.
     public func writeDurably<T>(_ body: (Database) throws -> T) throws -> T {
-        try pool.writeWithoutTransaction { db in try Self.transaction(db, durably: true) { try body(db) } }
+        try usingReserve { try pool.writeWithoutTransaction { db in try Self.transaction(db, durably: true) { try body(db) } } }
+    }
+
+    /// Runs `write` again once with the reserve given up when it found the disk full: a driver's change is saved after
+    /// another program filled the disk. Only for what must be kept (durable writes), never for pings.
+    private func usingReserve<T>(_ write: () throws -> T) throws -> T {
+        do {
+            return try write()
+        } catch {
+            guard StoreHealth.condition(of: error) == .full, health.releaseReserve() else { throw error }
+            return try write()
+        }
     }
 
     /// A transaction on the writer, committed with `synchronous = FULL` when `durably`.
@@ -78,7 +116,9 @@ public final class Store: Sendable {
     /// Commits `body`, which queues an item, at once or (`durably`) with `synchronous = FULL`. An item committed at
     /// once is kept from the sender until `syncToDisk` has run, and announced then.
     func queueing(durably: Bool, _ body: (Database) throws -> OutboxItemRecord) throws -> OutboxItemRecord {
-        let queued = try pool.writeWithoutTransaction(announcing: durably) { db in try Self.transaction(db, durably: durably) { try body(db) } }
+        let queued = try usingReserve {
+            try pool.writeWithoutTransaction(announcing: durably) { db in try Self.transaction(db, durably: durably) { try body(db) } }
+        }
         if !durably, let id = queued.id { awaitingSync.withLock { $0.append(id) } }
         return queued
     }
@@ -104,8 +144,17 @@ public final class Store: Sendable {
                 entries.append(.ping(ping))
             }
             if let travel { entries.append(.travel(travel)) }
-            try log.append(entries)
+            do {
+                #if DEBUG
+                if let errno = injectedFailure.withLock({ $0 }) { throw DurableFile.Failure(call: "write", path: log.path, errno: errno) }
+                #endif
+                try log.append(entries)
+            } catch {
+                health.noteFailure(error)
+                throw error
+            }
         }
+        health.noteWritten()
     }
 
     /// Pings in the log, waiting to be folded into the database (with those of a fold under way: see `countingPings`).
@@ -134,11 +183,12 @@ public final class Store: Sendable {
         let entries = try PingLog.read(path)
         let pings = entries.compactMap { if case .ping(let ping) = $0 { ping } else { nil } }
         let travel = entries.compactMap { if case .travel(let travel) = $0 { travel } else { nil } }.last
-        let newest = try writeDurably { db -> Int64 in
+        // Not from the reserve: pings wait while it is in use (the log keeps them).
+        let newest = try pool.writeWithoutTransaction { db in try Self.transaction(db, durably: true) { () -> Int64 in
             for ping in pings { try ping.insertIfAbsent(db) }
             try travel?.save(db)
             return try Self.newestPingId(db)
-        }
+        } }
         // Durably gone before any of its pings can be acked: a power cut must not bring them back to be sent again.
         try DurableFile.remove(path)
         pingLog.withLock { $0.folded(newest: newest) }
@@ -187,18 +237,18 @@ public final class Store: Sendable {
         try checkpoint()
     }
 
-    /// A failed write, said so an operator knows what to do: a full disk (or file-size limit) and an I/O error
-    /// look alike to SQLite, and both keep everything already committed.
+    /// A failed write in the store's words: the condition it shows (`storage full`, `storage read-only`, `storage
+    /// failing`: `StoreHealth` decides) and the system's own text; any other failure as it is. Everything committed
+    /// before it is kept; what failed is not retried by itself unless its owner says so.
     public static func describeWriteFailure(_ error: any Error) -> String {
-        let message: String
-        if let error = error as? SQLiteError, error.isWriteFailure {
-            message = error.message
-        } else if let error = error as? DurableFile.Failure, [ENOSPC, EFBIG, EDQUOT, EIO, EROFS].contains(error.errno) {
-            message = error.description
-        } else {
-            return "\(error)"
+        guard let condition = StoreHealth.condition(of: error) else { return "\(error)" }
+        let message = switch error {
+        case let error as SQLiteError where error.systemErrno != 0:
+            "\(error.message) (\(String(cString: strerror(error.systemErrno))))"
+        case let error as SQLiteError: error.message
+        default: "\(error)"
         }
-        return "cannot write the store (disk full, a file-size limit or a failing disk?); pending rows are kept and retried: \(message)"
+        return "storage \(condition.rawValue): \(message)"
     }
 
     /// The SQLite library in use, e.g. "3.40.1".

@@ -44,6 +44,7 @@ enum DiagFormatter {
         if let clock = status.clock { lines.append(StatusFormatter.row("clock", ClockFormatter.text(clock))) }
         if let uplink = status.uplink { lines.append(OutboxFormatter.text(uplink)) }
         if let identity = status.identity { lines.append(StatusFormatter.row("unit", StatusFormatter.identityText(identity))) }
+        if let store = status.store { lines.append(StatusFormatter.row("store", StatusFormatter.storeText(store))) }
         if let shift = status.shiftStatus { lines.append(StatusFormatter.row("shift", ShiftCommand.text(shift))) }
         if let vehicle = report.vehicle, vehicle.adapter != nil {
             lines.append(StatusFormatter.row(

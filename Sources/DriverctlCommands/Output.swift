@@ -31,6 +31,7 @@ enum StatusFormatter {
             lines.append(row("outbox", "not available: \(status.outbox.reason ?? "no reason given")"))
         }
         if let identity = status.identity { lines.append(row("unit", identityText(identity))) }
+        if let store = status.store { lines.append(row("store", storeText(store))) }
         if let shift = status.shiftStatus {
             lines.append(row("shift", ShiftCommand.text(shift)))
         } else {
@@ -46,6 +47,14 @@ enum StatusFormatter {
             lines.append(row("safety", "\(state): \(gate)" + (safety.heldPushes > 0 ? "; \(plural(safety.heldPushes, "push")) held" : "")))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The store's condition in the words every layer uses, with what the system said of the last failure.
+    static func storeText(_ store: StoreStatus) -> String {
+        var text = store.summary
+        if store.condition == .ok, store.reserveInUse { text += "; the reserve for the driver's changes is in use" }
+        if let detail = store.detail, !store.canSave { text += " (\(detail))" }
+        return text
     }
 
     /// The unit's certificate, or why it has none yet.

@@ -70,7 +70,8 @@ public final class RPCDispatcher: Sendable {
                 } catch {
                     let wire = WireError(error)
                     if wire.code == APIError.Kind.internalError.wireCode {
-                        logger.error("handler failed", metadata: ["method": "\(request.method)", "error": "\(error)"])
+                        // The reason in the message: `diag` keeps a warning's message, not its metadata.
+                        logger.error("\(request.method) failed: \(error)", metadata: ["method": "\(request.method)"])
                     }
                     reply = .failure(wire)
                 }

@@ -66,7 +66,7 @@ public final class Database {
         guard result != SQLITE_OK else { return }
         let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(result))
         sqlite3_free(message)
-        throw SQLiteError(resultCode: sqlite3_extended_errcode(handle), message: text, sql: sql)
+        throw SQLiteError(resultCode: sqlite3_extended_errcode(handle), message: text, sql: sql, systemErrno: sqlite3_system_errno(handle))
     }
 
     /// Runs one statement with `arguments` bound to its placeholders.

@@ -26,6 +26,8 @@ public final class DatabasePool: Sendable {
     private let logSync: LogSync
     /// Tables whose inserts are announced after their commit (`afterCommit(insertingInto:)`): set up once, at open.
     private let watch: InsertWatch?
+    /// Told the outcome of every write on the writer (`observeWrites`): the store's health hears each one.
+    private let writeObserver = Mutex<(@Sendable ((any Error)?) -> Void)?>(nil)
 
     /// - Parameter watchedTable: a table whose inserts `afterCommit(insertingInto:)` announces.
     public init(path: String, configuration: Configuration = Configuration(), watchedTable: String? = nil) throws {
@@ -75,10 +77,40 @@ public final class DatabasePool: Sendable {
         var committed: [@Sendable () -> Void] = []
         // A write that throws after its commit (a statement after it) has still committed: announced either way.
         defer { if announcing { for action in committed { action() } } }
-        return try writer.with { db in
-            defer { committed = watch?.takeCommitted(db) ?? [] }
-            return try body(db)
+        let observer = writeObserver.withLock { $0 }
+        var wrote = false
+        do {
+            #if DEBUG
+            if let errno = injectedFailure.withLock({ $0 }) { throw SQLiteError.injected(errno: errno) }
+            #endif
+            let result = try writer.with { db in
+                let changesBefore = db.totalChangesCount
+                defer {
+                    committed = watch?.takeCommitted(db) ?? []
+                    wrote = db.totalChangesCount != changesBefore
+                }
+                return try body(db)
+            }
+            // A read on the writer's warm cache proves nothing about the disk: only a write that changed rows.
+            if wrote { observer?(nil) }
+            return result
+        } catch {
+            observer?(error)
+            throw error
         }
+    }
+
+    #if DEBUG
+    /// Tests' failing disk: every write on the writer fails as SQLite reports that errno (ENOSPC: `SQLITE_FULL`; EROFS,
+    /// EIO: `SQLITE_IOERR_WRITE`) until set to nil. Debug builds only.
+    private let injectedFailure = Mutex<Int32?>(nil)
+    public func injectWriteFailure(errno: Int32?) { injectedFailure.withLock { $0 = errno } }
+    #endif
+
+    /// `observer` hears the outcome of each write on the writer after it (nil: it succeeded and changed rows), on the writing thread,
+    /// outside the writer: keep it short. One observer (a later call replaces it).
+    public func observeWrites(_ observer: @escaping @Sendable ((any Error)?) -> Void) {
+        writeObserver.withLock { $0 = observer }
     }
 
     /// Makes every transaction committed so far durable (an fdatasync of the write-ahead log, as a commit at

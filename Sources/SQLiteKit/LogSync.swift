@@ -41,6 +41,9 @@ final class LogSync: Sendable {
 
     private static func failure(_ call: String) -> SQLiteError {
         // SQLITE_IOERR_FSYNC: what SQLite itself reports when a sync fails.
-        SQLiteError(resultCode: 10 | (4 << 8), message: "\(call) of the write-ahead log failed: \(String(cString: strerror(errno)))")
+        let failure = errno
+        return SQLiteError(
+            resultCode: 10 | (4 << 8), message: "\(call) of the write-ahead log failed: \(String(cString: strerror(failure)))",
+            systemErrno: failure)
     }
 }

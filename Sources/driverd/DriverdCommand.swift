@@ -167,6 +167,9 @@ struct DriverdCommand: AsyncParsableCommand {
             outcome = try await Daemon.run(layers: layers, configPath: config, configWarnings: parsed.warnings) { report, window, lines in
                 try DiagBundle.make(report, windowSeconds: window, maxJournalLines: lines).data
             }
+        } catch let error as Daemon.StartupError {
+            printError("driverd: \(error)")
+            throw ExitCode(error.exitStatus)
         } catch {
             printError("driverd: \(error)")
             throw ExitCode(1)

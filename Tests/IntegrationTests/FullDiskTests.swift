@@ -18,7 +18,7 @@ struct FullDiskTests {
         let limit = try runProgram("/usr/bin/prlimit", ["--pid", String(daemon.pid), "--fsize=4096:"])
         #expect(limit.status == 0, "\(limit.stderr)")
         let (full, _) = try Harness.waitFor(daemon, timeout: .seconds(30)) { $0.lastError != nil && $0.pingsPending > 0 }
-        #expect(full.lastError?.contains("cannot write the store") == true, "\(full.lastError ?? "")")
+        #expect(full.lastError?.contains("storage full") == true, "\(full.lastError ?? "")")
         let stuckAt = full.pingsRecorded
         // Still answering, still sampling; nothing lost so far.
         #expect(try daemon.client().call(Methods.agentStatus, NoParams()).gps.pingsPending > 0)

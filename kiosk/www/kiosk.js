@@ -275,6 +275,11 @@ function renderStrip() {
   const clock = status.clock || {};
   $("chip-clock").hidden = clock.source === "ntp" || clock.source === "gps";
   $("chip-clock").textContent = t("strip.clockUnset");
+  // A store that cannot save: the driver's taps would be refused, so the strip says it before they tap.
+  const store = status.store || {};
+  const unsaved = storeWords(store.condition);
+  $("chip-store").hidden = !unsaved;
+  if (unsaved) $("chip-store").textContent = unsaved;
   // The vehicle's check-engine light and fuel, when its adapter tells them (absent: no chip).
   const vehicle = state.vehicle || {};
   $("chip-engine").hidden = vehicle.checkEngine !== true;
@@ -533,8 +538,17 @@ function refuse(words) {
 
 const refusalShown = () => (state.refusal ? state.refusal.words() : "");
 
+// The store's condition in the driver's words (agent.status's store.condition, a refusal's data.reason): only what
+// keeps the unit from saving; a nearly full store is the office's business, not the driver's.
+function storeWords(condition, refusal) {
+  if (condition === "full") return t(refusal ? "refusal.notSavedFull" : "store.full");
+  if (condition === "read-only" || condition === "failing") return t(refusal ? "refusal.notSavedFault" : "store.fault");
+  return "";
+}
+
 function refusalText(error, method) {
   switch (errorName(error)) {
+    case "notSaved": return storeWords(error.data && error.data.reason, true) || t("refusal.notSavedFault");
     case "proofRejected": {
       if (method !== "pod.otp") return t("refusal.proof");
       const left = error.data && error.data.attemptsLeft;

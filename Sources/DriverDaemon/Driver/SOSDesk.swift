@@ -45,7 +45,8 @@ struct SOSDesk: MethodOwner, Sendable {
                 kind: .sos, taskId: TaskRecord.sosLane, idempotencyKey: id, payload: try Data(Codec.encode(report)), createdAt: stamp.time))
         } catch {
             logger.error("cannot store an SOS: \(Store.describeWriteFailure(error))")
-            throw APIError(.internalError, "the SOS could not be stored (\(Store.describeWriteFailure(error))): call for help by phone")
+            let refusal = outbox.store.health.refusal("the SOS", error)
+            throw APIError(refusal.kind, "\(refusal.message): call for help by phone", data: refusal.data)
         }
         let view = Self.view(report, state: .raised)
         logger.warning(

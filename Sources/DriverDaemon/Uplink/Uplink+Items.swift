@@ -14,7 +14,7 @@ extension Uplink {
         guard !itemsHeld else { return }
         while true {
             itemsQueued.store(false, ordering: .relaxed)
-            let items = try outbox.headItems(upTo: maxPriority)
+            let items = try outbox.headItems(upTo: maxPriority, excluding: unrecordedCompletionIds)
             guard !items.isEmpty else { return }
             for item in items { try await send(item, token: token) }
         }
@@ -51,7 +51,14 @@ extension Uplink {
                     metadata: ["status": "\(failure?.status ?? 0)"])
             }
             await handler.acknowledged(item, applied)
-            try outbox.complete(itemId: id)
+            do {
+                try outbox.complete(itemId: id)
+            } catch where StoreHealth.condition(of: error) != nil {
+                // The backend has it, the disk cannot say so yet: kept in memory, recorded when it can.
+                state.withLock { $0.unrecordedCompletions[id] = item }
+                logger.warning("item \(id) was delivered; its completion waits in memory: \(Store.describeWriteFailure(error))")
+                return
+            }
             await handler.completed(item)
         case .deadLetter:
             guard let failure, let refusal else { return }
@@ -74,6 +81,32 @@ extension Uplink {
             guard let failure else { return }
             recordFailure(itemId: id, failure.reason)
             throw failure
+        }
+    }
+
+    var unrecordedCompletionIds: Set<Int64> { state.withLock { Set($0.unrecordedCompletions.keys) } }
+
+    /// Records the completions the store could not record before (at each attempt: on the uplink's cadence, never in a
+    /// loop of its own); the owner hears `completed` once its item has left the queue.
+    func recordCompletions() async {
+        for (id, item) in state.withLock({ $0.unrecordedCompletions }).sorted(by: { $0.key < $1.key }) {
+            do {
+                try outbox.complete(itemId: id)
+            } catch {
+                return
+            }
+            state.withLock { _ = $0.unrecordedCompletions.removeValue(forKey: id) }
+            if let handler = handler(of: item.kind) { await handler.completed(item) }
+        }
+    }
+
+    /// Runs `part` of an attempt; a failure of the store (full, read-only, failing: `StoreHealth` has said it) ends
+    /// that part only, so what needs no disk still goes. Any other failure ends the attempt.
+    func unlessStoreFails(_ part: String, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch where StoreHealth.condition(of: error) != nil {
+            logger.debug("\(part) stopped: \(Store.describeWriteFailure(error))")
         }
     }
 

@@ -23,14 +23,30 @@ extension Uplink {
         }
         for _ in 0..<Self.batchesPerAttempt {
             // What was queued meanwhile does not wait behind the backlog: one batch at most.
-            if itemsQueued.load(ordering: .acquiring) { try await sendItems(upTo: .normal, token: token) }
-            guard let batch = try outbox.claimPingBatch(maxPings: Self.maxPings, newBatchId: { RandomID.uuid() }) else {
+            if itemsQueued.load(ordering: .acquiring) {
+                try await unlessStoreFails("sending the queued items") { try await self.sendItems(upTo: .normal, token: token) }
+            }
+            // The backlog on disk needs the disk (a claim is a write): a store that cannot write keeps it for later.
+            let claimed: Outbox.PingBatch?
+            do {
+                claimed = try outbox.claimPingBatch(maxPings: Self.maxPings, newBatchId: { RandomID.uuid() })
+            } catch where StoreHealth.condition(of: error) != nil {
+                logger.debug("the ping backlog waits: \(Store.describeWriteFailure(error))")
+                claimed = nil
+            }
+            guard let batch = claimed else {
                 try await sendHeartbeatIfDue(token: token)
                 return
             }
             try await send(locationBatch(batch.batchId, pings: batch.pings.map(Self.locationPing)), token: token)
-            try outbox.ackPingBatch(batch.batchId)
             state.withLock { $0.machine.pingsSent(now: now) }
+            do {
+                try outbox.ackPingBatch(batch.batchId)
+            } catch where StoreHealth.condition(of: error) != nil {
+                // Sent again as the same batch once the disk takes writes (the backend stores it once).
+                logger.debug("batch \(batch.batchId) was delivered; its rows stay until the disk takes writes: \(Store.describeWriteFailure(error))")
+                return
+            }
         }
     }
 

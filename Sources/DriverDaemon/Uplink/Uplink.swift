@@ -36,6 +36,9 @@ final class Uplink: BackendGate, Sendable {
         /// Until when the backend is away: the sender's last attempt got no answer at all (refused, reset, timed
         /// out), and its next is due then. An answer, even a 5xx, means the backend is there.
         var backendAwayUntil: Double?
+        /// Items the backend acknowledged whose completion the store could not record (a full or read-only disk):
+        /// not sent again, recorded at each attempt until the disk takes it (a resend after a crash is idempotent).
+        var unrecordedCompletions: [Int64: OutboxItemRecord] = [:]
     }
 
     /// The driver's tokens and the owners' calls, which this sender judges (`BackendGate`).
@@ -248,7 +251,7 @@ final class Uplink: BackendGate, Sendable {
         let heads: [OutboxItemRecord]
         do {
             depth = try outbox.depth()
-            heads = itemsHeld ? [] : try outbox.headItems()
+            heads = itemsHeld ? [] : try outbox.headItems(excluding: unrecordedCompletionIds)
         } catch {
             // Not an empty queue: an attempt is made, and its own read of the queue fails as an attempt does (logged,
             // backed off, tried again), so the error is said and nothing waits unseen.
@@ -280,9 +283,11 @@ final class Uplink: BackendGate, Sendable {
         let effect: UplinkStateMachine.Effect
         do {
             let token = try await session.validToken()
-            try await sendItems(upTo: .normal, token: token)
+            await recordCompletions()
+            // A store that cannot record an item's outcome holds up neither the pings (they need no disk) nor the rest.
+            try await unlessStoreFails("sending the queued items") { try await self.sendItems(upTo: .normal, token: token) }
             try await sendPings(token: token)
-            try await sendItems(upTo: .low, token: token)
+            try await unlessStoreFails("sending the low-priority items") { try await self.sendItems(upTo: .low, token: token) }
             try await pollPushes(token: token)
             effect = state.withLock { state in
                 state.backendAwayUntil = nil

@@ -32,10 +32,13 @@ struct SpooledPhoto: Codable, Sendable, Equatable {
 struct PhotoSpool: Sendable {
     let directory: String
     let maxBytes: Int
+    /// Hears a failed write, and words the refusal (nil: a refusal without the store's condition, in tests).
+    let health: StoreHealth?
 
-    init(stateDirectory: String, maxBytes: Int = PhotoPart.maxBytes) {
+    init(stateDirectory: String, maxBytes: Int = PhotoPart.maxBytes, health: StoreHealth? = nil) {
         directory = stateDirectory + "/spool"
         self.maxBytes = maxBytes
+        self.health = health
     }
 
     enum Kind: String {
@@ -75,7 +78,7 @@ struct PhotoSpool: Sendable {
         do {
             try write(bytes, to: target)
         } catch {
-            throw APIError(.internalError, "cannot spool the photo (disk full?): \(error)")
+            throw health?.refusal("the photo", error) ?? APIError(.internalError, "the photo was not saved: \(error)")
         }
         return SpooledPhoto(file: target, sha256: hash, bytes: bytes.count, contentType: kind.rawValue, lat: lat, lng: lng, timestamp: stamp.time, timeSource: stamp.source)
     }

@@ -25,7 +25,7 @@ extension Workflow {
         do {
             removedTasks = try book.removeAll()
         } catch {
-            throw APIError(.internalError, "cannot clear the tasks: \(Store.describeWriteFailure(error))")
+            throw book.store.health.refusal("the logout (clearing the tasks)", error)
         }
         tasks = [:]
         sequence = []
@@ -34,7 +34,7 @@ extension Workflow {
         do {
             try await pushes.removeAll()
         } catch {
-            throw APIError(.internalError, "cannot clear the messages: \(Store.describeWriteFailure(error))")
+            throw book.store.health.refusal("the logout (clearing the messages)", error)
         }
         do {
             try book.store.erasePersonalTraces()

@@ -233,8 +233,8 @@ actor Workflow {
         do {
             try await NIOThreadPool.singleton.runIfActive { try store.syncToDisk() }
         } catch {
-            logger.error("a committed change could not be synced to disk: \(error)")
-            throw APIError(.internalError, "the change is stored, but the disk did not confirm it: \(Store.describeWriteFailure(error))")
+            logger.error("a committed change could not be synced to disk: \(Store.describeWriteFailure(error))")
+            throw store.health.refusal("the change (committed, but the disk did not confirm it)", error)
         }
     }
 
@@ -254,7 +254,7 @@ actor Workflow {
             try book.commit(
                 task.record, detailChanged: detailChanged(task), item: item, visit: visit, distance: distance, syncLater: syncLater)
         } catch {
-            throw APIError(.internalError, "the change was not stored: \(Store.describeWriteFailure(error))")
+            throw book.store.health.refusal("the change", error)
         }
         tasks[task.id] = task
         // A change whose sync comes later goes to front ends once it is on disk (the caller's part; the store announces
@@ -331,7 +331,7 @@ actor Workflow {
         do {
             try book.setSequence(full, item: item)
         } catch {
-            throw APIError(.internalError, "the new order was not stored: \(Store.describeWriteFailure(error))")
+            throw book.store.health.refusal("the new order", error)
         }
         sequence = full
         publishRoute()
