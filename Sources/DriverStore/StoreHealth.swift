@@ -100,7 +100,7 @@ public final class StoreHealth: Sendable {
         let (free, readOnly) = measure()
         update { state in
             state.freeBytes = free
-            state.condition = readOnly ? .readOnly : room(free)
+            state.condition = readOnly ? .readOnly : room(free, reserveInUse: state.reserveInUse)
             if state.condition.mayWrite { state.detail = nil }
         }
         remakeReserveIfRoom()
@@ -123,13 +123,13 @@ public final class StoreHealth: Sendable {
             case .failing:
                 break
             case .full:
-                if let free, free > reserveBytes + Self.margin { state.condition = room(free) }
+                if let free, free > reserveBytes + Self.margin { state.condition = room(free, reserveInUse: state.reserveInUse) }
             case .readOnly:
                 // ext4 after an error (`emergency_ro`) refuses writes with EROFS while statvfs still says read-write:
                 // only a write tells. A file made and removed, while read-only only.
-                if probeWrite() { state.condition = room(free) }
+                if probeWrite() { state.condition = room(free, reserveInUse: state.reserveInUse) }
             case .ok, .nearlyFull:
-                state.condition = room(free)
+                state.condition = room(free, reserveInUse: state.reserveInUse)
             }
             if state.condition.mayWrite { state.detail = nil }
         }
@@ -140,8 +140,11 @@ public final class StoreHealth: Sendable {
     /// Room beyond this (bytes) ends a full store: a little more than one write, so that it does not flap.
     static let margin: Int64 = 1 << 20
 
-    private func room(_ free: Int64?) -> StoreStatus.Condition {
+    /// What free space alone says: full when under the margin with no reserve left to give (a change would fail: said
+    /// before one does, at start too), nearly full under the warning line, else ok.
+    private func room(_ free: Int64?, reserveInUse: Bool) -> StoreStatus.Condition {
         guard let free else { return .ok }
+        if free < Self.margin, reserveBytes == 0 || reserveInUse { return .full }
         return free < nearlyFullBytes ? .nearlyFull : .ok
     }
 

@@ -1,5 +1,6 @@
 import BackendClient
 import BackendContract
+import DriverStore
 import Logging
 import Synchronization
 
@@ -47,12 +48,15 @@ final class BackendSession: Sendable {
 
     struct NeedsLogin: Error { let reason: String }
 
-    init(client: any BackendAPI, stateDirectory: String, credentials: Credentials?, maxLoginAge: Double, clock: DaemonClock, logger: Logger) {
+    init(
+        client: any BackendAPI, stateDirectory: String, credentials: Credentials?, maxLoginAge: Double, clock: DaemonClock, logger: Logger,
+        health: StoreHealth? = nil
+    ) {
         self.client = client
         self.credentials = credentials
         self.clock = clock
         self.logger = logger
-        tokens = TokenStore(directory: stateDirectory, clock: clock, maxLoginAge: maxLoginAge, logger: logger)
+        tokens = TokenStore(directory: stateDirectory, clock: clock, maxLoginAge: maxLoginAge, logger: logger, health: health)
     }
 
     /// The sender whose judgement the session's calls follow (it holds the session; the session does not hold it).

@@ -54,7 +54,7 @@ enum TokenFile {
         do {
             try DurableFile.write(try JSONEncoder().encode(tokens), to: path(in: directory))
         } catch {
-            throw TokenFileError("cannot write \(path(in: directory)): \(error)")
+            throw TokenFileError("cannot write \(path(in: directory)): \(error)", cause: error)
         }
     }
 
@@ -69,5 +69,10 @@ enum TokenFile {
 
 struct TokenFileError: Error, CustomStringConvertible {
     let description: String
-    init(_ description: String) { self.description = description }
+    /// The file system's failure underneath (the store's health reads it), nil for one of the file's own.
+    let cause: (any Error)?
+    init(_ description: String, cause: (any Error)? = nil) {
+        self.description = description
+        self.cause = cause
+    }
 }

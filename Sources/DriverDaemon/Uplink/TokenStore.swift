@@ -1,6 +1,7 @@
 import BackendContract
 import DriverAPI
 import DriverDomain
+import DriverStore
 import Logging
 import Synchronization
 
@@ -25,13 +26,18 @@ final class TokenStore: Sendable {
     private let clock: DaemonClock
     private let maxLoginAge: Double
     private let state: Mutex<State>
+    /// Hears a file the disk would not take (nil: the file's failures are thrown, in tests).
+    private let health: StoreHealth?
+    private let logger: Logger
     /// Held across a file write and the memory update that follows: a login and a refresh that finish
     /// together would otherwise share the scratch file (one rename fails) or leave the file and memory on
     /// different tokens. Rare and short (one small fsync'd file); nothing else waits on it.
     private let writing = Mutex(())
 
-    init(directory: String, clock: DaemonClock, maxLoginAge: Double, logger: Logger) {
+    init(directory: String, clock: DaemonClock, maxLoginAge: Double, logger: Logger, health: StoreHealth? = nil) {
         self.directory = directory
+        self.health = health
+        self.logger = logger
         self.clock = clock
         self.maxLoginAge = maxLoginAge
         // Unreadable: logged out until the next login writes a new file (the old one stays for a look until then).
@@ -61,10 +67,17 @@ final class TokenStore: Sendable {
         return StoredTokens(response, now: now, loggedIn: Stamp(time: now.time - age, source: now.source))
     }
 
-    /// Written to the file (0600, synced, renamed into place), then kept.
+    /// Written to the file (0600, synced, renamed into place), then kept. A disk that cannot take the file (full,
+    /// read-only, failing) does not undo a login the backend gave: the tokens are kept in memory (a restart before the
+    /// next write would ask for the login again), the store's health hears it, and the next change writes the file.
     func store(_ tokens: StoredTokens) throws {
         try writing.withLock { _ in
-            try TokenFile.save(tokens, in: directory)
+            do {
+                try TokenFile.save(tokens, in: directory)
+            } catch let error as TokenFileError {
+                guard let cause = error.cause, let health, health.noteFailure(cause) != nil else { throw error }
+                logger.warning("the login is kept in memory only (a restart would ask for it again): \(Store.describeWriteFailure(cause))")
+            }
             let times = TokenTimes(tokens, clock: clock)
             state.withLock { $0 = State(tokens: tokens, times: times) }
         }

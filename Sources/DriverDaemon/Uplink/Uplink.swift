@@ -95,7 +95,8 @@ final class Uplink: BackendGate, Sendable {
         self.cadence = cadence
         unitState = UnitState(store: outbox.store)
         session = BackendSession(
-            client: client, stateDirectory: stateDirectory, credentials: credentials, maxLoginAge: maxLoginAge, clock: clock, logger: logger)
+            client: client, stateDirectory: stateDirectory, credentials: credentials, maxLoginAge: maxLoginAge, clock: clock, logger: logger,
+            health: outbox.store.health)
         pushes = PushInbox(store: outbox.store, driver: session.tokens.driverId, logger: logger)
         let unitState = unitState
         let heldFor = logger.valueOrLog("reading whose queued items these are") { try unitState.read() }?.outboxOwner
