@@ -33,6 +33,9 @@ fi
 "$bin/driverd-bench" vehicle --bin "$bin" --threads --seconds "${BENCH_VEHICLE_SECONDS:-60}" --parked-seconds "${BENCH_VEHICLE_PARKED_SECONDS:-240}" --trials "${BENCH_VEHICLE_TRIALS:-8}" "${vehicle_logs[@]}" \
     --python "$(dirname "$0")/../.build/tools/venv/bin/python" --car-script "$(dirname "$0")/../Tests/IntegrationTests/Support/obd_car.py"
 echo
+echo "== Storage that fails: a parked unit's CPU and wake-ups with a full store and a read-only one, beside a healthy one (root)"
+"$bin/driverd-bench" storage --bin "$bin" --seconds "${BENCH_STORAGE_SECONDS:-60}"
+echo
 echo "== Outbox and uplink"
 "$bin/driverd-bench" uplink --bin "$bin" --seconds "${BENCH_UPLINK_SECONDS:-60}"
 echo

@@ -26,6 +26,9 @@ public struct StoreStatus: Codable, Sendable, Equatable {
     public var reserveInUse: Bool
     /// The system's own words for the last failure (`No space left on device`), nil while writes succeed.
     public var detail: String?
+    /// Whether the driver's next change can be saved: yes while writable (nearly full too), and on a full disk while
+    /// the reserve is still there to give; no when read-only or failing. What the screen warns the driver by.
+    public var canSave: Bool
 
     public init(
         condition: Condition, path: String, freeBytes: Int64?, reserveBytes: Int64 = 0, reserveInUse: Bool = false, detail: String? = nil
@@ -36,10 +39,12 @@ public struct StoreStatus: Codable, Sendable, Equatable {
         self.reserveBytes = reserveBytes
         self.reserveInUse = reserveInUse
         self.detail = detail
+        canSave = switch condition {
+        case .ok, .nearlyFull: true
+        case .full: reserveBytes > 0 && !reserveInUse
+        case .readOnly, .failing: false
+        }
     }
-
-    /// Whether a change can be saved (a nearly full store still saves).
-    public var canSave: Bool { condition == .ok || condition == .nearlyFull }
 
     /// The condition in words, for `driverctl status`, `diag` and the journal: what is wrong and what to do.
     public var summary: String {
@@ -48,6 +53,8 @@ public struct StoreStatus: Codable, Sendable, Equatable {
         case .ok: return "writable\(free)"
         case .nearlyFull:
             return "nearly full\(free): old pings are thinned first\(reserveInUse ? ", the reserve for the driver's changes is in use" : ""); free space on \(path)"
+        case .full where canSave:
+            return "full\(free): only the driver's next changes can be saved (the reserve); free space on \(path)"
         case .full: return "full\(free): this unit cannot save; free space on \(path)"
         case .readOnly: return "read-only: the file system of \(path) was remounted read-only after an error; fsck and remount it, or reboot"
         case .failing: return "failing: the disk answers writes with I/O errors; replace the card or call a technician"

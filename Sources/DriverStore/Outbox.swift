@@ -53,6 +53,47 @@ public final class Outbox: Sendable {
         }
     }
 
+    /// Commits an item that must go even when the disk refuses it (an SOS): durably when it can (the reserve too), else
+    /// kept in memory and sent from there, and written as soon as the disk takes it. Returns whether it is on disk.
+    /// An item in memory is lost if the process ends before the backend has it: the caller says so.
+    public func enqueueKeepingInMemory(_ item: OutboxItemRecord) throws -> (item: OutboxItemRecord, saved: Bool) {
+        do {
+            return (try enqueue(item), true)
+        } catch where StoreHealth.condition(of: error) != nil {
+            let held = store.unsavedItems.withLock { unsaved -> OutboxItemRecord in
+                var held = item
+                held.id = unsaved.nextId
+                unsaved.nextId -= 1
+                unsaved.items.append(held)
+                return held
+            }
+            store.announceUnsaved()
+            return (held, false)
+        }
+    }
+
+    /// Items held in memory that the disk now takes are written (their ids become real ones); the rest stay.
+    private func keepUnsaved() -> [OutboxItemRecord] {
+        let held = store.unsavedItems.withLock { $0.items }
+        guard !held.isEmpty else { return [] }
+        guard store.health.canSave else { return held }
+        var written: [Int64?] = []
+        for item in held {
+            var stored = item
+            stored.id = nil
+            do {
+                try enqueue(stored)
+                written.append(item.id)
+            } catch {
+                break
+            }
+        }
+        return store.unsavedItems.withLock { unsaved in
+            unsaved.items.removeAll { written.contains($0.id) }
+            return unsaved.items
+        }
+    }
+
     /// Queues an answer to an offer the backend may make again (a document or a release refused), durably, once per
     /// key ever: the backend keeps a key's first body, and the same key with another body (a new time after a
     /// restart) is refused for good. False, and nothing queued, when that answer was queued before. The keys are kept
@@ -84,23 +125,35 @@ public final class Outbox: Sendable {
                 ) ORDER BY id
                 """, arguments: [OutboxItemRecord.State.pending.rawValue])
         }
+        // Held in memory (the disk refused them): each lane's first when none of its items is on disk.
+        let unsaved = keepUnsaved().filter { item in !heads.contains { $0.taskId == item.taskId } }
+        let lanes = Dictionary(grouping: unsaved, by: \.taskId).compactMap { $0.value.first }
         // An item whose commit is not on disk yet waits for its sync (whose end wakes the uplink again).
-        return heads.filter { $0.kind.priority <= maxPriority && !store.isAwaitingSync($0.id) }.sorted { ($0.kind.priority, $0.id ?? 0) < ($1.kind.priority, $1.id ?? 0) }
+        return (heads + lanes).filter { $0.kind.priority <= maxPriority && !store.isAwaitingSync($0.id) }.sorted { ($0.kind.priority, $0.id ?? 0) < ($1.kind.priority, $1.id ?? 0) }
     }
 
     /// The backend took it: the item leaves the queue.
     public func complete(itemId: Int64) throws {
+        guard itemId > 0 else {
+            store.unsavedItems.withLock { $0.items.removeAll { $0.id == itemId } }
+            return
+        }
         // Already gone (a completion repeated) is the same outcome.
         _ = try store.pool.write { db in try OutboxItemRecord.deleteOne(db, key: itemId) }
     }
 
     /// The backend refused it (409/422/4xx): kept as dead with its answer, never retried.
     public func deadLetter(itemId: Int64, answer: String, now: Double) throws {
+        guard itemId > 0 else {
+            store.unsavedItems.withLock { $0.items.removeAll { $0.id == itemId } }
+            return
+        }
         try store.pool.write { db in try OutboxItemRecord.deadLetter(itemId, answer: answer, now: now, in: db) }
     }
 
     /// A retryable failure: counted, kept pending.
     public func recordFailure(itemId: Int64, error: String) throws {
+        guard itemId > 0 else { return }
         try store.pool.write { db in
             try db.execute(sql: "UPDATE outbox_item SET attempts = attempts + 1, last_error = ? WHERE id = ?", arguments: [error, itemId])
         }
@@ -259,6 +312,10 @@ public final class Outbox: Sendable {
         }
         depth.pings = count
         depth.oldestPending = [depth.oldestPending, oldest].compactMap { $0 }.min()
+        for item in store.unsavedItems.withLock({ $0.items }) {
+            depth.sos += item.kind.category == .alert ? 1 : 0
+            depth.byKind[item.kind, default: 0] += 1
+        }
         return depth
     }
 

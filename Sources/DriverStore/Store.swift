@@ -82,8 +82,13 @@ public final class Store: Sendable {
     public func injectWriteFailure(errno: Int32?) {
         injectedFailure.withLock { $0 = errno }
         pool.injectWriteFailure(errno: errno)
+        health.inject(errno: errno)
     }
     #endif
+
+    /// Items that must go though the disk would not take them (an SOS on a full card), under ids below zero: sent
+    /// from memory like queued ones (`Outbox.headItems`), written once the disk allows (`Outbox.keepUnsaved`).
+    let unsavedItems = Mutex<(items: [OutboxItemRecord], nextId: Int64)>(([], -1))
 
     /// Bytes of write-ahead log kept after a checkpoint.
     static let logSizeLimit = 1 << 20
@@ -129,6 +134,9 @@ public final class Store: Sendable {
     public func whenItemQueued(_ action: @escaping @Sendable () -> Void) { queuedActions.withLock { $0.append(action) } }
 
     private let queuedActions = Mutex<[@Sendable () -> Void]>([])
+
+    /// An item held in memory can be sent: the sender hears it as it hears a queued one.
+    func announceUnsaved() { announceQueued() }
 
     private func announceQueued() { for action in queuedActions.withLock({ $0 }) { action() } }
 

@@ -100,7 +100,7 @@ public final class StoreHealth: Sendable {
         let (free, readOnly) = measure()
         update { state in
             state.freeBytes = free
-            state.condition = readOnly ? .readOnly : room(free, reserveInUse: state.reserveInUse)
+            state.condition = readOnly ? .readOnly : room(free)
             if state.condition.mayWrite { state.detail = nil }
         }
         remakeReserveIfRoom()
@@ -123,13 +123,13 @@ public final class StoreHealth: Sendable {
             case .failing:
                 break
             case .full:
-                if let free, free > reserveBytes + Self.margin { state.condition = room(free, reserveInUse: state.reserveInUse) }
+                if let free, free > reserveBytes + Self.margin { state.condition = room(free) }
             case .readOnly:
                 // ext4 after an error (`emergency_ro`) refuses writes with EROFS while statvfs still says read-write:
                 // only a write tells. A file made and removed, while read-only only.
-                if probeWrite() { state.condition = room(free, reserveInUse: state.reserveInUse) }
+                if probeWrite() { state.condition = room(free) }
             case .ok, .nearlyFull:
-                state.condition = room(free, reserveInUse: state.reserveInUse)
+                state.condition = room(free)
             }
             if state.condition.mayWrite { state.detail = nil }
         }
@@ -140,11 +140,12 @@ public final class StoreHealth: Sendable {
     /// Room beyond this (bytes) ends a full store: a little more than one write, so that it does not flap.
     static let margin: Int64 = 1 << 20
 
-    /// What free space alone says: full when under the margin with no reserve left to give (a change would fail: said
-    /// before one does, at start too), nearly full under the warning line, else ok.
-    private func room(_ free: Int64?, reserveInUse: Bool) -> StoreStatus.Condition {
+    /// What free space alone says: full under the margin (said before a write fails, at start too: whether the
+    /// driver's next change can still be saved is the reserve's, `StoreStatus.canSave`), nearly full under the warning
+    /// line, else ok.
+    private func room(_ free: Int64?) -> StoreStatus.Condition {
         guard let free else { return .ok }
-        if free < Self.margin, reserveBytes == 0 || reserveInUse { return .full }
+        if free < Self.margin { return .full }
         return free < nearlyFullBytes ? .nearlyFull : .ok
     }
 
@@ -197,6 +198,13 @@ public final class StoreHealth: Sendable {
         return APIError(.notSaved, "\(what) was not saved: this unit's storage is \(status.summary). Nothing was changed", data: .object(data))
     }
 
+    #if DEBUG
+    /// Tests' failing disk (`Store.injectWriteFailure`): the file system looks full (ENOSPC) or read-only (EROFS) to the
+    /// checks here too, as a real one would; EIO shows only in writes.
+    private let injected = Mutex<Int32?>(nil)
+    func inject(errno: Int32?) { injected.withLock { $0 = errno } }
+    #endif
+
     // MARK: Inside
 
     private func update(_ change: (inout State) -> Void) {
@@ -216,6 +224,13 @@ public final class StoreHealth: Sendable {
     /// Free bytes for an unprivileged writer, and whether the file system is read-only: mounted so (statvfs), or made so
     /// by the kernel after an error without saying so to statvfs (ext4's `emergency_ro`, in the mount table's options).
     private func measure() -> (free: Int64?, readOnly: Bool) {
+        #if DEBUG
+        switch injected.withLock({ $0 }) {
+        case ENOSPC: return (0, false)
+        case EROFS: return (nil, true)
+        default: break
+        }
+        #endif
         var info = statvfs()
         guard statvfs(directory, &info) == 0 else { return (nil, false) }
         let free = Int64(info.f_bavail) * Int64(info.f_frsize)
@@ -248,6 +263,9 @@ public final class StoreHealth: Sendable {
 
     /// Whether a file can be made in the directory (and is removed again).
     private func probeWrite() -> Bool {
+        #if DEBUG
+        if injected.withLock({ $0 }) != nil { return false }
+        #endif
         let path = directory + "/.write-probe"
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return false }

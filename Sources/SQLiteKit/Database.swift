@@ -15,6 +15,11 @@ public final class Database {
     /// A record type's insert and save statements, by type: building their text (a dozen joined column names)
     /// each time cost more than SQLite took to run them.
     private var recordStatements: [RecordStatementKey: (columns: [String], sql: String)] = [:]
+    #if DEBUG
+    /// Tests' failing disk (`DatabasePool.injectWriteFailure`): a transaction that changed rows fails at its COMMIT
+    /// as SQLite reports that errno, and is rolled back; reads go on, as on a real full or read-only disk.
+    var injectedFailure: Int32?
+    #endif
 
     enum RecordOperation { case insert, insertIfAbsent, save }
 
@@ -124,8 +129,14 @@ public final class Database {
         // Prepared once and kept, like every statement run with arguments: a transition's commit is three
         // statements, and parsing them each time would cost as much as running them.
         try execute(sql: immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED", arguments: [])
+        #if DEBUG
+        let changesAtBegin = totalChangesCount
+        #endif
         do {
             let result = try body()
+            #if DEBUG
+            if let errno = injectedFailure, totalChangesCount != changesAtBegin { throw SQLiteError.injected(errno: errno) }
+            #endif
             try execute(sql: "COMMIT", arguments: [])
             return result
         } catch {

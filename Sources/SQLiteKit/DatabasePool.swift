@@ -80,10 +80,10 @@ public final class DatabasePool: Sendable {
         let observer = writeObserver.withLock { $0 }
         var wrote = false
         do {
-            #if DEBUG
-            if let errno = injectedFailure.withLock({ $0 }) { throw SQLiteError.injected(errno: errno) }
-            #endif
             let result = try writer.with { db in
+                #if DEBUG
+                db.injectedFailure = injectedFailure.withLock { $0 }
+                #endif
                 let changesBefore = db.totalChangesCount
                 defer {
                     committed = watch?.takeCommitted(db) ?? []
@@ -101,8 +101,8 @@ public final class DatabasePool: Sendable {
     }
 
     #if DEBUG
-    /// Tests' failing disk: every write on the writer fails as SQLite reports that errno (ENOSPC: `SQLITE_FULL`; EROFS,
-    /// EIO: `SQLITE_IOERR_WRITE`) until set to nil. Debug builds only.
+    /// Tests' failing disk: every transaction on the writer that changes rows fails at its COMMIT as SQLite reports that
+    /// errno (ENOSPC: `SQLITE_FULL`; EROFS, EIO: `SQLITE_IOERR_WRITE`) until set to nil; reads go on. Debug builds only.
     private let injectedFailure = Mutex<Int32?>(nil)
     public func injectWriteFailure(errno: Int32?) { injectedFailure.withLock { $0 = errno } }
     #endif

@@ -277,7 +277,7 @@ function renderStrip() {
   $("chip-clock").textContent = t("strip.clockUnset");
   // A store that cannot save: the driver's taps would be refused, so the strip says it before they tap.
   const store = status.store || {};
-  const unsaved = storeWords(store.condition);
+  const unsaved = store.canSave === false ? storeWords(store.condition) : "";
   $("chip-store").hidden = !unsaved;
   if (unsaved) $("chip-store").textContent = unsaved;
   // The vehicle's check-engine light and fuel, when its adapter tells them (absent: no chip).

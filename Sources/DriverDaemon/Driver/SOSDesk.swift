@@ -41,8 +41,13 @@ struct SOSDesk: MethodOwner, Sendable {
             location: fix.map { Location(lat: $0.latitude, lng: $0.longitude, accuracy: $0.horizontalError) }, fixTime: fix?.time,
             gps: tracker.link.rawValue, note: note?.isEmpty == false ? note : nil)
         do {
-            try outbox.enqueue(OutboxItemRecord(
+            // Someone may be in danger: a disk that refuses it (full, read-only, failing) does not stop it. It goes from
+            // memory and is written as soon as the disk takes it.
+            let (_, saved) = try outbox.enqueueKeepingInMemory(OutboxItemRecord(
                 kind: .sos, taskId: TaskRecord.sosLane, idempotencyKey: id, payload: try Data(Codec.encode(report)), createdAt: stamp.time))
+            if !saved {
+                logger.error("the SOS could not be stored (storage \(outbox.store.health.status.condition.rawValue)): it is sent from memory; a restart before the backend has it would lose it")
+            }
         } catch {
             logger.error("cannot store an SOS: \(Store.describeWriteFailure(error))")
             let refusal = outbox.store.health.refusal("the SOS", error)

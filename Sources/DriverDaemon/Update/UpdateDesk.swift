@@ -435,6 +435,9 @@ final class UpdateDesk: Sendable {
         return phase == .installing && now < watchVerdictUntil ? .verdictSoon : .later
     }
 
+    /// Free space a download leaves beside the reserve: the pings of an offline day and the driver's changes.
+    static let storeMargin: Int64 = 16 << 20
+
     private func pause(_ reason: String) {
         state.withLock {
             if $0.waitingFor != reason { logger.info("release download paused: \(reason)") }
@@ -467,6 +470,11 @@ final class UpdateDesk: Sendable {
             if depth.sos + depth.transitions + depth.proofs > 0 { return pause("an SOS, a status or a proof waits to be sent") }
             guard session.isOnline else { return pause("the backend is not reachable") }
             let length = manifest.length(ofChunk: have)
+            // Not fetched to be thrown away (the data plan): the chunk must fit beside the driver's reserve and a margin.
+            let store = outbox.store.health.check()
+            guard store.canSave, (store.freeBytes ?? .max) > Int64(length) + store.reserveBytes + Self.storeMargin else {
+                return pause("no room to store the release: storage \(store.summary)")
+            }
             let today = Self.day(clock.now().time)
             guard budget.withLock({ $0.allows(length, day: today, max: settings.maxBytesPerDay) }) else {
                 return pause("today's download budget (update.max_bytes_per_day = \(settings.maxBytesPerDay)) is spent")
