@@ -20,6 +20,10 @@ public enum BackendPaths {
     public static let releaseAcks = "/api/v1/rider/release/acks"
     public static let requestAcks = "/api/v1/rider/requests/acks"
     public static let webSocket = "/api/v1/rider/ws"
+    /// The unit's health report (`UnitHealthReport`), with an `Idempotency-Key` (its id).
+    public static let health = "/api/v1/rider/health"
+    /// The office's view of every unit's newest report, units needing attention first (`FleetHealthView`).
+    public static let fleetHealth = "/api/v1/fleet/health"
     /// A unit's enrolment: a fleet's claim token and a CSR for the unit's own key (the one path a unit without a
     /// certificate may call on a backend that asks for one).
     public static let enrol = "/api/v1/units/enrol"

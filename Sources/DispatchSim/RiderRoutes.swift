@@ -30,6 +30,9 @@ struct RiderRoutes {
         group.post("vehicle-events") { request, context in
             try await recordReport(request, context, VehicleEventReport.self) { $0.recordVehicleEvent($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
         }
+        group.post("health") { request, context in
+            try await recordReport(request, context, UnitHealthReport.self) { $0.recordHealth($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
+        }
         group.get("config") { _, context -> Response in
             let driverId = try context.requireDriver()
             return try SimJSON.response(await state.read { world, _ in world.remoteConfig(driverId: driverId) })

@@ -68,6 +68,7 @@ public enum SimServer {
         RiderWebSocket(state: state, hub: hub, faults: faults).add(to: rider)
         ReleaseRoutes(state: state).add(rider: rider, router: router)
         SimRoutes(state: state, faults: faults, admission: admission, hub: hub, photos: photos).add(to: router)
+        FleetRoutes(state: state).add(to: router)
 
         let webSocketResponder = router.buildResponder()
         let http = HTTP1WebSocketUpgradeChannel.Configuration(

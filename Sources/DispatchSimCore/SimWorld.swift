@@ -27,6 +27,7 @@ public struct SimWorld: Codable, Sendable {
     var configLog: ConfigLog?
     var releaseLog: ReleaseLog?
     var fleetLog: FleetLog?
+    var healthLog: HealthLog?
     var batchIDs: Set<String> = []
     var pingKeys: Set<String> = []
     public internal(set) var lastPosition: [String: LocationPing] = [:]
@@ -51,7 +52,7 @@ public struct SimWorld: Codable, Sendable {
     /// What `--state` keeps: everything but the evidence of received locations (tests read it live; saving it
     /// at every change would grow the file without end).
     private enum CodingKeys: String, CodingKey {
-        case drivers, tasks, taskOrder, sequences, pushLog, statusLedger, podLedger, visitLog, activityLog, configLog, releaseLog, fleetLog, batchIDs, pingKeys, lastPosition
+        case drivers, tasks, taskOrder, sequences, pushLog, statusLedger, podLedger, visitLog, activityLog, configLog, releaseLog, fleetLog, healthLog, batchIDs, pingKeys, lastPosition
         case lastETAPush, tokenGeneration, stats, etaSpeed, otpAttempts, etaPushSeconds
     }
 

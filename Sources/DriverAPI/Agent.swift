@@ -116,6 +116,22 @@ extension Methods {
     public static let agentSetLogLevel = Method<SetLogLevelParams, SetLogLevelResult>(
         "agent.setLogLevel", mutating: true)
 
+    /// driverctl: `driverctl health`.
+    ///
+    /// Params: none. Result: the unit's health as its report to the backend carries it (`UnitHealth`) and what is wrong
+    /// with it, worst first, in the words of docs/OPERATIONS.md (`findings`; `forDriver`: the screen may say it as "call
+    /// the office"). The unit's own view: silence and a release behind are the backend's to say.
+    ///
+    /// ```json
+    /// {"health": {"daemonVersion": "0.1.0", "onShift": true, "restarts": [{"startedAt": 1796540000, "cause": "crash"}],
+    ///             "store": {"condition": "full", "canSave": false, "freeBytes": 0, "...": "as agent.status's store"},
+    ///             "queue": {"items": 2, "pings": 340, "deadLetters": 0, "oldestAgeSeconds": 95},
+    ///             "gps": {"link": "connected", "lastFixAgeSeconds": 1}, "nextReportWithin": 1860, "...": "..."},
+    ///  "findings": [{"rule": "store-full", "severity": "attention", "forDriver": true,
+    ///                "words": "storage full (0.0 MB free): this unit cannot save; free space on /var/lib/driverd"}]}
+    /// ```
+    public static let agentHealth = Method<NoParams, AgentHealth>("agent.health", mutating: false, since: 18)
+
     /// This file's methods, in `Methods.all`.
-    static let agent: [MethodDescriptor] = [agentDescribe.descriptor, agentStatus.descriptor, agentSetLogLevel.descriptor]
+    static let agent: [MethodDescriptor] = [agentDescribe.descriptor, agentStatus.descriptor, agentSetLogLevel.descriptor, agentHealth.descriptor]
 }

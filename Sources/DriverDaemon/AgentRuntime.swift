@@ -17,6 +17,8 @@ struct AgentRuntime: MethodOwner, Sendable {
     let identityStatus: @Sendable () -> UnitIdentityStatus?
     /// The store's condition, looked at again (a statvfs) for each status: a disk freed or remounted shows at once.
     let storeStatus: @Sendable () -> StoreStatus
+    /// `agent.health`: the health desk's answer.
+    let health: @Sendable () -> AgentHealth
     let logger: Logger
 
     func register(in router: inout RPCRouter) {
@@ -24,6 +26,7 @@ struct AgentRuntime: MethodOwner, Sendable {
             AgentDescription(apiMajor: APIVersion.major, apiMinor: APIVersion.minor, daemonVersion: DaemonVersion.current)
         }
         router.register(Methods.agentStatus) { [self] _, _ in status() }
+        router.register(Methods.agentHealth) { [self] _, _ in health() }
         router.register(Methods.agentSetLogLevel) { [self] params, connection in
             let previous = logLevel.set(Logger.Level(params.level))
             logger.notice(

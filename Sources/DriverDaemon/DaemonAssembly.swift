@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import BackendClient
 import DriverAPI
 import DriverDomain
@@ -65,6 +68,7 @@ struct DaemonAssembly: Sendable {
     let remoteConfig: RemoteConfigDesk
     let fleetRequests: FleetRequestDesk
     let vehicle: VehicleMonitor
+    let health: HealthDesk
 
     static func make(_ inputs: Inputs) throws -> DaemonAssembly {
         let config = inputs.config, store = inputs.store, clock = inputs.clock
@@ -165,6 +169,17 @@ struct DaemonAssembly: Sendable {
         let outboxDesk = OutboxDesk(uplink: uplink, outbox: outbox, clock: clock)
         let remoteConfig = RemoteConfigDesk(
             book: RemoteConfigBook(store: store), outbox: outbox, session: uplink?.session, start: remote, clock: clock, logger: Logger(label: "config"))
+        let packages = InstalledPackagesFile(path: config.updateDpkgStatus, logger: Logger(label: "health"))
+        let health = HealthDesk(
+            settings: .init(interval: Double(config.healthReportMinutes) * 60, textfile: config.metricsTextfile, stateDirectory: config.stateDirectory),
+            readings: .init(
+                gps: { tracking.gpsStatus() }, onShift: { shift.status.onShift }, clock: { tracker.clock.status() },
+                identity: { [identity = inputs.identity] in identity?.status }, vehicle: { vehicle.status() },
+                frontEnds: { counters.openConnections }, remoteConfigVersion: { remote.running },
+                kioskVersion: { packages.current.packages["driverd-kiosk"]?.version },
+                stopCause: { remoteConfig.restartFor.withLock { $0 } != nil ? .configuration : .cleanStop }),
+            outbox: outbox, recentWarnings: inputs.recentWarnings, clock: clock,
+            updated: access(config.stateDirectory + "/update/outcome.json", F_OK) == 0, logger: Logger(label: "health"))
         let runtime = AgentRuntime(
             started: .now, socketPath: config.socketPath, socketActivated: inputs.socketActivated, counters: counters,
             logLevel: inputs.levelControl, tracking: tracking,
@@ -172,6 +187,7 @@ struct DaemonAssembly: Sendable {
             shiftStatus: { shift.status }, safetyStatus: { safety.status(heldPushes: pushes.heldCount.withLock { $0 }) },
             identityStatus: { [identity = inputs.identity] in identity?.status },
             storeStatus: { [health = store.health] in health.check() },
+            health: { health.agentHealth() },
             logger: Logger(label: "driverd"))
 
         var methods = MethodTable()
@@ -228,6 +244,7 @@ struct DaemonAssembly: Sendable {
             fleetRequests.attach(to: uplink)
             vehicle.attach(to: uplink)
             update.attach(to: uplink)
+            health.attach(to: uplink)
         }
 
         let services: [ServiceGroupConfiguration.ServiceConfiguration] =
@@ -240,11 +257,12 @@ struct DaemonAssembly: Sendable {
                 .init(service: RemoteConfigService(desk: remoteConfig), successTerminationBehavior: .gracefullyShutdownGroup),
                 .init(service: FleetRequestService(desk: fleetRequests)),
                 .init(service: UpdateService(desk: update)),
+                .init(service: HealthService(desk: health)),
             ] + (vehicleReader.map { [ServiceGroupConfiguration.ServiceConfiguration(service: VehicleService(reader: $0))] } ?? [])
         return DaemonAssembly(
             router: methods.router, methodOwners: methods.owners, counters: counters, services: services, tracker: tracker, pipeline: pipeline, recorder: recorder, outbox: outbox, uplink: uplink,
             workflow: workflow, pushes: pushes, safety: safety, shift: shift, hub: hub, remoteConfig: remoteConfig, fleetRequests: fleetRequests,
-            vehicle: vehicle)
+            vehicle: vehicle, health: health)
     }
 
     /// A status line for systemd's `STATUS=`.

@@ -58,6 +58,36 @@ public enum DurableFile {
         try syncDirectory(directory)
     }
 
+    /// Written whole to a temporary name and renamed into place, not synced: a reader never sees half a file, and a
+    /// power cut may leave the old one (for a file written again soon, such as node_exporter's metrics: no flash for a
+    /// sync). The file is 0644: other users' tools read it.
+    public static func replaceUnsynced(_ bytes: Data, at target: String) throws {
+        let temporary = target + ".partial"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Failure(call: "open", path: temporary, errno: errno) }
+        do {
+            try bytes.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                    if written < 0, errno == EINTR { continue }
+                    guard written > 0 else { throw Failure(call: "write", path: temporary, errno: errno) }
+                    offset += written
+                }
+            }
+            guard close(fd) == 0 else { throw Failure(call: "close", path: temporary, errno: errno) }
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
+        guard Glibc.rename(temporary, target) == 0 else {
+            let failure = Failure(call: "rename", path: target, errno: errno)
+            unlink(temporary)
+            throw failure
+        }
+    }
+
     /// Writes `bytes` at `offset` of `path` (made if missing, its directory too; anything after `offset` is cut
     /// first, so a torn tail goes) and syncs it: a resumable download's chunk.
     public static func write(_ bytes: Data, to path: String, at offset: Int) throws {

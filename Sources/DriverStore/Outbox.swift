@@ -53,6 +53,28 @@ public final class Outbox: Sendable {
         }
     }
 
+    /// Commits `item` in place of the pending items of its kind in its lane (a newer report replaces one not sent yet),
+    /// durably, in one transaction, never from the driver's reserve. A disk that refuses it (the report that says so):
+    /// held in memory in place of an older one held, and sent from there (`enqueueKeepingInMemory`). One being sent
+    /// meanwhile is sent all the same; its completion finds it gone. Returns whether it is on disk.
+    @discardableResult
+    public func enqueueReplacing(_ item: OutboxItemRecord) throws -> Bool {
+        do {
+            try store.writeDurably(usingReserve: false) { db in
+                try db.execute(
+                    sql: "DELETE FROM outbox_item WHERE kind = ? AND task_id = ? AND state = ?",
+                    arguments: [item.kind.rawValue, item.taskId, OutboxItemRecord.State.pending.rawValue])
+                _ = try item.insertItem(db)
+            }
+            store.unsavedItems.withLock { $0.items.removeAll { $0.kind == item.kind && $0.taskId == item.taskId } }
+            return true
+        } catch where StoreHealth.condition(of: error) != nil {
+            store.unsavedItems.withLock { $0.items.removeAll { $0.kind == item.kind && $0.taskId == item.taskId } }
+            hold(item)
+            return false
+        }
+    }
+
     /// Commits an item that must go even when the disk refuses it (an SOS): durably when it can (the reserve too), else
     /// kept in memory and sent from there, and written as soon as the disk takes it. Returns whether it is on disk.
     /// An item in memory is lost if the process ends before the backend has it: the caller says so.
@@ -60,16 +82,22 @@ public final class Outbox: Sendable {
         do {
             return (try enqueue(item), true)
         } catch where StoreHealth.condition(of: error) != nil {
-            let held = store.unsavedItems.withLock { unsaved -> OutboxItemRecord in
-                var held = item
-                held.id = unsaved.nextId
-                unsaved.nextId -= 1
-                unsaved.items.append(held)
-                return held
-            }
-            store.announceUnsaved()
-            return (held, false)
+            return (hold(item), false)
         }
+    }
+
+    /// Holds `item` in memory under an id below zero, to be sent from there; the sender hears of it.
+    @discardableResult
+    private func hold(_ item: OutboxItemRecord) -> OutboxItemRecord {
+        let held = store.unsavedItems.withLock { unsaved -> OutboxItemRecord in
+            var held = item
+            held.id = unsaved.nextId
+            unsaved.nextId -= 1
+            unsaved.items.append(held)
+            return held
+        }
+        store.announceUnsaved()
+        return held
     }
 
     /// Items held in memory that the disk now takes are written (their ids become real ones); the rest stay.
@@ -78,7 +106,8 @@ public final class Outbox: Sendable {
         guard !held.isEmpty else { return [] }
         guard store.health.canSave else { return held }
         var written: [Int64?] = []
-        for item in held {
+        // A health report goes from memory: the next one is queued on disk anyway.
+        for item in held where item.kind != .health {
             var stored = item
             stored.id = nil
             do {
@@ -313,7 +342,13 @@ public final class Outbox: Sendable {
         depth.pings = count
         depth.oldestPending = [depth.oldestPending, oldest].compactMap { $0 }.min()
         for item in store.unsavedItems.withLock({ $0.items }) {
-            depth.sos += item.kind.category == .alert ? 1 : 0
+            switch item.kind.category {
+            case .transition: depth.transitions += 1
+            case .proof: depth.proofs += 1
+            case .routeChange: depth.routeChanges += 1
+            case .activity: depth.activity += 1
+            case .alert: depth.sos += 1
+            }
             depth.byKind[item.kind, default: 0] += 1
         }
         return depth

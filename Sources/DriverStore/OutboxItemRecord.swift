@@ -32,6 +32,9 @@ public struct OutboxItemRecord: Sendable, Equatable, TableRecord {
         /// A vehicle fault code that appeared or cleared, or the vehicle's battery running low (`task_id` is
         /// `TaskRecord.vehicleLane`): maintenance wants it the same day, so it goes at once.
         case vehicle
+        /// The unit's health report (`task_id` is `TaskRecord.healthLane`): with the next batch; a newer one replaces
+        /// one not sent yet.
+        case health
 
         /// What the item counts as in the queue. Every kind says, here and in every switch over kinds, so a new
         /// kind cannot be counted, refused or merged as another by default.
@@ -40,7 +43,7 @@ public struct OutboxItemRecord: Sendable, Equatable, TableRecord {
             case .status: .transition
             case .podOTP, .podPhoto: .proof
             case .route: .routeChange
-            case .visit, .trip, .idle, .harsh, .configAck, .updateAck, .fleetAck, .diagChunk, .vehicle: .activity
+            case .visit, .trip, .idle, .harsh, .configAck, .updateAck, .fleetAck, .diagChunk, .vehicle, .health: .activity
             case .sos: .alert
             }
         }
@@ -51,7 +54,7 @@ public struct OutboxItemRecord: Sendable, Equatable, TableRecord {
             switch self {
             case .sos: .urgent
             case .status, .podOTP, .podPhoto, .route, .visit, .configAck, .updateAck, .fleetAck, .vehicle: .normal
-            case .trip, .idle, .harsh, .diagChunk: .low
+            case .trip, .idle, .harsh, .diagChunk, .health: .low
             }
         }
     }

@@ -72,12 +72,19 @@ struct PingLog {
             Self.append(CRC32.checksum(body[...]), to: &out)
             out += body
         }
-        let written = out.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        guard written == out.count else {
-            let failure = DurableFile.Failure(call: "write", path: path, errno: written < 0 ? errno : EIO)
-            // A short write leaves part of a record: cut back to the whole ones.
-            _ = ftruncate(fd, off_t(bytes))
-            throw failure
+        // A short write (a file-size limit, the last blocks of a disk) is followed by one for the rest, whose errno
+        // says why (EFBIG, ENOSPC): the store's health reads it.
+        var done = 0
+        while done < out.count {
+            let written = out.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else {
+                let failure = DurableFile.Failure(call: "write", path: path, errno: written < 0 ? errno : EIO)
+                // Part of a record written: cut back to the whole ones.
+                _ = ftruncate(fd, off_t(bytes))
+                throw failure
+            }
+            done += written
         }
         while fdatasync(fd) != 0 {
             guard errno == EINTR else {

@@ -95,8 +95,12 @@ public final class Store: Sendable {
 
     /// Runs `body` in one transaction committed with `synchronous = FULL`: once this returns, a power cut
     /// cannot lose it. For what a driver did (transitions, proofs of delivery), never for pings.
-    public func writeDurably<T>(_ body: (Database) throws -> T) throws -> T {
-        try usingReserve { try pool.writeWithoutTransaction { db in try Self.transaction(db, durably: true) { try body(db) } } }
+    /// `usingReserve: false` for what may wait or be held in memory (a health report): the reserve is the driver's.
+    public func writeDurably<T>(usingReserve: Bool = true, _ body: (Database) throws -> T) throws -> T {
+        try withoutActuallyEscaping(body) { body in
+            let write = { try self.pool.writeWithoutTransaction { db in try Self.transaction(db, durably: true) { try body(db) } } }
+            return usingReserve ? try self.usingReserve(write) : try write()
+        }
     }
 
     /// Runs `write` again once with the reserve given up when it found the disk full: a driver's change is saved after

@@ -21,6 +21,8 @@ public struct TaskRecord: Sendable, Equatable, TableRecord {
     public static let diagnosticsLane = "~diagnostics"
     /// The vehicle's fault codes and battery reports, in order.
     public static let vehicleLane = "~vehicle"
+    /// The unit's health reports (a newer one replaces one not sent yet).
+    public static let healthLane = "~health"
 
     public var id: String
     /// Wire names (`TaskStatus`, `SyncState`, `PODState`, `FailureReason` of the local API).

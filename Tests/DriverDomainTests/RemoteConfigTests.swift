@@ -42,7 +42,7 @@ struct RemoteConfigRulesTests {
             "uplink.urgent_retry_seconds", "uplink.retry_cap_seconds", "uplink.fleet_size", "uplink.backend_connect_rate", "safety.speed_limit", "safety.stale_fix_seconds", "arrival.mode", "arrival.radius",
             "arrival.dwell_seconds", "trips.idle_seconds", "harsh.braking_mps2", "harsh.acceleration_mps2",
             "vehicle.low_voltage", "vehicle.low_voltage_seconds", "vehicle.fault_check_seconds", "vehicle.parked_poll_seconds",
-            "power.shutdown_on_low_voltage", "update.max_bytes_per_day", "update.quiet_minutes", "update.window",
+            "power.shutdown_on_low_voltage", "update.max_bytes_per_day", "update.quiet_minutes", "update.window", "health.report_minutes",
         ])
     }
 

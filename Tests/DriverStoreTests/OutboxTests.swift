@@ -195,7 +195,7 @@ struct OutboxTests {
         #expect(try outbox.headItems(upTo: .normal).map(\.idempotencyKey) == ["sos1", "a1", "b1"])
         #expect(try outbox.headItems(upTo: .urgent).map(\.idempotencyKey) == ["sos1"])
         #expect(OutboxItemRecord.Kind.allCases.filter { $0.priority == .urgent } == [.sos])
-        #expect(OutboxItemRecord.Kind.allCases.filter { $0.priority == .low } == [.trip, .idle, .harsh, .diagChunk])
+        #expect(OutboxItemRecord.Kind.allCases.filter { $0.priority == .low } == [.trip, .idle, .harsh, .diagChunk, .health])
     }
 
     @Test("ping batches: the newest ping with the oldest backlog; an unacked batch is resent as it was; an ack deletes it")

@@ -540,13 +540,9 @@ const refusalShown = () => (state.refusal ? state.refusal.words() : "");
 
 // The store's condition in the driver's words (agent.status's store.condition, a refusal's data.reason): only what
 // keeps the unit from saving; a nearly full store is the office's business, not the driver's.
-// [full, a fault]: for the strip, and for a refusal.
-const STORE_STRIP = ["store.full", "store.fault"];
-const STORE_REFUSAL = ["refusal.notSavedFull", "refusal.notSavedFault"];
 function storeWords(condition, refusal) {
-  const [full, fault] = refusal ? STORE_REFUSAL : STORE_STRIP;
-  if (condition === "full") return t(full);
-  if (condition === "read-only" || condition === "failing") return t(fault);
+  if (condition === "full") return refusal ? t("refusal.notSavedFull") : t("store.full");
+  if (condition === "read-only" || condition === "failing") return refusal ? t("refusal.notSavedFault") : t("store.fault");
   return "";
 }
 

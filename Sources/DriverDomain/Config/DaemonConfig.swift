@@ -85,6 +85,10 @@ public struct DaemonConfig: Sendable, Equatable {
     /// MB of the state directory's file system kept back for the driver's changes (a file, `reserve`, given up when
     /// another program filled the disk); 0: none.
     public var storageReserveMB = 4
+    /// On shift, a health report to the backend at least this often (minutes); sooner when something in it changed.
+    public var healthReportMinutes = 30
+    /// node_exporter's textfile collector's file for the unit's metrics ("": none).
+    public var metricsTextfile = ""
     /// Ping batches while moving and while stationary, seconds; an unacked SOS is tried at least this often.
     public var uplinkMovingSeconds = 5.0
     public var uplinkStationarySeconds = 10.0
@@ -334,6 +338,8 @@ public struct DaemonConfig: Sendable, Equatable {
         "outbox.max_ping_age_hours": integer(\.maxPingAgeHours, 1...8760).fleetMayChange,
         "outbox.max_pings": integer(\.maxPings, 1000...100_000_000).fleetMayChange,
         "storage.reserve_mb": integer(\.storageReserveMB, 0...256),
+        "health.report_minutes": integer(\.healthReportMinutes, 1...1440).fleetMayChange,
+        "metrics.textfile": optionalPath(\.metricsTextfile, none: "none"),
         "uplink.moving_batch_seconds": number(\.uplinkMovingSeconds, 1...300, "seconds from 1 to 300").fleetMayChange,
         "uplink.stationary_batch_seconds": number(\.uplinkStationarySeconds, 1...300, "seconds from 1 to 300").fleetMayChange,
         "uplink.saver_batch_seconds": number(\.uplinkSaverSeconds, 10...600, "seconds from 10 to 600").fleetMayChange,

@@ -148,6 +148,8 @@ final class StandInBackend: BackendAPI {
             let outcome: ReportOutcome
             if path == BackendPaths.trips, let trip = try? JSONDecoder().decode(TripReport.self, from: body) {
                 outcome = world.recordTrip(trip, driverId: driverId, idempotencyKey: idempotencyKey, bodyDigest: digest, now: now).outcome
+            } else if path == BackendPaths.health, let report = try? JSONDecoder().decode(UnitHealthReport.self, from: body) {
+                outcome = world.recordHealth(report, driverId: driverId, idempotencyKey: idempotencyKey, bodyDigest: digest, now: now).outcome
             } else if path == BackendPaths.sos, let report = try? JSONDecoder().decode(SOSReport.self, from: body) {
                 outcome = world.recordSOS(report, driverId: driverId, idempotencyKey: idempotencyKey, bodyDigest: digest, now: now).outcome
             } else if path == BackendPaths.vehicleEvents, let event = try? JSONDecoder().decode(VehicleEventReport.self, from: body) {
