@@ -7,7 +7,8 @@ public struct FaultPlan: Codable, Sendable, Equatable {
     public var dropAfterRate: Double
     /// Answer `errorStatus` without handling the request.
     public var errorRate: Double
-    /// A 5xx, or 429 (too many requests).
+    /// A 5xx, 429 (too many requests), or 409 or 422: the backend refusing what is sent under `pathPrefix` (one task's
+    /// changes: the unit keeps them as dead letters).
     public var errorStatus: Int
     /// Sent as `Retry-After` with an injected 429 or 503 (delay-seconds or an HTTP-date; the answer's `Date` is
     /// dispatch-sim's clock), nil for none.
@@ -60,7 +61,7 @@ public struct FaultPlan: Codable, Sendable, Equatable {
             problems.append("\(name) must be between 0 and 1")
         }
         if dropBeforeRate + dropAfterRate + errorRate > 1 { problems.append("the rates add up to more than 1") }
-        if !(500...599).contains(errorStatus) && errorStatus != 429 { problems.append("errorStatus must be a 5xx status or 429") }
+        if !(500...599).contains(errorStatus) && ![429, 409, 422].contains(errorStatus) { problems.append("errorStatus must be a 5xx status, 429, 409 or 422") }
         if let retryAfter, retryAfter.isEmpty || retryAfter.count > 64 { problems.append("retryAfter must be 1 to 64 characters") }
         if !(0...60_000).contains(latencyMs) { problems.append("latencyMs must be between 0 and 60000") }
         if let limit, limit < 0 { problems.append("limit must not be negative") }

@@ -58,6 +58,9 @@ struct HealthRulesTests {
              words: "no GPS position for 7 min on shift: no receiver (gpsd)"),
         Case(name: "gpsd gone off shift is nothing", health: healthy { $0.gps = .init(link: .lost, lastFixAgeSeconds: nil); $0.onShift = false }, rules: []),
         Case(name: "a fix a minute old is fine", health: healthy { $0.gps = .init(link: .noFix, lastFixAgeSeconds: 60) }, rules: []),
+        Case(name: "just started, still finding gpsd, is not lost", health: healthy { $0.gps = .init(link: .connecting, lastFixAgeSeconds: nil); $0.uptimeSeconds = 5 }, rules: []),
+        Case(name: "never a fix in ten minutes on shift", health: healthy { $0.gps = .init(link: .lost, lastFixAgeSeconds: nil); $0.uptimeSeconds = 600 }, rules: [.gpsLost],
+             words: "no GPS position on shift: no receiver (gpsd)"),
         Case(name: "dead letters", health: healthy { $0.queue.deadLetters = 2 }, rules: [.deadLetters]),
         Case(name: "a release behind is a notice", health: healthy(), fleetRelease: "0.3.0", rules: [.releaseBehind]),
         Case(name: "worst first: notices after attention, in the rules' order", health: healthy {

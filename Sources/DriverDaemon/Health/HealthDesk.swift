@@ -47,31 +47,31 @@ final class HealthDesk: Sendable {
         var lastTextfile: String?
     }
 
-    /// What makes a new report worth sending before its time.
+    /// What makes a new report worth sending before its time: what is wrong (the rules' findings, as the office would
+    /// read them), and the states and versions a technician looks up.
     struct Signature: Equatable {
+        var findings: Set<HealthFinding.Rule>
         var store: StoreStatus.Condition
         var canSave: Bool
-        var gps: String
+        var gps: GPSLinkState
         var onShift: Bool
         var certificate: UnitIdentityStatus.State?
         var vehicle: String?
         var restarts: Int
         var deadLetters: Int
-        var queueOld: Bool
         var remoteConfigVersion: Int?
         var versions: String
 
         init(_ health: UnitHealth) {
+            findings = Set(HealthRules.findings(health, now: health.generatedAt).map(\.rule))
             store = health.store.condition
             canSave = health.store.canSave
-            let fresh = (health.gps.lastFixAgeSeconds ?? .infinity) <= HealthRules.Thresholds().gpsLost
-            gps = "\(health.gps.link.rawValue)\(fresh ? "" : " stale")"
+            gps = health.gps.link
             onShift = health.onShift
             certificate = health.certificate?.state
             vehicle = health.vehicle?.link
             restarts = health.restarts.count
             deadLetters = health.queue.deadLetters
-            queueOld = (health.queue.oldestAgeSeconds ?? 0) > HealthRules.Thresholds().queueAge
             remoteConfigVersion = health.remoteConfigVersion
             versions = health.daemonVersion + "/" + (health.kioskVersion ?? "-")
         }

@@ -77,7 +77,9 @@ public enum HealthRules {
         }
         if health.onShift {
             let age = health.gps.lastFixAgeSeconds
-            if health.gps.link == .lost || health.gps.link == .connecting || age.map({ $0 > thresholds.gpsLost }) ?? (health.uptimeSeconds > thresholds.gpsLost) {
+            // Without a position for that long: since the last fix, or since the start when there was none (a unit just
+            // started is still finding gpsd, not lost).
+            if (age ?? health.uptimeSeconds) > thresholds.gpsLost {
                 let receiver = switch health.gps.link {
                 case .lost, .connecting: "no receiver (gpsd)"
                 case .noFix: "the receiver has no fix"
