@@ -19,6 +19,7 @@ public protocol BackendAPI: Sendable {
     func postVisit(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted
     /// `BackendPaths.trips`, `.idles`, `.harshEvents`, `.sos`, `.configAcks` or `.releaseAcks`.
     func postActivity(path: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted
+    func postHealthReport(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted
     func postPhoto(
         taskId: String, photo: Data, contentType: String, fields: [(String, String)], idempotencyKey: String, token: String,
         progress: @escaping @Sendable (Int, Int) -> Void

@@ -31,7 +31,11 @@ struct RiderRoutes {
             try await recordReport(request, context, VehicleEventReport.self) { $0.recordVehicleEvent($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
         }
         group.post("health") { request, context in
-            try await recordReport(request, context, UnitHealthReport.self) { $0.recordHealth($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, now: $5) }
+            // The body's size as it came (gzipped or not), for the bench's bytes an hour.
+            let wireBytes = request.headers[.contentLength].flatMap { Int($0) } ?? 0
+            return try await recordReport(request, context, UnitHealthReport.self) {
+                $0.recordHealth($1, driverId: $2, idempotencyKey: $3, bodyDigest: $4, wireBytes: wireBytes, now: $5)
+            }
         }
         group.get("config") { _, context -> Response in
             let driverId = try context.requireDriver()

@@ -68,8 +68,9 @@ public enum FleetPage {
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 
-    static func age(_ seconds: Double) -> String {
-        switch max(0, seconds) {
+    static func age(_ value: Double) -> String {
+        let seconds = value.isFinite ? min(max(0, value), 1e12) : 0
+        return switch seconds {
         case ..<90: "\(Int(seconds.rounded())) s"
         case ..<5400: "\(Int((seconds / 60).rounded())) min"
         default: "\(Int((seconds / 3600).rounded())) h"

@@ -39,7 +39,16 @@ public struct SimStats: Codable, Sendable, Equatable {
         public var time: Double
     }
 
+    /// A unit's health report as it arrived (first copies only): its body's bytes on the wire (gzipped when it was
+    /// sent so); the newest 10,000 are kept.
+    public struct HealthReceipt: Codable, Sendable, Equatable {
+        public var driverId: String
+        public var time: Double
+        public var bytes: Int
+    }
+
     public var statusUpdates: [AcceptedUpdate] = []
+    public var healthReports: [HealthReceipt] = []
     public var batchLog: [BatchRecord] = []
     /// Replays of a known idempotency key (status updates and POD).
     public var duplicateRequests = 0

@@ -26,12 +26,16 @@ extension SimWorld {
 
     /// Keeps the unit's report when it is newer than the one kept (reports may arrive out of order after an outage).
     public mutating func recordHealth(
-        _ report: UnitHealthReport, driverId: String, idempotencyKey: String, bodyDigest: String, now: Double
+        _ report: UnitHealthReport, driverId: String, idempotencyKey: String, bodyDigest: String, wireBytes: Int? = nil, now: Double
     ) -> (outcome: ReportOutcome, replayed: Bool) {
         idempotent(\.healthLedger, key: idempotencyKey, digest: "health:" + bodyDigest, keyReused: .keyReused, notFound: .notFound) { world in
             guard world.driver(id: driverId) != nil else { return .notFound }
-            guard report.health.generatedAt.isFinite, report.health.nextReportWithin.isFinite, report.health.nextReportWithin > 0 else {
-                return .invalid("generatedAt and nextReportWithin must be numbers, nextReportWithin above 0")
+            let health = report.health
+            let ages = [health.uptimeSeconds, health.queue.oldestAgeSeconds ?? 0, health.gps.lastFixAgeSeconds ?? 0]
+            guard health.generatedAt.isFinite, (1...604_800).contains(health.nextReportWithin), ages.allSatisfy({ $0.isFinite && $0 >= 0 }),
+                  health.queue.items >= 0, health.queue.pings >= 0, health.queue.deadLetters >= 0, health.restarts.count <= 10_000
+            else {
+                return .invalid("generatedAt must be a number, nextReportWithin 1 to 604800 s, ages and counts not negative")
             }
             var log = world.healthLog ?? HealthLog()
             if let kept = log.newest[driverId], kept.report.health.generatedAt > report.health.generatedAt {
@@ -39,8 +43,13 @@ extension SimWorld {
             } else {
                 log.newest[driverId] = HealthLog.Entry(report: report, receivedAt: now)
             }
+            // lastReportAt stays the last batch of pings (its nextReportDue is counted from it); the fleet view takes
+            // whichever of the two came last.
             world.healthLog = log
-            world.lastReportAt[driverId] = max(world.lastReportAt[driverId] ?? 0, now)
+            if let wireBytes {
+                world.stats.healthReports.append(.init(driverId: driverId, time: now, bytes: wireBytes))
+                if world.stats.healthReports.count > 10_000 { world.stats.healthReports.removeFirst() }
+            }
             return .accepted(ReportAccepted(id: report.reportId, receivedAt: now))
         }
     }

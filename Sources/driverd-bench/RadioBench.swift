@@ -1,4 +1,6 @@
 import ArgumentParser
+import AsyncHTTPClient
+import DispatchSimCore
 import Foundation
 import NMEASynth
 import Synchronization
@@ -49,6 +51,9 @@ struct RadioBench: ParsableCommand {
         var wakeUps: Int
         /// Wake-ups a minute by thread, busiest first.
         var threads: String
+        /// Health reports the backend took in the window and their bodies' bytes as sent (nil: that dispatch-sim does
+        /// not count them, an earlier release's).
+        var healthReports: (count: Int, bytes: Int)?
     }
 
     func run() throws {
@@ -102,6 +107,10 @@ struct RadioBench: ParsableCommand {
                     + pad(String(format: "%.1f", Double(row.bytes) * hour / 1000), 9) + pad(String(format: "%.0f", Double(row.bursts) * hour), 10)
                     + pad(String(format: "%.0f", row.awakeSeconds * hour), 11) + pad(ratio, 8) + String(format: "%.1f", Double(row.wakeUps) / minutes))
                 say(pad("", 38) + "  wake-ups/min by thread: " + row.threads)
+                if let health = row.healthReports {
+                    say(pad("", 38) + "  health reports: \(health.count) in the window (\(String(format: "%.0f", Double(health.count) * hour))/h), "
+                        + "bodies \(health.bytes) bytes (\(String(format: "%.0f", Double(health.bytes) * hour)) bytes/h)")
+                }
             }
         }
         for failure in failures.withLock({ $0 }) { say("failed: \(failure)") }
@@ -178,9 +187,31 @@ struct RadioBench: ParsableCommand {
             bytes += (fields.last.flatMap { Int($0) } ?? 0) + 40
         }
         let radio = Self.radio(times.sorted(), until: windowStart + Double(seconds))
+        let receipts = try Self.healthReceipts(sim.base)?.filter { $0.time >= windowStart && $0.time < windowStart + Double(seconds) }
         return Row(
             packets: times.count, bytes: bytes, bursts: radio.bursts, awakeSeconds: radio.awake, wakeUps: after.wakeUps - before.wakeUps,
-            threads: ProcessSample.threadRates(from: before, to: after, minutes: Double(seconds) / 60))
+            threads: ProcessSample.threadRates(from: before, to: after, minutes: Double(seconds) / 60),
+            healthReports: receipts.map { ($0.count, $0.reduce(0) { $0 + $1.bytes }) })
+    }
+
+    /// The health reports dispatch-sim took (`/sim/stats`); nil when it does not count them.
+    static func healthReceipts(_ base: String) throws -> [SimStats.HealthReceipt]? {
+        struct Counted: Decodable { var healthReports: [SimStats.HealthReceipt]? }
+        let answer = Mutex<Result<Data, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do {
+                let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + "/sim/stats"), timeout: .seconds(10))
+                let body = try await response.body.collect(upTo: 64 << 20)
+                answer.withLock { $0 = .success(Data(body.readableBytesView)) }
+            } catch {
+                answer.withLock { $0 = .failure(error) }
+            }
+            done.signal()
+        }
+        done.wait()
+        let data = try answer.withLock { $0 }!.get()
+        return try JSONDecoder().decode(Counted.self, from: data).healthReports
     }
 
     /// Bursts and the radio's awake seconds for packet times in order: each packet keeps the radio up until `tail`

@@ -154,14 +154,20 @@ struct RemoteConfigTests {
             let shown = try #require(answer)
             let entries = Dictionary(uniqueKeysWithValues: shown.entries.map { ($0.key, $0) })
             let running = shown.remote.running
-            #expect(running == previous || running == version, "v\(version) pushed, running \(String(describing: running)), before \(String(describing: previous))")
+            #expect(running == previous || running == version, """
+                v\(version) pushed, running \(String(describing: running)), before \(String(describing: previous)); exits \(unit.exits)
+                \(unit.logs.split(separator: "\n").filter { $0.contains("configuration") || $0.contains("next start") }.suffix(24).joined(separator: "\n"))
+                """)
             let sources = Set(["arrival.radius", "trips.idle_seconds", "harsh.braking_mps2"].map { entries[$0]?.source })
             #expect(sources == [running.map { "remote v\($0)" } ?? "default"], "\(sources) with v\(String(describing: running))")
             if let running {
                 #expect(entries["arrival.radius"]?.value == "\(Double(100 + running))" && entries["trips.idle_seconds"]?.value == "\(Double(300 + running))")
             }
-            // Let it settle on what it got (a document killed before its restart is taken at the next fetch).
-            try waitUntil("v\(version) running", timeout: .seconds(60), detail: unit.log) { (try? Self.show(unit))?.remote.running == version }
+            // Let it settle on what it got (a document killed before its restart is taken at the next fetch), and run
+            // it healthily: a trial's starts count towards its rollback, so "the old document" is the last good one.
+            try waitUntil("v\(version) running, good", timeout: .seconds(60), detail: unit.log) {
+                (try? Self.show(unit)).map { $0.remote.running == version && !$0.remote.onTrial } ?? false
+            }
             previous = version
         }
         unit.stop()
@@ -215,6 +221,14 @@ final class Supervised: @unchecked Sendable {
     /// Each exit so far, oldest first; kills by the test included.
     var exits: [Int] { locked { exitList } }
     var log: String { current.log }
+    /// Every start's log, oldest first (for a failure's message).
+    var logs: String {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasSuffix(".stderr") }
+        let dated = names.map { name in
+            (name, (try? FileManager.default.attributesOfItem(atPath: directory.file(name))[.modificationDate] as? Date) ?? Date.distantPast)
+        }
+        return dated.sorted { $0.1 < $1.1 }.map { (try? String(contentsOfFile: directory.file($0.0), encoding: .utf8)) ?? "" }.joined(separator: "--- next start\n")
+    }
 
     func kill9() { Glibc.kill(current.pid, SIGKILL) }
 

@@ -219,7 +219,10 @@ final class HealthDesk: Sendable {
 /// The desk owns the health lane: its reports go with the next batch, and their acknowledgement ends the counts carried.
 extension HealthDesk {
     func attach(to uplink: Uplink) {
-        uplink.register(.health, .posting(to: BackendPaths.health, acknowledged: { [self] item, _ in acknowledged(item) }))
+        uplink.register(.health, OutboxKindHandler(send: { item, client, token in
+            _ = try await client.postHealthReport(body: item.payload, idempotencyKey: item.idempotencyKey, token: token)
+            return nil
+        }, acknowledged: { [self] item, _ in acknowledged(item) }))
     }
 }
 

@@ -102,8 +102,10 @@ public enum HealthRules {
     }
 
     /// "45 s", "12 min", "3 h", "2 days".
-    static func duration(_ seconds: Double) -> String {
-        switch max(0, seconds) {
+    static func duration(_ value: Double) -> String {
+        // A report is outside input to a backend: no figure of it may trap a conversion.
+        let seconds = value.isFinite ? min(max(0, value), 1e12) : 0
+        return switch seconds {
         case ..<90: "\(Int(seconds.rounded())) s"
         case ..<5400: "\(Int((seconds / 60).rounded())) min"
         case ..<172_800: "\(Int((seconds / 3600).rounded())) h"

@@ -142,6 +142,10 @@ final class StandInBackend: BackendAPI {
         }
     }
 
+    func postHealthReport(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted {
+        try await postActivity(path: BackendPaths.health, body: body, idempotencyKey: idempotencyKey, token: token)
+    }
+
     func postActivity(path: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted {
         let digest = String(decoding: body, as: UTF8.self)
         return try authorized("postActivity", token) { world, driverId, now throws(BackendClientError) in
