@@ -60,7 +60,7 @@ enum HealthFormatter {
         if let vehicle = health.vehicle {
             lines.append(StatusFormatter.row("vehicle", vehicle.link + (vehicle.batteryVolts.map { ", battery \(TextFormat.fixed($0, decimals: 1)) V" } ?? "")))
         }
-        lines.append(StatusFormatter.row("screens", "\(health.frontEnds) front end(s) connected"))
+        lines.append(StatusFormatter.row("clients", "\(health.frontEnds) on the local API, this call included"))
         if let version = health.remoteConfigVersion { lines.append(StatusFormatter.row("config", "remote v\(version)")) }
         let logged = health.logCounts.values.reduce(0, +)
         lines.append(StatusFormatter.row("journal", logged == 0 ? "no warnings since the last report"

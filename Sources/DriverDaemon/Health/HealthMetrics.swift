@@ -26,7 +26,10 @@ enum HealthMetrics {
         metric("driverd_store_condition", "gauge", "The state directory's condition (1 for the current one).",
                StoreStatus.Condition.allCases.map { ([("condition", $0.rawValue)], $0 == health.store.condition ? 1 : 0) })
         metric("driverd_store_can_save", "gauge", "Whether the driver's next change can be saved.", [([], health.store.canSave ? 1 : 0)])
-        if let free = health.store.freeBytes { metric("driverd_store_free_bytes", "gauge", "Free bytes for the daemon on the state directory.", [([], Double(free))]) }
+        // To the MiB below: the exact figure moves with every write on the disk, and would rewrite the file each minute.
+        if let free = health.store.freeBytes {
+            metric("driverd_store_free_bytes", "gauge", "Free bytes for the daemon on the state directory, to the MiB.", [([], Double((free >> 20) << 20))])
+        }
         metric("driverd_outbox_items", "gauge", "Items waiting to be sent (transitions, proofs, reports).", [([], Double(health.queue.items))])
         metric("driverd_outbox_pings", "gauge", "Pings waiting to be sent.", [([], Double(health.queue.pings))])
         metric("driverd_outbox_dead_letters", "gauge", "Items the backend refused, kept.", [([], Double(health.queue.deadLetters))])
