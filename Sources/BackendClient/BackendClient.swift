@@ -180,14 +180,21 @@ public final class BackendClient: Sendable {
         } catch {
             throw BackendClientError(transport: error)
         }
-        guard body.count >= Self.gzipThreshold, let compressed = Self.gzip(body) else {
-            return try await send(.POST, BackendPaths.locations, body: body, token: token)
-        }
-        return try await send(.POST, BackendPaths.locations, body: compressed, contentEncoding: "gzip", token: token)
+        return try await sendCompressible(BackendPaths.locations, body: body, threshold: Self.gzipThreshold, token: token)
     }
 
-    /// Bodies smaller than this go as they are: gzip's header and the CPU are not worth it.
+    /// Batches smaller than this go as they are: at 1 Hz a batch is sent every few seconds, and the CPU is not worth it.
     static let gzipThreshold = 1024
+
+    /// A POST whose body goes gzipped when it is at least `threshold` bytes and gzip saves more than the header costs.
+    private func sendCompressible<Answer: Decodable>(
+        _ path: String, body: Data, threshold: Int, token: String, idempotencyKey: String? = nil
+    ) async throws(BackendClientError) -> Answer {
+        guard body.count >= threshold, let compressed = Self.gzip(body), compressed.count + 64 < body.count else {
+            return try await send(.POST, path, body: body, token: token, idempotencyKey: idempotencyKey)
+        }
+        return try await send(.POST, path, body: compressed, contentEncoding: "gzip", token: token, idempotencyKey: idempotencyKey)
+    }
 
     static func gzip(_ data: Data) -> Data? {
         var buffer = ByteBuffer(bytes: data)
@@ -220,13 +227,10 @@ public final class BackendClient: Sendable {
         try await send(.POST, path, body: body, token: token, idempotencyKey: idempotencyKey)
     }
 
-    /// The unit's health report, encoded when it was queued; gzipped whenever that saves more than the header it
-    /// costs (it is mostly key names: about 600 bytes of JSON go as about 400), as it goes twice an hour for years.
+    /// The unit's health report, encoded when it was queued; gzipped whatever its size (it is mostly key names: about
+    /// 600 bytes of JSON go as about 400), as it goes twice an hour for years.
     public func postHealthReport(body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> ReportAccepted {
-        guard let compressed = Self.gzip(body), compressed.count + 64 < body.count else {
-            return try await send(.POST, BackendPaths.health, body: body, token: token, idempotencyKey: idempotencyKey)
-        }
-        return try await send(.POST, BackendPaths.health, body: compressed, contentEncoding: "gzip", token: token, idempotencyKey: idempotencyKey)
+        try await sendCompressible(BackendPaths.health, body: body, threshold: 0, token: token, idempotencyKey: idempotencyKey)
     }
 
     /// The driver's stop order, encoded when it was queued.

@@ -1,5 +1,6 @@
 import BackendContract
 import DriverAPI
+import DriverDomain
 import Foundation
 
 /// `/fleet`: the fleet view as an operator reads it at a glance: one table, the units needing attention first, each
@@ -15,11 +16,11 @@ public enum FleetPage {
             let reasons = unit.findings.isEmpty ? "—"
                 : "<ul>" + unit.findings.map { "<li>\(escape($0.words))</li>" }.joined() + "</ul>"
             let store = health.store.condition == .ok ? "ok" : health.store.condition.rawValue
-            let gps = health.gps.link.rawValue + (health.gps.lastFixAgeSeconds.map { ", fix \(age($0)) old" } ?? "")
+            let gps = health.gps.link.rawValue + (health.gps.lastFixAgeSeconds.map { ", fix \(HealthRules.duration($0)) old" } ?? "")
             rows += """
                 <tr class="\(unit.needsAttention ? "attention" : unit.findings.isEmpty ? "ok" : "notice")">
                 <th scope="row">\(escape(unit.unit))</th><td>\(state)</td><td>\(reasons)</td>\
-                <td>\(age(view.generatedAt - unit.lastHeard)) ago</td><td>\(escape(health.daemonVersion))</td>\
+                <td>\(HealthRules.duration(view.generatedAt - unit.lastHeard)) ago</td><td>\(escape(health.daemonVersion))</td>\
                 <td>\(escape(store))</td><td>\(escape(gps))</td><td>\(health.queue.items) items, \(health.queue.pings) pings</td>
                 </tr>
 
@@ -66,15 +67,6 @@ public enum FleetPage {
     static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
-
-    static func age(_ value: Double) -> String {
-        let seconds = value.isFinite ? min(max(0, value), 1e12) : 0
-        return switch seconds {
-        case ..<90: "\(Int(seconds.rounded())) s"
-        case ..<5400: "\(Int((seconds / 60).rounded())) min"
-        default: "\(Int((seconds / 3600).rounded())) h"
-        }
     }
 
     static func stamp(_ time: Double) -> String {

@@ -2,6 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import DispatchSimCore
 import Foundation
+import NIOCore
 import NMEASynth
 import Synchronization
 
@@ -197,21 +198,9 @@ struct RadioBench: ParsableCommand {
     /// The health reports dispatch-sim took (`/sim/stats`); nil when it does not count them.
     static func healthReceipts(_ base: String) throws -> [SimStats.HealthReceipt]? {
         struct Counted: Decodable { var healthReports: [SimStats.HealthReceipt]? }
-        let answer = Mutex<Result<Data, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do {
-                let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + "/sim/stats"), timeout: .seconds(10))
-                let body = try await response.body.collect(upTo: 64 << 20)
-                answer.withLock { $0 = .success(Data(body.readableBytesView)) }
-            } catch {
-                answer.withLock { $0 = .failure(error) }
-            }
-            done.signal()
-        }
-        done.wait()
-        let data = try answer.withLock { $0 }!.get()
-        return try JSONDecoder().decode(Counted.self, from: data).healthReports
+        // The client's own blocking call: this runs on one of the bench's threads, not in a task.
+        let response = try HTTPClient.shared.execute(request: try HTTPClient.Request(url: base + "/sim/stats"), deadline: .now() + .seconds(10)).wait()
+        return try JSONDecoder().decode(Counted.self, from: Data((response.body ?? ByteBuffer()).readableBytesView)).healthReports
     }
 
     /// Bursts and the radio's awake seconds for packet times in order: each packet keeps the radio up until `tail`

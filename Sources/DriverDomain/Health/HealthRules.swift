@@ -101,8 +101,8 @@ public enum HealthRules {
         return found.enumerated().sorted { ($0.element.severity, $0.offset) < ($1.element.severity, $1.offset) }.map(\.element)
     }
 
-    /// "45 s", "12 min", "3 h", "2 days".
-    static func duration(_ value: Double) -> String {
+    /// "45 s", "12 min", "3 h", "2 days" (the fleet page's ages too).
+    public static func duration(_ value: Double) -> String {
         // A report is outside input to a backend: no figure of it may trap a conversion.
         let seconds = value.isFinite ? min(max(0, value), 1e12) : 0
         return switch seconds {
