@@ -238,7 +238,9 @@ public final class StoreHealth: Sendable {
     }
 
     /// Whether `/proc/self/mountinfo` names the directory's file system read-only (`ro` or `emergency_ro` among its
-    /// super-block options). A read of the kernel's table, no write: cheap enough for every status.
+    /// super-block options). A read-only mount point is statvfs's to tell: under systemd's ProtectSystem=strict the
+    /// same device is mounted read-only at / and read-write at the state directory. A read of the kernel's table, no
+    /// write: cheap enough for every status.
     static func kernelSaysReadOnly(_ directory: String) -> Bool {
         var status = stat()
         // No /proc (a chroot, a test without it): statvfs alone decides, as it did before.
@@ -249,13 +251,13 @@ public final class StoreHealth: Sendable {
         return Self.readOnly(inMountInfo: String(decoding: table, as: UTF8.self), device: "\(major):\(minor)")
     }
 
-    /// Whether a mount of `device` (`MAJOR:MINOR`) in `mountinfo`'s text is read-only (proc(5)'s format: the fields after
-    /// " - " are the type, the source and the super-block's options).
+    /// Whether the super-block of `device` (`MAJOR:MINOR`) in `mountinfo`'s text is read-only (proc(5)'s format: the
+    /// fields after " - " are the type, the source and the super-block's options, the same on every mount of it).
     static func readOnly(inMountInfo table: String, device: String) -> Bool {
         for line in table.split(separator: "\n") {
             let fields = line.split(separator: " ")
             guard fields.count > 6, fields[2] == device, let dash = fields.firstIndex(of: "-"), dash + 3 < fields.count else { continue }
-            let options = fields[5].split(separator: ",") + fields[dash + 3].split(separator: ",")
+            let options = fields[dash + 3].split(separator: ",")
             return options.contains("ro") || options.contains("emergency_ro")
         }
         return false

@@ -61,15 +61,21 @@ struct StoreHealthTests {
             46 27 7:1 / /mnt/a rw,relatime - ext4 /dev/loop1 rw,errors=remount-ro
             47 27 0:40 / /mnt/b ro,relatime - tmpfs tmpfs ro,size=1024k
             """
+        // systemd's ProtectSystem=strict: the root file system bound read-only at /, read-write at the state directory.
+        let hardened = """
+            300 250 254:1 / / ro,relatime master:1 - ext4 /dev/vda1 rw,errors=remount-ro
+            310 300 254:1 /var/lib/driverd /var/lib/driverd rw,relatime master:1 - ext4 /dev/vda1 rw,errors=remount-ro
+            """
+        #expect(!StoreHealth.readOnly(inMountInfo: hardened, device: "254:1"), "a read-only bind of a writable disk is statvfs's to tell")
         #expect(StoreHealth.readOnly(inMountInfo: table, device: "7:0"))
         #expect(!StoreHealth.readOnly(inMountInfo: table, device: "7:1"))
-        #expect(StoreHealth.readOnly(inMountInfo: table, device: "0:40"))
+        #expect(StoreHealth.readOnly(inMountInfo: table, device: "0:40"), "a read-only super-block")
         #expect(!StoreHealth.readOnly(inMountInfo: table, device: "254:0"))
         #expect(!StoreHealth.readOnly(inMountInfo: table, device: "9:9"), "a device not in the table")
         #expect(!StoreHealth.kernelSaysReadOnly("/tmp"))
-        // The real table is read (its size reads as 0): /proc itself is mounted read-write nowhere; sysfs here is ro or rw.
+        // The real table is read (its size reads as 0): sysfs's super-block here is ro or rw.
         let sys = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8))?.split(separator: "\n").first { $0.contains(" /sys ") }
-        if let sys { #expect(StoreHealth.kernelSaysReadOnly("/sys") == sys.split(separator: " ")[5].split(separator: ",").contains("ro")) }
+        if let sys { #expect(StoreHealth.kernelSaysReadOnly("/sys") == sys.split(separator: " ").last!.split(separator: ",").contains("ro")) }
     }
 
     @Test("a refusal says what it is: notSaved with the reason and the free bytes, never that it will be retried; a bug stays internalError")
