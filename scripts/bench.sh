@@ -46,6 +46,11 @@ radio_args=(--bin "$bin" --seconds "${BENCH_RADIO_SECONDS:-300}" --overnight-sec
 if [[ -n "${BENCH_RADIO_BASELINE_BIN:-}" ]]; then radio_args+=(--baseline-bin "$BENCH_RADIO_BASELINE_BIN"); fi
 "$bin/driverd-bench" radio "${radio_args[@]}"
 echo
+echo "== Lossy links beside a clean one: real units losing 10 % and 30 % of requests and WebSocket messages (BENCH_LOSS_SECONDS, default 300)"
+loss_args=(--bin "$bin" --seconds "${BENCH_LOSS_SECONDS:-300}")
+if [[ -n "${BENCH_LOSS_BASELINE_BIN:-}" ]]; then loss_args+=(--baseline-bin "$BENCH_LOSS_BASELINE_BIN"); fi
+"$bin/driverd-bench" loss "${loss_args[@]}"
+echo
 echo "== A fleet's storm after an outage: 10,000 units on the daemon's own uplink rules (virtual time), beside Traccar's fixed 30 s and the previous release"
 "$bin/driverd-bench" fleet --units "${BENCH_FLEET_UNITS:-10000}" --capacity "${BENCH_FLEET_CAPACITY:-200}"
 echo

@@ -19,6 +19,8 @@ public final class BackendClient: Sendable {
     private let plain: HTTPClient
     /// Told of every answer that this unit's certificate is revoked (the identity's owner keeps the status).
     private let revokedListener = Mutex<(@Sendable (BackendClientError) -> Void)?>(nil)
+    private let successListener = Mutex<(@Sendable () -> Void)?>(nil)
+    private let presentedListener = Mutex<(@Sendable () -> Void)?>(nil)
     private let caFile: String?
     private let timeout: TimeAmount
     /// Whether a connection stays open for the next request (60 s idle at most). A parked unit's requests close
@@ -115,10 +117,17 @@ public final class BackendClient: Sendable {
             return current
         }
         Task { await Self.shutDown(retired) }
+        presentedListener.withLock { $0 }?()
     }
+
+    /// `action` runs each time the client presents a new identity (enrolled, renewed).
+    public func whenIdentityPresented(_ action: @escaping @Sendable () -> Void) { presentedListener.withLock { $0 = action } }
 
     /// `action` hears each answer `UNIT_REVOKED`, whichever call got it.
     public func whenUnitRevoked(_ action: @escaping @Sendable (BackendClientError) -> Void) { revokedListener.withLock { $0 = action } }
+
+    /// `action` runs after each request the backend took (a 2xx): the backend is back, whoever asked.
+    public func whenRequestSucceeds(_ action: @escaping @Sendable () -> Void) { successListener.withLock { $0 = action } }
 
     private static func shutDown(_ client: HTTPClient) async {
         do {
@@ -354,6 +363,7 @@ public final class BackendClient: Sendable {
             if error.body?.error.code == .unitRevoked { revokedListener.withLock { $0 }?(error) }
             throw error
         }
+        successListener.withLock { $0 }?()
         do {
             return try decode(data)
         } catch {

@@ -1,4 +1,10 @@
+import AsyncHTTPClient
 import BackendContract
+import NIOCore
+import NIOSSL
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Why a backend request failed, sorted into the classes the uplink treats differently.
 public struct BackendClientError: Error, Sendable, CustomStringConvertible {
@@ -22,8 +28,12 @@ public struct BackendClientError: Error, Sendable, CustomStringConvertible {
     public let reason: String
     /// Seconds the backend asked this unit to wait (`Retry-After` on a 429 or 503), nil when it said nothing usable.
     public let retryAfter: Double?
+    /// The request went out on a connection and no answer came (reset, closed, timed out): the link lost it, as a link
+    /// at the edge of coverage does. False for no connection at all (refused, DNS, TLS, a connect timeout) and for an answer.
+    public let isLostRequest: Bool
 
-    /// The wait after an answer that this unit's certificate is revoked (seconds).
+    /// The wait after an answer that this unit's certificate is revoked, or that it has none the backend takes
+    /// (seconds): a person must act, or a certificate be issued, which ends the wait (`Uplink.identityChanged`).
     public static let revokedWait = 3600.0
 
     /// An answer with an error status (a stand-in backend in tests answers like the server does).
@@ -31,8 +41,12 @@ public struct BackendClientError: Error, Sendable, CustomStringConvertible {
         self.status = status
         self.rawBody = rawBody
         self.body = body
-        // A revoked unit does not knock hot: an hour between tries, as if the backend had said so (an SOS excepted).
-        self.retryAfter = status == 403 && body?.error.code == .unitRevoked ? max(retryAfter ?? 0, Self.revokedWait) : retryAfter
+        isLostRequest = false
+        // A revoked unit, or one without a certificate the backend takes (a wrong or used-up claim token, none at all),
+        // does not knock hot: an hour between tries, as if the backend had said so (an SOS excepted). Its requests could
+        // only be refused; an enrolment or renewal that goes through ends the wait.
+        let withoutIdentity = status == 403 && (body?.error.code == .unitRevoked || body?.error.code == .certificateRequired)
+        self.retryAfter = withoutIdentity ? max(retryAfter ?? 0, Self.revokedWait) : retryAfter
         errorClass = switch status {
         case 401: .unauthorized
         // A code locked by wrong guesses is the contract's one 429 that means "never" for this request.
@@ -50,13 +64,14 @@ public struct BackendClientError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A failure without an answer worth keeping (an ack that does not match, say): retried.
-    public init(transportReason: String) {
+    public init(transportReason: String, lostRequest: Bool = false) {
         errorClass = .transient
         status = nil
         body = nil
         rawBody = ""
         reason = transportReason
         retryAfter = nil
+        isLostRequest = lostRequest
     }
 
     /// A request that can never be made (its queued content is unreadable): dead-lettered like a refusal.
@@ -67,6 +82,7 @@ public struct BackendClientError: Error, Sendable, CustomStringConvertible {
         rawBody = ""
         self.reason = reason
         retryAfter = nil
+        isLostRequest = false
     }
 
     init(transport error: any Error) {
@@ -76,6 +92,24 @@ public struct BackendClientError: Error, Sendable, CustomStringConvertible {
         rawBody = ""
         reason = "\(error)"
         retryAfter = nil
+        isLostRequest = Self.lostRequest(error)
+    }
+
+    /// Whether `error` says a connection carried the request and then failed (not that none could be made).
+    static func lostRequest(_ error: any Error) -> Bool {
+        switch error {
+        case let error as HTTPClientError:
+            return [.remoteConnectionClosed, .readTimeout, .writeTimeout, .deadlineExceeded].contains(error)
+        case let error as IOError:
+            return [ECONNRESET, EPIPE, ETIMEDOUT].contains(error.errnoCode)
+        case let error as ChannelError:
+            return error == .eof || error == .ioOnClosedChannel || error == .outputClosed
+        case let error as NIOSSLError:
+            // A TLS connection closed without TLS's own goodbye: the peer or the path dropped it mid-request.
+            return error == .uncleanShutdown
+        default:
+            return false
+        }
     }
 
     public var description: String { reason }

@@ -22,6 +22,8 @@ public final class WebSocketLink: Sendable {
         var finishRun: (@Sendable (Result<Void, any Error>) -> Void)?
         /// Bumped by each `run`: a connection of an earlier run that opens late closes itself.
         var generation = 0
+        /// Connections that opened (the upgrade done), since the start.
+        var opened = 0
         /// When a frame last went or came on the open connection: the keepalive goes only after `keepalive` of quiet.
         var lastTraffic = ContinuousClock.now
     }
@@ -58,6 +60,9 @@ public final class WebSocketLink: Sendable {
     }
 
     public var isConnected: Bool { state.withLock { $0.outbound != nil } }
+
+    /// How many connections have opened since the start: whether a `run` connected at all, however it ended.
+    public var openedConnections: Int { state.withLock { $0.opened } }
 
     /// The next connection presents the unit's certificate (mutual TLS); on loopback http:// there is no TLS to present it in.
     public func present(_ identity: ClientIdentity) throws {
@@ -136,7 +141,10 @@ public final class WebSocketLink: Sendable {
     ) async throws {
         let closing = state.withLock { state -> Bool in
             let stale = state.closing || state.generation != generation
-            if !stale { state.outbound = outbound }
+            if !stale {
+                state.outbound = outbound
+                state.opened += 1
+            }
             return stale
         }
         if closing {

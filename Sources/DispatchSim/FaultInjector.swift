@@ -60,11 +60,23 @@ final class FaultInjector: Sendable {
 
     var counts: (requests: Int, bytes: Int, faults: Int) { state.withLock { ($0.requests, $0.bytes, $0.faults) } }
 
-    /// Counts a text frame received on a rider WebSocket.
-    func countFrame(bytes: Int) {
-        state.withLock {
-            $0.frames += 1
-            $0.frameBytes += bytes
+    /// Counts a text frame received on a rider WebSocket (on `path`, the socket's), and says whether the link loses it
+    /// as it loses a request: its connection closes before the frame is handled, or after (the answer lost). An error
+    /// status has no frame of its own: the frame passes.
+    func frame(path: String, bytes: Int) -> FaultPlan.Decision {
+        state.withLock { state in
+            state.frames += 1
+            state.frameBytes += bytes
+            switch state.plan.decide(path: path, random: state.random.nextUnit()) {
+            case .dropBefore:
+                state.faults += 1
+                return .dropBefore
+            case .dropAfter:
+                state.faults += 1
+                return .dropAfter
+            case .pass, .error:
+                return .pass
+            }
         }
     }
 

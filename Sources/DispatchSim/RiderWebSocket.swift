@@ -43,10 +43,22 @@ struct RiderWebSocket {
                             continue
                         }
                         // A frame's cost on the wire: its text and a 6 to 14 byte header (8 counted).
-                        faults.countFrame(bytes: text.utf8.count + 8)
+                        let decision = faults.frame(path: BackendPaths.webSocket, bytes: text.utf8.count + 8)
                         let latencyMs = faults.frameLatencyMs(path: BackendPaths.webSocket)
                         if latencyMs > 0 { try await Task.sleep(for: .milliseconds(latencyMs)) }
-                        await handle(text, driverId: driverId, connection: id, reply: continuation)
+                        switch decision {
+                        case .dropBefore:
+                            // A lost frame is a lost connection (TCP loses no message it keeps): closed unhandled.
+                            context.logger.info("fault: WebSocket closed before a frame was handled", metadata: ["driver": "\(driverId)"])
+                            return
+                        case .dropAfter:
+                            let (_, lost) = AsyncStream<WebSocketHub.Outbound>.makeStream()
+                            await handle(text, driverId: driverId, connection: id, reply: lost)
+                            context.logger.info("fault: WebSocket closed after a frame was handled", metadata: ["driver": "\(driverId)"])
+                            return
+                        case .pass, .error:
+                            await handle(text, driverId: driverId, connection: id, reply: continuation)
+                        }
                     }
                 }
                 try await group.next()

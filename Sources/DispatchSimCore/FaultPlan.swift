@@ -1,9 +1,10 @@
 /// Faults the reference backend injects (`/sim/faults`, `--fault-*` flags), pure: the HTTP layer asks
 /// `decide` for each request under `pathPrefix` with a uniform random number and does what it says.
 public struct FaultPlan: Codable, Sendable, Equatable {
-    /// Close the connection before handling the request (the request is lost).
+    /// Close the connection before handling the request (the request is lost). A rider WebSocket's frames are lost
+    /// alike: the socket closes before the frame is handled.
     public var dropBeforeRate: Double
-    /// Handle the request, then close the connection without an answer (the answer is lost).
+    /// Handle the request, then close the connection without an answer (the answer is lost); a WebSocket frame alike.
     public var dropAfterRate: Double
     /// Answer `errorStatus` without handling the request.
     public var errorRate: Double

@@ -121,6 +121,8 @@ public enum Daemon {
             config: config, configPath: configPath, configWarnings: configWarnings, remote: remote, bundleMaker: bundleMaker, store: store,
             backend: backend, webSocket: webSocket, identity: identity, clock: clock,
             levelControl: levelControl, recentWarnings: recentWarnings, socketActivated: activated))
+        // A new certificate (enrolled, renewed) ends the uplink's waits that its absence caused.
+        backend?.whenIdentityPresented { [weak uplink = daemon.uplink] in uplink?.identityChanged() }
         if policy.groupID == nil {
             logger.warning("group '\(config.rpcGroup)' does not exist: only root may call mutating methods")
         }

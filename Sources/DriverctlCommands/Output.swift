@@ -62,6 +62,7 @@ enum StatusFormatter {
         switch identity.state {
         case .enrolled:
             "enrolled as \(identity.subject ?? "?"), serial \(identity.serial ?? "?"), expires \(identity.notAfter.map { TextFormat.UTC($0).iso8601 } ?? "?")"
+                + (identity.reason.map { "; not renewed: \($0)" } ?? "")
         case .enrolling: "enrolling with the claim token" + (identity.reason.map { ": \($0)" } ?? "")
         case .refused:
             identity.subject == nil

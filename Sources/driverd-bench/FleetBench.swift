@@ -16,22 +16,24 @@ struct FleetBench: ParsableCommand {
     @Option(help: "The fleet's setting uplink.backend_connect_rate (the spread window is units / this); default: C.") var connectRateHint: Double?
     @Option(help: "The fleet's setting uplink.retry_cap_seconds.") var retryCap = 120.0
     @Option(help: "Seed of every unit's randomness.") var seed: UInt64 = 1
+    @Option(help: "Share of requests the link loses after the outage, in the lossy scenario (0 to 1).") var loss = 0.1
 
     func run() {
         say("\(units) units, a backend taking C = \(Int(capacity)) new connections a second, each unit moving (a ping a second, batches every 5 s)")
         say("theoretical minimum to connect them all: units / C = \(Self.format(Double(units) / capacity)) s; times below count from the outage's end")
-        let scenarios: [(String, Scenario)] = [
-            ("an outage of \(Int(outageSeconds)) s, nothing answering (connections refused)", .dark),
-            ("an outage of \(Int(outageSeconds)) s answered 503 with Retry-After: the time left", .answered),
-            ("the depot's power comes back: every unit boots at once, a 10-minute backlog each", .boot),
+        let scenarios: [(String, Scenario, Double)] = [
+            ("an outage of \(Int(outageSeconds)) s, nothing answering (connections refused)", .dark, 0),
+            ("an outage of \(Int(outageSeconds)) s answered 503 with Retry-After: the time left", .answered, 0),
+            ("the depot's power comes back: every unit boots at once, a 10-minute backlog each", .boot, 0),
+            ("an outage of \(Int(outageSeconds)) s, nothing answering, then a link that loses \(Int(loss * 100)) % of requests (each loss costs a connection)", .dark, loss),
         ]
-        for (title, scenario) in scenarios {
+        for (title, scenario, loss) in scenarios {
             say("")
             say("== \(title)")
             say(Report.header)
             for policy in Policy.allCases {
                 var world = World(
-                    units: units, capacity: capacity, outage: outageSeconds, scenario: scenario, policy: policy,
+                    units: units, capacity: capacity, outage: outageSeconds, scenario: scenario, loss: loss, policy: policy,
                     machine: .init(backoff: Backoff(base: 1, cap: retryCap), spreadWindow: Double(units) / (connectRateHint ?? capacity)), seed: seed)
                 say(world.run().line(policy.label))
             }
@@ -93,6 +95,8 @@ struct FleetBench: ParsableCommand {
         let units: Int
         let capacity: Double
         let scenario: Scenario
+        /// The share of requests lost after the outage: each closes its connection (the next attempt needs a new one).
+        let loss: Double
         let policy: Policy
         var clients: [Client] = []
         var desk: AdmissionDesk
@@ -111,10 +115,14 @@ struct FleetBench: ParsableCommand {
         /// When each unit had sent everything queued before the outage ended.
         var drainedAt: [Double] = []
 
-        init(units: Int, capacity: Double, outage: Double, scenario: Scenario, policy: Policy, machine: UplinkStateMachine.Configuration, seed: UInt64) {
+        init(
+            units: Int, capacity: Double, outage: Double, scenario: Scenario, loss: Double, policy: Policy, machine: UplinkStateMachine.Configuration,
+            seed: UInt64
+        ) {
             self.units = units
             self.capacity = capacity
             self.scenario = scenario
+            self.loss = loss
             self.policy = policy
             random = SplitMix64(seed: seed)
             desk = AdmissionDesk(limits: AdmissionLimits(connectionsPerSecond: capacity))
@@ -171,6 +179,8 @@ struct FleetBench: ParsableCommand {
                     _ = client.machine.attemptFailed(.transient("refused", retryAfter: Double(retryAfter)), now: now, random: random.nextUnit(), hasCredentials: false)
                 case .unreachable:
                     _ = client.machine.attemptFailed(.transient("unreachable"), now: now, random: random.nextUnit(), hasCredentials: false)
+                case .lost:
+                    _ = client.machine.attemptFailed(.lost("reset"), now: now, random: random.nextUnit(), hasCredentials: false)
                 }
                 return now + 0.001
             case .previous, .traccar:
@@ -182,7 +192,7 @@ struct FleetBench: ParsableCommand {
                 case .refused(let retryAfter):
                     client.failures += 1
                     return now + baselineRetry(failures: client.failures, retryAfter: Double(retryAfter))
-                case .unreachable:
+                case .unreachable, .lost:
                     client.failures += 1
                     return now + baselineRetry(failures: client.failures, retryAfter: nil)
                 }
@@ -196,7 +206,7 @@ struct FleetBench: ParsableCommand {
             return (retryAfter ?? 0) + Backoff(base: 1, cap: 300).delay(attempt: failures - 1, random: random.nextUnit())
         }
 
-        enum Outcome { case sent, refused(Int), unreachable }
+        enum Outcome { case sent, refused(Int), unreachable, lost }
 
         /// One attempt at `now`: a new connection unless the unit holds one; up to 20 batches of 500 pings.
         private mutating func attempt(_ client: inout Client, now: Double) -> Outcome {
@@ -216,6 +226,10 @@ struct FleetBench: ParsableCommand {
                 client.notBefore = now + Double(retryAfter)
                 return .refused(retryAfter)
             case .accept:
+                if now >= outageEnd, loss > 0, random.nextUnit() < loss {
+                    client.connected = false
+                    return .lost
+                }
                 client.connected = true
                 if now >= outageEnd, !client.everConnectedAfterOutage {
                     client.everConnectedAfterOutage = true

@@ -40,4 +40,38 @@ struct CertificateRenewalTests {
         // The window is 9 days (216 hours): about 46 an hour, none near 10,000.
         #expect(perHour.values.max()! < 100)
     }
+    @Test("a failed renewal backs off from 5 s to 10 min while the certificate is good, never past its expiry; once expired, every 10 to 20 s")
+    func retryWaits() {
+        let renewal = CertificateRenewal(notBefore: 0, notAfter: 90, random: 0.5)
+        #expect(renewal.retryWait(failures: 0, now: 50, clockTrusted: true, random: 1) == 5)
+        #expect(renewal.retryWait(failures: 3, now: 50, clockTrusted: true, random: 1) == 40)
+        // The backoff would reach 80 s: it stops at the expiry, where the rule changes.
+        #expect(renewal.retryWait(failures: 4, now: 50, clockTrusted: true, random: 1) == 40)
+        #expect(renewal.retryWait(failures: 9, now: 90, clockTrusted: true, random: 0) == 10)
+        #expect(renewal.retryWait(failures: 9, now: 7200, clockTrusted: true, random: 1) == 20)
+        // An untrusted clock judges nothing: the plain backoff, at least a second.
+        #expect(renewal.retryWait(failures: 9, now: 7200, clockTrusted: false, random: 1) == 600)
+        #expect(renewal.retryWait(failures: 0, now: 50, clockTrusted: false, random: 0) == 1)
+        #expect(renewal.hasExpired(now: 90, clockTrusted: true) && !renewal.hasExpired(now: 90, clockTrusted: false))
+    }
+
+    @Test("a certificate that expired while the backend was away (2 min and 2 h) is renewed within 20 s of its return, in 100 runs of 100 (virtual time)")
+    func renewedAfterOutage() {
+        for outage in [120.0, 7200.0] {
+            var random = SplitMix64(seed: UInt64(outage))
+            var late: [Double] = []
+            for _ in 0..<100 {
+                // 90-s certificates; the backend goes away before the renewal's point and comes back after the expiry.
+                let renewal = CertificateRenewal(notBefore: 0, notAfter: 90, random: random.nextUnit())
+                let away = 40.0, back = away + outage
+                var now = renewal.renewAt, failures = 0
+                while now >= away && now < back {
+                    now += renewal.retryWait(failures: failures, now: now, clockTrusted: true, random: random.nextUnit())
+                    failures += 1
+                }
+                late.append(now - back)
+            }
+            #expect(late.allSatisfy { $0 <= 20 }, "outage \(outage) s: renewed up to \(late.max() ?? 0) s after the return")
+        }
+    }
 }

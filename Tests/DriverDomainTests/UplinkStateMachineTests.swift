@@ -121,6 +121,109 @@ struct UplinkStateMachineTests {
         #expect(machine.consecutiveFailures == 0 && machine.retryAt == nil && machine.lastError == nil)
     }
 
+    @Test("a request lost on a working link is no outage: its items go again within 0.5 to 2 s, pings keep their turn, three losses in a row back off")
+    func lostRequest() {
+        var machine = Machine()
+        let item = Machine.Backlog(pings: 3, items: 1)
+        _ = machine.attemptSucceeded(now: 100)
+        #expect(machine.attemptFailed(.lost("remote connection closed"), now: 101, random: 0.5, hasCredentials: false) == .none)
+        #expect(machine.link == .online && machine.retryAt == nil && machine.resendAt == 102.25 && machine.lastError == "remote connection closed")
+        #expect(machine.next(now: 101.5, cadence: .moving, backlog: item) == .wait(until: 102.25))
+        #expect(machine.next(now: 102.25, cadence: .moving, backlog: item) == .attempt)
+        #expect(machine.retryBudget.tokens == 4)
+        // A lost batch alone waits for its turn (the next batch carries its pings): no token spent.
+        _ = machine.attemptFailed(.lost("reset"), now: 103, random: 0, hasCredentials: false)
+        #expect(machine.next(now: 103.6, cadence: .moving, backlog: pings) == .wait(until: 108))
+        #expect(machine.retryBudget.tokens == 4 && machine.consecutiveFailures == 2)
+        // The third in a row is an outage: the backoff, and its base.
+        _ = machine.attemptFailed(.lost("reset"), now: 108, random: 0, hasCredentials: false)
+        #expect(machine.link == .backingOff(until: 109) && machine.resendAt == nil && machine.consecutiveFailures == 3)
+        // A link never up: a lost first request backs off as no connection does.
+        var fresh = Machine()
+        _ = fresh.attemptFailed(.lost("reset"), now: 0, random: 0, hasCredentials: false)
+        #expect(fresh.link == .backingOff(until: 1))
+    }
+
+    @Test("the retry budget: each early resend spends a token, a success earns a fifth of one back; once spent, a lost item waits for the next turn, an SOS never")
+    func retryBudget() {
+        var machine = Machine()
+        let item = Machine.Backlog(pings: 3, items: 1)
+        _ = machine.attemptSucceeded(now: 0)
+        var now = 0.0
+        for _ in 0..<6 {
+            now += 1
+            _ = machine.attemptFailed(.lost("reset"), now: now, random: 0, hasCredentials: false)
+            #expect(machine.next(now: now + 0.5, cadence: .moving, backlog: item) == .attempt)
+            _ = machine.attemptSucceeded(now: now + 0.5)
+        }
+        // Five tokens, six resends, six successes' 1.2 back: 0.2 left, under one resend.
+        #expect(abs(machine.retryBudget.tokens - 0.2) < 1e-9 && !machine.retryBudget.canSpend)
+        now += 1
+        _ = machine.attemptFailed(.lost("reset"), now: now, random: 0, hasCredentials: false)
+        #expect(machine.next(now: now + 0.5, cadence: .moving, backlog: item) == .wait(until: now + 5))
+        #expect(machine.next(now: now + 0.5, cadence: .moving, backlog: .init(pings: 0, items: 1, urgent: 1)) == .attempt)
+        #expect(machine.next(now: now + 5, cadence: .moving, backlog: item) == .attempt)
+        // A backlog's full batches are items too: no batch goes again at once without a token.
+        _ = machine.attemptFailed(.lost("reset"), now: now + 5, random: 0, hasCredentials: false)
+        #expect(machine.next(now: now + 5.5, cadence: .moving, backlog: .init(pings: 500, items: 0, fullBatch: true)) == .wait(until: now + 10))
+    }
+
+    @Test("on a link losing 30 % of requests at random: early resends within a fifth of the successes plus the bucket, and a transition's p95 delivery within 15 s")
+    func retryBudgetBound() {
+        var machine = Machine()
+        var seed: UInt64 = 42
+        func random() -> Double {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Double(seed >> 11) / Double(1 << 53)
+        }
+        // One transition after another, each queued a second after the last was delivered; what each waited.
+        let item = Machine.Backlog(pings: 5, items: 1)
+        var now = 0.0, successes = 0, early = 0, queuedAt = 0.0
+        var delivery: [Double] = []
+        _ = machine.attemptSucceeded(now: now)
+        while delivery.count < 5000 {
+            let tokens = machine.retryBudget.tokens
+            let action = machine.next(now: now, cadence: .moving, backlog: item)
+            if case .wait(let until) = action {
+                now = until
+                continue
+            }
+            if machine.retryBudget.tokens < tokens { early += 1 }
+            machine.attemptStarted()
+            if random() < 0.3 {
+                _ = machine.attemptFailed(.lost("reset"), now: now, random: random(), hasCredentials: false)
+            } else {
+                _ = machine.attemptSucceeded(now: now)
+                successes += 1
+                delivery.append(now - queuedAt)
+                now += 1
+                queuedAt = now
+            }
+        }
+        delivery.sort()
+        let p95 = delivery[delivery.count * 95 / 100]
+        #expect(Double(early) <= Double(successes) * 0.2 + 5, "early resends \(early), successes \(successes)")
+        #expect(early > 0)
+        #expect(p95 <= 15, "p95 \(p95) s, longest \(delivery.last ?? 0) s")
+    }
+
+    @Test("a new certificate ends every wait its absence caused: the backend's hour for a unit without one, a backoff; the queue goes at once")
+    func identityChanged() {
+        var machine = Machine()
+        let item = Machine.Backlog(pings: 0, items: 1)
+        _ = machine.attemptSucceeded(now: 0)
+        _ = machine.attemptFailed(.transient("HTTP 403 CERTIFICATE_REQUIRED", retryAfter: 3600), now: 1, random: 0, hasCredentials: false)
+        #expect(machine.next(now: 2, cadence: .moving, backlog: item) == .wait(until: 3601))
+        machine.identityChanged()
+        #expect(machine.backendQuietUntil == nil && machine.link == .online)
+        #expect(machine.next(now: 2, cadence: .moving, backlog: item) == .attempt)
+        // Before any success (enrolled at the start): the link goes back to idle and still goes at once.
+        var fresh = Machine()
+        _ = fresh.attemptFailed(.transient("refused"), now: 0, random: 1, hasCredentials: false)
+        fresh.identityChanged()
+        #expect(fresh.link == .idle && fresh.next(now: 0.5, cadence: .moving, backlog: .init(pings: 0, items: 0)) == .attempt)
+    }
+
     @Test("a success takes the backoff one step down, a link up 30 s starts it again: a backend that answers once between refusals keeps it long")
     func backoffReset() {
         var machine = Machine()

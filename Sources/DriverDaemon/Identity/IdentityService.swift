@@ -1,5 +1,6 @@
 import BackendClient
 import BackendContract
+import DriverAPI
 import DriverDomain
 import Logging
 import ServiceLifecycle
@@ -8,8 +9,10 @@ import ServiceLifecycle
 /// chain the backend answers is kept and presented from then on), then renewal at a random point between 50 % and
 /// 80 % of each certificate's life (`CertificateRenewal`, judged on a trusted clock only), proven by the same key so
 /// that it works after expiry too. Until enrolment, requests go without a certificate (a backend that asks for one
-/// answers `CERTIFICATE_REQUIRED`, which the uplink retries: nothing queued is lost). A refused token, or a revoked
-/// certificate, is tried again hourly (a person must act); a backend that is away, with backoff.
+/// answers `CERTIFICATE_REQUIRED`, and the uplink waits an hour, or until a certificate is issued: nothing queued is
+/// lost). A refused token, or a revoked certificate, is tried again hourly (a person must act); a backend that is
+/// away, with backoff, cut short by any request the backend takes, and every 10 to 20 s once the certificate in force
+/// has expired (`CertificateRenewal.retryWait`).
 struct IdentityService: Service {
     let identity: UnitIdentity
     let claimToken: String
@@ -35,11 +38,12 @@ struct IdentityService: Service {
             guard identity.refused(error.reason, revoked: true) else { return }
             Self.logRefusal(error, revoked: true, enrolled: true, logger: logger)
         }
+        // A renewal or enrolment waiting out a backoff goes when any request gets through: the backend is back.
+        client.whenRequestSucceeds { if identity.awaitsAnswer { wakeup.signal() } }
     }
 
     /// A refusal (claim token, revoked certificate): asked again this often (seconds).
     static let refusedRetry = 3600.0
-    static let backoff = Backoff(base: 5, cap: 600)
     /// The longest sleep before the schedule is judged again: a wall clock that steps moves the renewal's time, and
     /// each look wakes a sleeping unit, so rarely (the clock becoming trusted wakes the service at once).
     static let recheck = 6 * 3600.0
@@ -81,9 +85,17 @@ struct IdentityService: Service {
                 }
                 wait = Self.refusedRetry
             } catch {
-                identity.notAnswered("\(error)")
+                let now = clock.now(), random = Double.random(in: 0..<1)
+                if let schedule, schedule.hasExpired(now: now.time, clockTrusted: now.source != .unsynced) {
+                    identity.notAnswered(
+                        "the certificate expired at \(TextFormat.UTC(schedule.notAfter).iso8601): the backend refuses this unit until it is renewed; "
+                            + "renewal tried every 10 to 20 s (the last: \(error))")
+                } else {
+                    identity.notAnswered("\(error)")
+                }
                 logger.warning("the unit's certificate not \(identity.facts == nil ? "issued" : "renewed") yet: \(error)")
-                wait = Self.backoff.delay(attempt: failures, random: Double.random(in: 0..<1))
+                wait = schedule?.retryWait(failures: failures, now: now.time, clockTrusted: now.source != .unsynced, random: random)
+                    ?? max(1, CertificateRenewal.backoff.delay(attempt: failures, random: random))
                 failures += 1
             }
             await wakeup.wait(until: clock.monotonic + wait)

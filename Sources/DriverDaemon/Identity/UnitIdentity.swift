@@ -189,6 +189,9 @@ final class UnitIdentity: Sendable {
     /// The backend did not answer an enrolment or a renewal: the certificate in force (if any) stays.
     func notAnswered(_ reason: String) { state.withLock { $0.unanswered = reason } }
 
+    /// An enrolment or renewal failed without a refusal and waits to be tried again.
+    var awaitsAnswer: Bool { state.withLock { $0.unanswered != nil && $0.refusal == nil } }
+
     static func certificates(in pem: String) throws -> [Certificate] {
         let documents = try PEMDocument.parseMultiple(pemString: pem)
         guard !documents.isEmpty else { throw Failure(description: "no certificate in the chain") }

@@ -5,9 +5,9 @@ import Logging
 
 /// The backend's WebSocket (batches up, pushes down) and, while it is down, push polling.
 extension Uplink {
-    /// Keeps the WebSocket open while the link is usable: reconnects with the uplink's decorrelated backoff (reset
-    /// once a connection has stayed up `stableAfter`), not before the start's spread, not while the backend asked for
-    /// quiet, and not at all while credentials are refused.
+    /// Keeps the WebSocket open while the link is usable: reconnects with the uplink's decorrelated backoff (a step down
+    /// after each connection that opened, as the sender's after a success; reset once one has stayed up `stableAfter`),
+    /// not before the start's spread, not while the backend asked for quiet, and not at all while credentials are refused.
     func runWebSocket() async {
         guard let webSocket else { return }
         let (backoff, stableAfter, spreadWindow, firstAttemptAt) = state.withLock {
@@ -31,7 +31,7 @@ extension Uplink {
                 await webSocketWakeup.wait(until: awayUntil)
                 continue
             }
-            let opened = now
+            let opened = now, openedBefore = webSocket.openedConnections
             do {
                 // Through the session's `authorized`: a "not now" heard while fetching the token quiets the sender too.
                 let token = try await session.authorized { _, token in token }
@@ -48,8 +48,13 @@ extension Uplink {
             } catch {
                 logger.debug("WebSocket unavailable", metadata: ["error": "\(error)"])
             }
-            // A connection that lasted a while was fine: start the backoff again.
-            if now - opened >= stableAfter { backoffWait = nil }
+            // A connection that lasted a while was fine: start the backoff again. One that opened and was lost soon (a lossy
+            // link) takes it a step down, so loss at the edge of coverage does not keep the socket away for minutes.
+            if now - opened >= stableAfter {
+                backoffWait = nil
+            } else if webSocket.openedConnections > openedBefore, let wait = backoffWait {
+                backoffWait = wait / 3 > backoff.base ? wait / 3 : nil
+            }
             let wait = backoff.next(after: backoffWait, random: Double.random(in: 0..<1))
             backoffWait = wait
             // In a fleet, a connection that failed without a Retry-After comes back spread over the fleet's window too,

@@ -167,6 +167,17 @@ final class Uplink: BackendGate, Sendable {
         _ = failed(.transient(error.reason, retryAfter: error.retryAfter))
     }
 
+    /// The unit enrolled or renewed its certificate: the waits its old identity caused end (the backend's hour for a unit
+    /// without one, a backoff of refused handshakes), and the queue goes now, the WebSocket with it.
+    func identityChanged() {
+        state.withLock { state in
+            state.machine.identityChanged()
+            state.backendAwayUntil = nil
+        }
+        wakeup.signal()
+        webSocketWakeup.signal()
+    }
+
     /// The trusted clock changed its source: the tokens' ages are read anew.
     func clockSourceChanged() { tokens.clockSourceChanged() }
 
@@ -298,9 +309,17 @@ final class Uplink: BackendGate, Sendable {
             effect = failed(.unauthorized("the backend refused the stored token: \(error.reason)"))
         } catch let error as BackendClientError {
             let reason = error.reason
-            effect = failed(.transient(reason, retryAfter: error.retryAfter))
-            state.withLock { $0.backendAwayUntil = error.status == nil ? $0.machine.retryAt : nil }
-            logger.notice("backend unreachable, retrying", metadata: ["error": "\(reason)", "next": "\(nextAttempt)"])
+            effect = failed(error.isLostRequest ? .lost(reason) : .transient(reason, retryAfter: error.retryAfter))
+            // Away only when the sender backs off after no answer (a lost request on a working link is resent instead).
+            let away = state.withLock { state in
+                state.backendAwayUntil = error.status == nil ? state.machine.retryAt : nil
+                return state.backendAwayUntil != nil
+            }
+            if error.isLostRequest, !away {
+                logger.info("a request was lost on the link, sending again", metadata: ["error": "\(reason)", "next": "\(nextAttempt)"])
+            } else {
+                logger.notice("backend unreachable, retrying", metadata: ["error": "\(reason)", "next": "\(nextAttempt)"])
+            }
         } catch let error as BackendSession.NeedsLogin {
             effect = failed(.needsLogin(error.reason))
         } catch {
@@ -314,7 +333,7 @@ final class Uplink: BackendGate, Sendable {
     /// When the next attempt comes, for the journal: a wait in seconds, not the monotonic clock's reading (which
     /// means nothing to an operator, and once read like a customer's code to the log privacy check).
     private var nextAttempt: String {
-        guard let retryAt = state.withLock({ $0.machine.retryAt }) else { return "\(linkSummary.rawValue)" }
+        guard let retryAt = state.withLock({ $0.machine.retryAt ?? $0.machine.resendAt }) else { return "\(linkSummary.rawValue)" }
         let seconds = max(0, retryAt - now)
         return "retry in \((seconds * 10).rounded() / 10) s"
     }

@@ -28,4 +28,25 @@ public struct CertificateRenewal: Sendable, Equatable {
         guard clockTrusted else { return .waitForTrustedClock }
         return now >= renewAt ? .renewNow : .waitUntil(renewAt)
     }
+
+    /// A failed renewal's backoff while the certificate in force is good: full jitter from 5 s doubling to 10 minutes
+    /// (nothing is refused yet, and a fleet renewing into a backend that is away must not knock together).
+    public static let backoff = Backoff(base: 5, cap: 600)
+    /// Once the certificate has expired the unit can send nothing the backend takes, and its renewal is tried this
+    /// often (seconds, jittered over the range): a backend's return is heard within 20 s, whatever the outage's length.
+    public static let expiredRetry = 10.0...20.0
+
+    /// Whether the certificate has expired on a trusted clock (on an untrusted one nothing is judged).
+    public func hasExpired(now: Double, clockTrusted: Bool) -> Bool { clockTrusted && now >= notAfter }
+
+    /// The wait after the `failures`-th failed renewal in a row (from 0): the backoff, but never past the
+    /// certificate's expiry (whose moment changes the rule), and `expiredRetry` after it. `random` in [0, 1).
+    public func retryWait(failures: Int, now: Double, clockTrusted: Bool, random: Double) -> Double {
+        let random = min(max(random, 0), 1)
+        if hasExpired(now: now, clockTrusted: clockTrusted) {
+            return Self.expiredRetry.lowerBound + (Self.expiredRetry.upperBound - Self.expiredRetry.lowerBound) * random
+        }
+        let backoff = max(1, Self.backoff.delay(attempt: failures, random: random))
+        return clockTrusted ? min(backoff, max(1, notAfter - now)) : backoff
+    }
 }

@@ -2,7 +2,9 @@ import DriverAPI
 
 /// The uplink's decisions, pure: when to send (batches every 5 s moving and 10 s stationary, low-priority
 /// records with them; at once when an SOS, a transition or a proof waits, a full batch is ready, a heartbeat is
-/// due or a flush is asked for), how to back off (network errors and 5xx: decorrelated jitter, 1 s up to a cap of
+/// due or a flush is asked for), what a lost request costs (a request the link lost after it worked: its items go
+/// again within 0.5 to 2 s while the `RetryBudget` lasts, else with the next turn; pings always with the next batch;
+/// three losses in a row are an outage), how to back off (no connection, 5xx: decorrelated jitter, 1 s up to a cap of
 /// 2 min by default, one step down per success and reset once a link has stayed up `stableAfter`; a backend's "not now", 429 or 503 with
 /// `Retry-After`, is waited out first, a random share of the fleet's spread window added on top; an unacked SOS is
 /// tried again at least every `urgentRetryInterval` whatever the backend asked), when the first attempt after a
@@ -113,8 +115,11 @@ public struct UplinkStateMachine: Sendable, Equatable {
     }
 
     public enum Failure: Sendable, Equatable {
-        /// A network error, a timeout, a 5xx or a 429; `retryAfter`: the seconds the backend asked for, if any.
+        /// No connection, a 5xx or a 429; `retryAfter`: the seconds the backend asked for, if any.
         case transient(String, retryAfter: Double? = nil)
+        /// A request the link lost after it had worked (reset, closed or timed out without an answer): random loss at
+        /// the edge of coverage, not an outage, unless it comes `lossesBeforeBackoff` times in a row.
+        case lost(String)
         /// The backend refused the token (a 401 a refresh could not mend).
         case unauthorized(String)
         /// No token, or a login older than the limit.
@@ -135,6 +140,11 @@ public struct UplinkStateMachine: Sendable, Equatable {
     /// The longest wait taken from a backend's `Retry-After`: a broken or hostile answer must not silence a unit
     /// for days.
     public static let longestRetryAfter = 3600.0
+    /// Lost requests in a row (no success between) that make an outage: the backoff starts.
+    public static let lossesBeforeBackoff = 3
+    /// The wait before a lost request's items go again while the budget lasts (seconds, jittered over this range): about
+    /// a TCP retransmission timeout, so a lost transition costs the driver a second or two.
+    public static let resendDelay = 0.5...2.0
 
     public let configuration: Configuration
     public private(set) var link = Link.idle
@@ -144,6 +154,10 @@ public struct UplinkStateMachine: Sendable, Equatable {
     public private(set) var consecutiveFailures = 0
     /// The last backoff wait drawn (nil: none since the link was last stable): the next is drawn from it.
     public private(set) var backoffWait: Double?
+    /// Early resends of lost requests: spent one an early resend, earned by successes.
+    public private(set) var retryBudget = RetryBudget()
+    /// The last attempt lost a request on a working link: its items go again at this time (the budget willing).
+    public private(set) var resendAt: Double?
     /// Since when the link has been up without a failure.
     private var onlineSince: Double?
     /// The first attempt after a start waits until then (the start's spread), unless an SOS or a flush is waiting.
@@ -206,6 +220,18 @@ public struct UplinkStateMachine: Sendable, Equatable {
             if now < min(retryAt, urgentRetry) { return .wait(until: min(retryAt, urgentRetry)) }
             return .attempt
         }
+        // A lost request's items (or a backlog's full batch) go again soon while the budget lasts, else at the next turn;
+        // pings alone keep their turn (the next batch carries the lost one's), so a lost batch costs no extra request.
+        if let resendAt, backlog.items > 0 || backlog.fullBatch, backlog.urgent == 0, !flushRequested {
+            if retryBudget.canSpend {
+                if now < resendAt { return .wait(until: resendAt) }
+                _ = retryBudget.spend()
+            } else if now < lastAttemptAt + interval(cadence) {
+                return .wait(until: lastAttemptAt + interval(cadence))
+            }
+            self.resendAt = nil
+            return .attempt
+        }
         let timed = backlog.pings + backlog.lowItems
         let heartbeat = backlog.pings == 0 && heartbeatDue(now: now, gps: backlog.gpsWithoutFix, cadence: cadence)
         if flushRequested || restoreOnSuccess || backlog.items > 0 || backlog.fullBatch || heartbeat || retryAt != nil && timed > 0 {
@@ -228,6 +254,8 @@ public struct UplinkStateMachine: Sendable, Equatable {
         lastError = nil
         consecutiveFailures = 0
         backendQuietUntil = nil
+        resendAt = nil
+        retryBudget.earn()
         credentialsTried = false
         restoreOnSuccess = false
         if link != .online || onlineSince == nil { onlineSince = now }
@@ -241,26 +269,22 @@ public struct UplinkStateMachine: Sendable, Equatable {
     /// `random` in [0, 1) picks the jittered delay; `hasCredentials`: configured ones may be tried once.
     public mutating func attemptFailed(_ failure: Failure, now: Double, random: Double, hasCredentials: Bool) -> Effect {
         lastAttemptAt = now
+        resendAt = nil
         switch failure {
-        case .transient(let reason, let retryAfter):
-            lastError = reason
-            // A link that stayed up a while was fine: this failure starts the backoff again.
-            if let onlineSince, now - onlineSince >= configuration.stableAfter { backoffWait = nil }
-            onlineSince = nil
+        case .lost(let reason):
             consecutiveFailures += 1
-            guard let retryAfter else {
-                backendQuietUntil = nil
-                let wait = configuration.backoff.next(after: backoffWait, random: random)
-                backoffWait = wait
-                link = .backingOff(until: now + wait)
+            // A link that was up lost a request: resent soon, not backed off. A link not yet up, or losses in a row,
+            // are an outage and wait as one.
+            guard link == .online, consecutiveFailures < Self.lossesBeforeBackoff else {
+                backOff(reason, retryAfter: nil, now: now, random: random)
                 return .none
             }
-            // The backend's wait first (at most longestRetryAfter), then a random share of the fleet's spread window (at
-            // least the backoff's base): a fleet told the same wait does not come back in the same instant, and units
-            // refused together do not crowd the seconds right after their slots (measured: `driverd-bench fleet`).
-            let asked = min(max(retryAfter, 0), Self.longestRetryAfter)
-            backendQuietUntil = now + asked
-            link = .backingOff(until: now + asked + max(configuration.spreadWindow, configuration.backoff.base) * min(max(random, 0), 1))
+            lastError = reason
+            resendAt = now + Self.resendDelay.lowerBound + (Self.resendDelay.upperBound - Self.resendDelay.lowerBound) * min(max(random, 0), 1)
+            return .none
+        case .transient(let reason, let retryAfter):
+            consecutiveFailures += 1
+            backOff(reason, retryAfter: retryAfter, now: now, random: random)
             return .none
         case .unauthorized(let reason), .needsLogin(let reason):
             if hasCredentials, !credentialsTried {
@@ -269,6 +293,27 @@ public struct UplinkStateMachine: Sendable, Equatable {
             }
             return requireLogin(reason)
         }
+    }
+
+    /// Waits out a failure: the backend's Retry-After if it gave one, else the next step of the decorrelated backoff.
+    private mutating func backOff(_ reason: String, retryAfter: Double?, now: Double, random: Double) {
+        lastError = reason
+        // A link that stayed up a while was fine: this failure starts the backoff again.
+        if let onlineSince, now - onlineSince >= configuration.stableAfter { backoffWait = nil }
+        onlineSince = nil
+        guard let retryAfter else {
+            backendQuietUntil = nil
+            let wait = configuration.backoff.next(after: backoffWait, random: random)
+            backoffWait = wait
+            link = .backingOff(until: now + wait)
+            return
+        }
+        // The backend's wait first (at most longestRetryAfter), then a random share of the fleet's spread window (at
+        // least the backoff's base): a fleet told the same wait does not come back in the same instant, and units
+        // refused together do not crowd the seconds right after their slots (measured: `driverd-bench fleet`).
+        let asked = min(max(retryAfter, 0), Self.longestRetryAfter)
+        backendQuietUntil = now + asked
+        link = .backingOff(until: now + asked + max(configuration.spreadWindow, configuration.backoff.base) * min(max(random, 0), 1))
     }
 
     /// A login (the driver's or the configured credentials') went through.
@@ -280,6 +325,15 @@ public struct UplinkStateMachine: Sendable, Equatable {
         restoreOnSuccess = true
         // Someone logged in: their session goes now, not at the start's spread (logins are paced by people).
         firstAttemptAt = -.infinity
+    }
+
+    /// The unit has a new certificate (enrolled, renewed): every wait that was about the old one ends, the backend's
+    /// hour for a unit without one included; what is queued goes now (the start's spread still holds).
+    public mutating func identityChanged() {
+        backendQuietUntil = nil
+        resendAt = nil
+        if retryAt != nil { link = lastSuccessAt == nil ? .idle : .online }
+        flushRequested = true
     }
 
     /// The configured credentials were refused too (or could not be tried).
