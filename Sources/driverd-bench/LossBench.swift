@@ -52,8 +52,8 @@ struct LossBench: ParsableCommand {
         defer { if keep == nil { try? FileManager.default.removeItem(atPath: directory) } }
         say("Lossy links: \(runs.count) units at once, each moving on its own gpsd against its own dispatch-sim, \(seconds) s measured after a warm-up;")
         say("a transition every \(Int(every)) s (tap → the backend's record), the backend's newest batch's age every 0.5 s, a diagnostic bundle")
-        say("(\(chunkBytes)-byte chunks) asked 10 s in; messages = HTTP requests + WebSocket frames the backend saw (lost ones included), beside the
-clean link's; extra = more than the clean link's; beyond loss = extra less the lost messages themselves (reconnects, refetches, resends).")
+        say("(\(chunkBytes)-byte chunks) asked 10 s in; messages = HTTP requests + WebSocket frames the backend saw (lost ones included);")
+        say("extra = more than the clean link's; beyond loss = extra less the lost messages themselves (reconnects, refetches, resends).")
         say("Goals (issue 66): p95 transition ≤ 2× clean or 15 s; ping age p95 ≤ 2× clean + 10 s; bundle ≤ 60 s; extra messages ≤ 20 %.")
         let rows = Mutex<[Int: Row]>([:])
         let failures = Mutex<[String]>([])
