@@ -53,7 +53,13 @@ public struct FleetHealthView: Codable, Sendable, Equatable {
         units.sorted { a, b in
             let rank = { (unit: Unit) in (unit.needsAttention ? 0 : unit.findings.isEmpty ? 2 : 1, -unit.findings.count { $0.severity == .attention }) }
             let (ra, rb) = (rank(a), rank(b))
-            return ra != rb ? ra < rb : a.unit < b.unit
+            return ra != rb ? ra < rb : readingOrder(a.unit) < readingOrder(b.unit)
         }
+    }
+
+    /// A unit's name as a person orders it: "drv-2" before "drv-10" (its trailing number counted as a number).
+    public static func readingOrder(_ name: String) -> (String, Int, String) {
+        let digits = name.reversed().prefix { $0.isASCII && $0.isNumber }
+        return (String(name.dropLast(digits.count)), Int(String(digits.reversed())) ?? -1, name)
     }
 }

@@ -40,6 +40,7 @@ public enum FleetPage {
             caption { text-align: left; font-weight: 600; padding-bottom: .5rem; }
             th, td { border-bottom: 1px solid #bbb; padding: .4rem .6rem; text-align: left; vertical-align: top; }
             thead th { background: #eee; }
+            tbody th { white-space: nowrap; }
             tr.attention th, tr.attention td { background: #fde8e8; }
             tr.attention td:nth-child(2) { color: #8a0000; font-weight: 700; }
             tr.notice td:nth-child(2) { color: #6b4a00; font-weight: 600; }

@@ -21,7 +21,7 @@ struct LossBench: ParsableCommand {
         commandName: "loss", abstract: "Lossy links beside a clean one: transitions, ping freshness, a bundle, extra messages, the WebSocket.")
 
     @Option(help: "Directory with the driverd and dispatch-sim binaries.") var bin: String
-    @Option(help: "Directory with the driverd and dispatch-sim of the release to compare with, on the same links.") var baselineBin: String?
+    @Option(help: "Directory with the driverd of the release to compare with, on the same links (this release's dispatch-sim).") var baselineBin: String?
     @Option(help: "Measured seconds per link (after a warm-up).") var seconds = 300
     @Option(help: "The links' loss, comma-separated shares of requests and messages (0 is the clean link).") var losses = "0,0.1,0.3"
     @Option(help: "Seconds between the driver's transitions.") var every = 10.0
@@ -98,7 +98,8 @@ struct LossBench: ParsableCommand {
         let warmup = 30, total = warmup + seconds + 60
         let log = scratch + "/route.nmea"
         try NMEAWriter.log(RoutePresets.driving(laps: total / 160 + 1)).write(toFile: log, atomically: true, encoding: .utf8)
-        let sim = try SimServerProcess(bin: bin, arguments: [
+        // This release's dispatch-sim for every build: the same links (an earlier one loses no WebSocket message).
+        let sim = try SimServerProcess(bin: self.bin, arguments: [
             "--fault-drop-before", "\(loss / 2)", "--fault-drop-after", "\(loss / 2)", "--seed", "\(Int(loss * 1000) + 7)",
         ])
         defer { sim.stop() }

@@ -52,5 +52,8 @@ struct FleetHealthTests {
         #expect(page.contains("<li>storage full (0.0 MB free): this unit cannot save; free space on /var/lib/driverd</li>"))
         #expect(page.range(of: "drv-2")!.lowerBound < page.range(of: "drv-1")!.lowerBound)
         #expect(FleetPage.escape("<b>&\"") == "&lt;b&gt;&amp;&quot;")
+        // Units in the order a person reads their names: drv-2 before drv-10.
+        let names = ["drv-10", "drv-2", "van", "drv-1", "drv-", "drv-9"]
+        #expect(names.sorted { FleetHealthView.readingOrder($0) < FleetHealthView.readingOrder($1) } == ["drv-", "drv-1", "drv-2", "drv-9", "drv-10", "van"])
     }
 }
