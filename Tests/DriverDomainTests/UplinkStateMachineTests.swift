@@ -138,13 +138,21 @@ struct UplinkStateMachineTests {
         // The third in a row is an outage: the backoff, and its base.
         _ = machine.attemptFailed(.lost("reset"), now: 108, random: 0, hasCredentials: false)
         #expect(machine.link == .backingOff(until: 109) && machine.resendAt == nil && machine.consecutiveFailures == 3)
-        // A link never up: a lost first request backs off as no connection does.
+        // Losses in a row back off no longer than a batch interval (10 s): the backend is there, the link loses some.
+        for attempt in 0..<8 { _ = machine.attemptFailed(.lost("reset"), now: 109 + Double(attempt), random: 1, hasCredentials: false) }
+        #expect(machine.retryAt == 126 && machine.backoffWait == 10)
+        // A request that went through in an attempt ends the run of losses: a loss after it is the first again.
+        _ = machine.attemptSucceeded(now: 126)
+        machine.requestDelivered()
+        _ = machine.attemptFailed(.lost("reset"), now: 127, random: 0, hasCredentials: false)
+        #expect(machine.consecutiveFailures == 1 && machine.link == .online && machine.resendAt == 127.5)
+        // A link never up: a lost first request backs off too, from the base.
         var fresh = Machine()
         _ = fresh.attemptFailed(.lost("reset"), now: 0, random: 0, hasCredentials: false)
         #expect(fresh.link == .backingOff(until: 1))
     }
 
-    @Test("the retry budget: each early resend spends a token, a success earns a fifth of one back; once spent, a lost item waits for the next turn, an SOS never")
+    @Test("the retry budget: each early resend spends a token, a request that goes through earns a fifth of one back; once spent, a lost item waits for the next turn, an SOS never")
     func retryBudget() {
         var machine = Machine()
         let item = Machine.Backlog(pings: 3, items: 1)
@@ -154,6 +162,7 @@ struct UplinkStateMachineTests {
             now += 1
             _ = machine.attemptFailed(.lost("reset"), now: now, random: 0, hasCredentials: false)
             #expect(machine.next(now: now + 0.5, cadence: .moving, backlog: item) == .attempt)
+            machine.requestDelivered()
             _ = machine.attemptSucceeded(now: now + 0.5)
         }
         // Five tokens, six resends, six successes' 1.2 back: 0.2 left, under one resend.
@@ -193,6 +202,7 @@ struct UplinkStateMachineTests {
             if random() < 0.3 {
                 _ = machine.attemptFailed(.lost("reset"), now: now, random: random(), hasCredentials: false)
             } else {
+                machine.requestDelivered()
                 _ = machine.attemptSucceeded(now: now)
                 successes += 1
                 delivery.append(now - queuedAt)

@@ -32,6 +32,7 @@ extension Uplink {
         var failure: BackendClientError?
         do {
             answer = .accepted(applied: try await handler.send(item, client, token))
+            state.withLock { $0.machine.requestDelivered() }
         } catch let error as BackendClientError where error.errorClass == .refused {
             refusal = BackendRefusal(error)
             failure = error

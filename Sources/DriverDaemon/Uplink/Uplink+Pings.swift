@@ -80,6 +80,7 @@ extension Uplink {
             ack = try await client.postLocations(request, token: token)
         }
         guard ack.batchId == request.batchId else { throw BackendClientError.unexpected("ack for \(ack.batchId), sent \(request.batchId)") }
+        state.withLock { $0.machine.requestDelivered() }
     }
 
     /// A recorded ping as sent: coordinates to 1e-7 degrees (about a centimetre), the rest to what a receiver

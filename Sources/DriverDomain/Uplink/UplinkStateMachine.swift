@@ -255,7 +255,6 @@ public struct UplinkStateMachine: Sendable, Equatable {
         consecutiveFailures = 0
         backendQuietUntil = nil
         resendAt = nil
-        retryBudget.earn()
         credentialsTried = false
         restoreOnSuccess = false
         if link != .online || onlineSince == nil { onlineSince = now }
@@ -273,10 +272,11 @@ public struct UplinkStateMachine: Sendable, Equatable {
         switch failure {
         case .lost(let reason):
             consecutiveFailures += 1
-            // A link that was up lost a request: resent soon, not backed off. A link not yet up, or losses in a row,
-            // are an outage and wait as one.
+            // A link that was up lost a request: resent soon, not backed off. Losses in a row, or on a link not up yet,
+            // back off, but no longer than a batch interval: a lost request found a connection, so the backend is there
+            // and the link carries some of what is sent (an outage refuses, or answers 5xx, and backs off to the cap).
             guard link == .online, consecutiveFailures < Self.lossesBeforeBackoff else {
-                backOff(reason, retryAfter: nil, now: now, random: random)
+                backOff(reason, retryAfter: nil, now: now, random: random, cap: max(configuration.backoff.base, configuration.stationaryInterval))
                 return .none
             }
             lastError = reason
@@ -296,14 +296,14 @@ public struct UplinkStateMachine: Sendable, Equatable {
     }
 
     /// Waits out a failure: the backend's Retry-After if it gave one, else the next step of the decorrelated backoff.
-    private mutating func backOff(_ reason: String, retryAfter: Double?, now: Double, random: Double) {
+    private mutating func backOff(_ reason: String, retryAfter: Double?, now: Double, random: Double, cap: Double = .infinity) {
         lastError = reason
         // A link that stayed up a while was fine: this failure starts the backoff again.
         if let onlineSince, now - onlineSince >= configuration.stableAfter { backoffWait = nil }
         onlineSince = nil
         guard let retryAfter else {
             backendQuietUntil = nil
-            let wait = configuration.backoff.next(after: backoffWait, random: random)
+            let wait = min(configuration.backoff.next(after: backoffWait, random: random), cap)
             backoffWait = wait
             link = .backingOff(until: now + wait)
             return
@@ -314,6 +314,13 @@ public struct UplinkStateMachine: Sendable, Equatable {
         let asked = min(max(retryAfter, 0), Self.longestRetryAfter)
         backendQuietUntil = now + asked
         link = .backingOff(until: now + asked + max(configuration.spreadWindow, configuration.backoff.base) * min(max(random, 0), 1))
+    }
+
+    /// A request of the attempt under way went through (an item, a batch): the link carries requests, so a loss later
+    /// in the same attempt is not one more in a row, and the retry budget earns its share.
+    public mutating func requestDelivered() {
+        consecutiveFailures = 0
+        retryBudget.earn()
     }
 
     /// A login (the driver's or the configured credentials') went through.
