@@ -45,6 +45,8 @@ final class HealthDesk: Sendable {
         /// Log counts taken for reports not yet acknowledged: carried into the next one until one is.
         var carriedCounts: [String: Int] = [:]
         var lastTextfile: String?
+        /// The start time the metrics file says (`HealthMetrics.startTime`).
+        var textfileStartTime: Double?
     }
 
     /// What makes a new report worth sending before its time: what is wrong (the rules' findings, as the office would
@@ -184,7 +186,11 @@ final class HealthDesk: Sendable {
     /// minute writes it again), and only when its text changed.
     private func writeTextfile(_ health: UnitHealth) {
         guard !settings.textfile.isEmpty else { return }
-        let text = HealthMetrics.text(health)
+        let startTime = state.withLock { state in
+            state.textfileStartTime = HealthMetrics.startTime(health, said: state.textfileStartTime)
+            return state.textfileStartTime ?? 0
+        }
+        let text = HealthMetrics.text(health, startTime: startTime)
         guard state.withLock({ $0.lastTextfile != text }) else { return }
         do {
             try DurableFile.replaceUnsynced(Data(text.utf8), at: settings.textfile)

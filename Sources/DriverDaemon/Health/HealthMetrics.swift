@@ -6,7 +6,19 @@ import DriverAPI
 /// to the binary for a file of thirty lines. Nothing here changes every minute on a quiet unit (no uptime, no
 /// timestamps: `driverd_start_time_seconds` instead), so an unchanged unit writes nothing.
 enum HealthMetrics {
-    static func text(_ health: UnitHealth) -> String {
+    /// The start time the file says: the one said before unless the clock stepped (more than `startTimeSlack`). The
+    /// wall clock minus the monotonic uptime wanders by a second or two between reports (a GPS-timed clock's own
+    /// jitter, NTP slewing), and each wander would rewrite the file (measured: every minute on a parked unit).
+    static func startTime(_ health: UnitHealth, said: Double?) -> Double {
+        let measured = (health.generatedAt - health.uptimeSeconds).rounded()
+        if let said, abs(said - measured) <= startTimeSlack { return said }
+        return measured
+    }
+
+    static let startTimeSlack = 5.0
+
+    /// `startTime`: from `startTime(_:said:)`.
+    static func text(_ health: UnitHealth, startTime: Double) -> String {
         var lines: [String] = []
         func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: [(String, String)], value: Double)]) {
             lines.append("# HELP \(name) \(help)")
@@ -19,7 +31,7 @@ enum HealthMetrics {
         metric("driverd_info", "gauge", "The daemon's and the screen's versions.", [
             ([("version", health.daemonVersion), ("kiosk_version", health.kioskVersion ?? "")], 1),
         ])
-        metric("driverd_start_time_seconds", "gauge", "When the daemon started, Unix seconds.", [([], (health.generatedAt - health.uptimeSeconds).rounded())])
+        metric("driverd_start_time_seconds", "gauge", "When the daemon started, Unix seconds.", [([], startTime)])
         let causes = Dictionary(grouping: health.restarts, by: \.cause)
         metric("driverd_restarts_last_day", "gauge", "Runs of the last 24 hours by how they ended.",
                UnitHealth.RestartCause.allCases.map { ([("cause", $0.rawValue)], Double(causes[$0]?.count ?? 0)) })

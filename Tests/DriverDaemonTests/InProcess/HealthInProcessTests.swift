@@ -40,17 +40,25 @@ struct HealthInProcessTests {
     @Test("the metrics file's text: names and types an exporter would use; unchanged for an unchanged unit a minute later")
     func metricsText() {
         var health = HealthRulesFixture.healthy()
-        let text = HealthMetrics.text(health)
+        let started = HealthMetrics.startTime(health, said: nil)
+        let text = HealthMetrics.text(health, startTime: started)
         #expect(text.contains("# TYPE driverd_store_condition gauge\n"))
         #expect(text.contains("driverd_store_condition{condition=\"ok\"} 1\n") && text.contains("driverd_store_condition{condition=\"full\"} 0\n"))
         #expect(text.contains("driverd_restarts_last_day{cause=\"crash\"} 0\n"))
         #expect(text.contains("driverd_info{version=\"0.2.0\",kiosk_version=\"0.2.0\"} 1\n"))
         #expect(text.hasSuffix("# EOF\n"))
-        health.generatedAt += 60
+        #expect(text.contains("driverd_start_time_seconds \(Int(started))\n"))
+        // A minute on, the wall clock a second and a half ahead of the uptime (a GPS-timed clock's jitter): the same start.
+        health.generatedAt += 61.5
         health.uptimeSeconds += 60
-        #expect(HealthMetrics.text(health) == text, "a minute on, nothing changed: the same file (not written again)")
+        #expect(HealthMetrics.startTime(health, said: started) == started)
+        #expect(HealthMetrics.text(health, startTime: HealthMetrics.startTime(health, said: started)) == text,
+                "a minute on, nothing changed: the same file (not written again)")
+        // A clock that stepped a minute moves it.
+        health.generatedAt += 60
+        #expect(HealthMetrics.startTime(health, said: started) == (health.generatedAt - health.uptimeSeconds).rounded())
         health.store = StoreStatus(condition: .full, path: "/d", freeBytes: 0)
-        #expect(HealthMetrics.text(health).contains("driverd_store_condition{condition=\"full\"} 1\n"))
+        #expect(HealthMetrics.text(health, startTime: started).contains("driverd_store_condition{condition=\"full\"} 1\n"))
     }
 
     @Test("agent.health names a store that cannot save; the report reaches the backend, a newer one replacing one not sent; the metrics file follows")
