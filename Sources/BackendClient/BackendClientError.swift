@@ -64,14 +64,14 @@ public struct BackendClientError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A failure without an answer worth keeping (an ack that does not match, say): retried.
-    public init(transportReason: String, lostRequest: Bool = false) {
+    public init(transportReason: String) {
         errorClass = .transient
         status = nil
         body = nil
         rawBody = ""
         reason = transportReason
         retryAfter = nil
-        isLostRequest = lostRequest
+        isLostRequest = false
     }
 
     /// A request that can never be made (its queued content is unreadable): dead-lettered like a refusal.

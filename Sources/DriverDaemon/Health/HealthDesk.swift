@@ -187,8 +187,9 @@ final class HealthDesk: Sendable {
     private func writeTextfile(_ health: UnitHealth) {
         guard !settings.textfile.isEmpty else { return }
         let startTime = state.withLock { state in
-            state.textfileStartTime = HealthMetrics.startTime(health, said: state.textfileStartTime)
-            return state.textfileStartTime ?? 0
+            let startTime = HealthMetrics.startTime(health, said: state.textfileStartTime)
+            state.textfileStartTime = startTime
+            return startTime
         }
         let text = HealthMetrics.text(health, startTime: startTime)
         guard state.withLock({ $0.lastTextfile != text }) else { return }

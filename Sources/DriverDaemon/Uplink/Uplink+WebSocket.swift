@@ -52,8 +52,8 @@ extension Uplink {
             // link) takes it a step down, so loss at the edge of coverage does not keep the socket away for minutes.
             if now - opened >= stableAfter {
                 backoffWait = nil
-            } else if webSocket.openedConnections > openedBefore, let wait = backoffWait {
-                backoffWait = wait / 3 > backoff.base ? wait / 3 : nil
+            } else if webSocket.openedConnections > openedBefore {
+                backoffWait = backoff.stepDown(from: backoffWait)
             }
             let wait = backoff.next(after: backoffWait, random: Double.random(in: 0..<1))
             backoffWait = wait

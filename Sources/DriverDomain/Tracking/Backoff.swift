@@ -29,6 +29,12 @@ public struct Backoff: Sendable, Equatable {
         return base + (high - base) * min(max(random, 0), 1)
     }
 
+    /// One step back down after a success (the inverse of `next`'s step up): nil once it reaches the base.
+    public func stepDown(from wait: Double?) -> Double? {
+        guard let wait, wait / 3 > base else { return nil }
+        return wait / 3
+    }
+
     public func ceiling(attempt: Int) -> Double {
         guard attempt < 62 else { return cap }
         return min(cap, base * Double(1 << attempt))

@@ -260,7 +260,7 @@ public struct UplinkStateMachine: Sendable, Equatable {
         if link != .online || onlineSince == nil { onlineSince = now }
         // One step back down per success (the inverse of a failure's step up): a patchy link that gets through half
         // the time stays near the base, while a backend that answers once between refusals keeps the fleet's waits long.
-        if let wait = backoffWait { backoffWait = wait / 3 > configuration.backoff.base ? wait / 3 : nil }
+        backoffWait = configuration.backoff.stepDown(from: backoffWait)
         link = .online
         return restored ? .linkRestored : .none
     }
