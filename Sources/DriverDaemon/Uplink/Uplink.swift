@@ -39,6 +39,8 @@ final class Uplink: BackendGate, Sendable {
         /// Items the backend acknowledged whose completion the store could not record (a full or read-only disk):
         /// not sent again, recorded at each attempt until the disk takes it (a resend after a crash is idempotent).
         var unrecordedCompletions: [Int64: OutboxItemRecord] = [:]
+        /// Bumped at each new identity: an attempt that started under the old one does not set waits for the new one.
+        var identityGeneration = 0
     }
 
     /// The driver's tokens and the owners' calls, which this sender judges (`BackendGate`).
@@ -171,6 +173,7 @@ final class Uplink: BackendGate, Sendable {
     /// without one, a backoff of refused handshakes), and the queue goes now, the WebSocket with it.
     func identityChanged() {
         state.withLock { state in
+            state.identityGeneration += 1
             state.machine.identityChanged()
             state.backendAwayUntil = nil
         }
@@ -288,9 +291,9 @@ final class Uplink: BackendGate, Sendable {
     private func attempt() async {
         // A flush waits for an attempt that starts after it asked: one asking meanwhile waits for the next (its
         // request makes one at once), not for this one's outcome (a backend back up after this attempt failed).
-        let flushWaiters = state.withLock { state in
+        let (flushWaiters, generation) = state.withLock { state in
             state.machine.attemptStarted()
-            return state.takeFlushWaiters()
+            return (state.takeFlushWaiters(), state.identityGeneration)
         }
         let effect: UplinkStateMachine.Effect
         do {
@@ -325,6 +328,13 @@ final class Uplink: BackendGate, Sendable {
         } catch {
             effect = failed(.transient("\(error)"))
             logger.error("outbox error", metadata: ["error": "\(error)", "next": "\(nextAttempt)"])
+        }
+        // Refused under an identity replaced meanwhile (a 403 CERTIFICATE_REQUIRED racing the enrolment): its wait was
+        // about the old one, and the new one goes at once.
+        state.withLock { state in
+            guard state.identityGeneration != generation else { return }
+            state.machine.identityChanged()
+            state.backendAwayUntil = nil
         }
         await perform(effect)
         for waiter in flushWaiters { waiter.resume() }
