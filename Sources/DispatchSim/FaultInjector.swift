@@ -14,6 +14,7 @@ final class FaultInjector: Sendable {
         var faults = 0
         var frames = 0
         var frameBytes = 0
+        var byRoute: [String: Int] = [:]
     }
 
     private let state: Mutex<State>
@@ -33,6 +34,7 @@ final class FaultInjector: Sendable {
             guard path.hasPrefix("/api/") else { return (.pass, 0) }
             state.requests += 1
             state.bytes += bytes
+            state.byRoute[SimStats.route(of: path), default: 0] += 1
             let decision = state.plan.decide(path: path, random: state.random.nextUnit())
             if decision != .pass { state.faults += 1 }
             return (decision, state.plan.latency(path: path))
@@ -59,6 +61,8 @@ final class FaultInjector: Sendable {
     func refusingFor(now: Double) -> Double { state.withLock { max(0, $0.refuseUntil - now) } }
 
     var counts: (requests: Int, bytes: Int, faults: Int) { state.withLock { ($0.requests, $0.bytes, $0.faults) } }
+
+    var requestsByRoute: [String: Int] { state.withLock { $0.byRoute } }
 
     /// Counts a text frame received on a rider WebSocket (on `path`, the socket's), and says whether the link loses it
     /// as it loses a request: its connection closes before the frame is handled, or after (the answer lost). An error

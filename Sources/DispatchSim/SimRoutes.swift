@@ -63,6 +63,7 @@ struct SimRoutes {
         sim.get("stats") { _, _ -> Response in
             var stats = await state.read { world, _ in world.stats }
             (stats.requests, stats.requestBytes, stats.faultsInjected) = faults.counts
+            stats.requestsByRoute = faults.requestsByRoute
             (stats.webSocketFrames, stats.webSocketBytes) = faults.frameCounts
             stats.webSockets = hub.count
             return try SimJSON.response(stats)

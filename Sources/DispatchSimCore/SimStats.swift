@@ -69,6 +69,8 @@ public struct SimStats: Codable, Sendable, Equatable {
     public var faultsInjected = 0
     /// Requests under /api/ that reached the server (filled in by the server).
     public var requests = 0
+    /// `requests` by route (`route(of:)`): where a link's extra requests go.
+    public var requestsByRoute: [String: Int] = [:]
     /// Bytes of the requests under /api/: request line, headers and body (filled in by the server).
     public var requestBytes = 0
     /// Text frames received on rider WebSockets and their bytes (text plus 8 header bytes; filled in by the server).
@@ -78,4 +80,13 @@ public struct SimStats: Codable, Sendable, Equatable {
     public var webSockets = 0
 
     public init() {}
+
+    /// A request's route: its path without the query, and a segment that names one thing (holds a digit or is
+    /// longer than 24 characters) as `*`, so `/api/v1/tasks/t-17/status` and `/api/v1/tasks/t-18/status` count together.
+    public static func route(of path: String) -> String {
+        let bare = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
+        return bare.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            segment.count > 24 || segment.contains(where: \.isNumber) && segment != "v1" ? "*" : String(segment)
+        }.joined(separator: "/")
+    }
 }

@@ -119,8 +119,9 @@ extension Methods {
     /// driverctl: `driverctl health`.
     ///
     /// Params: none. Result: the unit's health as its report to the backend carries it (`UnitHealth`) and what is wrong
-    /// with it, worst first, in the words of docs/OPERATIONS.md (`findings`; `forDriver`: the screen may say it as "call
-    /// the office"). The unit's own view: silence and a release behind are the backend's to say.
+    /// with it, worst first, in the words of docs/OPERATIONS.md (`findings`; `forDriver`: the screen says it as "call
+    /// the office": a store that cannot save, a certificate refused, revoked or expired, changes the backend refused,
+    /// no GPS receiver on shift). The unit's own view: silence and a release behind are the backend's to say.
     ///
     /// ```json
     /// {"health": {"daemonVersion": "0.1.0", "onShift": true, "restarts": [{"startedAt": 1796540000, "cause": "crash"}],
@@ -130,7 +131,7 @@ extension Methods {
     ///  "findings": [{"rule": "store-full", "severity": "attention", "forDriver": true,
     ///                "words": "storage full (0.0 MB free): this unit cannot save; free space on /var/lib/driverd"}]}
     /// ```
-    public static let agentHealth = Method<NoParams, AgentHealth>("agent.health", mutating: false, since: 18)
+    public static let agentHealth = Method<NoParams, AgentHealth>("agent.health", mutating: false, screen: true, since: 18)
 
     /// This file's methods, in `Methods.all`.
     static let agent: [MethodDescriptor] = [agentDescribe.descriptor, agentStatus.descriptor, agentSetLogLevel.descriptor, agentHealth.descriptor]

@@ -169,7 +169,7 @@ struct FleetBench: ParsableCommand {
                 switch client.machine.next(now: now, cadence: .moving, backlog: backlog) {
                 case .wait(let until): return max(until, now + 0.001)
                 case .waitForLogin, .finished: return nil
-                case .attempt, .finalAttempt: break
+                case .attempt, .finalAttempt, .resend: break
                 }
                 client.machine.attemptStarted()
                 switch attempt(&client, now: now) {

@@ -40,6 +40,8 @@ struct LossBench: ParsableCommand {
         var webSocketUp: Double
         var webSocketBatches: Int
         var batches: Int
+        /// Requests by route (dispatch-sim's `SimStats.route(of:)`) and WebSocket frames (`websocket frames`).
+        var byRoute: [String: Int]
     }
 
     func run() throws {
@@ -89,6 +91,13 @@ struct LossBench: ParsableCommand {
                 + "\(row.webSocketBatches) of \(row.batches)")
         }
         say("late: transitions the backend had not recorded by the window's end (counted as the window's length in the percentiles).")
+        for (index, run) in runs.enumerated() where run.1 > 0 {
+            guard let row = measured[index], let clean = runs.firstIndex(where: { $0.0.1 == run.0.1 && $0.1 == 0 }).flatMap({ measured[$0] }) else { continue }
+            let routes = Set(row.byRoute.keys).union(clean.byRoute.keys)
+            let beyond = routes.map { ($0, row.byRoute[$0, default: 0] - clean.byRoute[$0, default: 0]) }.filter { $0.1 != 0 }.sorted { abs($0.1) > abs($1.1) }
+            say("\(run.0.0), loss \(Self.percent(run.1)), messages beyond the clean link's by route: "
+                + beyond.prefix(6).map { "\($0.0) \($0.1 > 0 ? "+" : "")\($0.1)" }.joined(separator: ", "))
+        }
         for failure in failures.withLock({ $0 }) { say("failed: \(failure)") }
         if !failures.withLock({ $0.isEmpty }) { throw ExitCode.failure }
     }
@@ -192,7 +201,9 @@ struct LossBench: ParsableCommand {
             messages: after.requests + after.webSocketFrames - before.requests - before.webSocketFrames,
             lost: after.faultsInjected - before.faultsInjected,
             webSocketUp: samples > 0 ? Double(socketSeconds) / Double(samples) : 0,
-            webSocketBatches: after.webSocketBatches - before.webSocketBatches, batches: after.batches - before.batches)
+            webSocketBatches: after.webSocketBatches - before.webSocketBatches, batches: after.batches - before.batches,
+            byRoute: after.requestsByRoute.merging(before.requestsByRoute.mapValues { -$0 }, uniquingKeysWith: +)
+                .merging(["websocket frames": after.webSocketFrames - before.webSocketFrames], uniquingKeysWith: +))
     }
 
     static func stats(_ base: String) throws -> SimStats {

@@ -78,13 +78,27 @@ struct HealthRulesTests {
         #expect(findings.allSatisfy { !$0.words.isEmpty })
     }
 
-    @Test("the driver hears only what they can act on: a store that cannot save, read-only, failing")
+    @Test("the driver hears only what they can act on, as \"call the office\"")
     func forDriver() {
-        let full = HealthRules.findings(Self.healthy { $0.store = StoreStatus(condition: .full, path: "/d", freeBytes: 0) }, now: Self.now)
-        #expect(full.map(\.forDriver) == [true])
-        let fullWithReserve = HealthRules.findings(Self.healthy { $0.store = StoreStatus(condition: .full, path: "/d", freeBytes: 0, reserveBytes: 4 << 20) }, now: Self.now)
-        #expect(fullWithReserve.map(\.forDriver) == [false], "the reserve still saves the driver's next change")
-        let gps = HealthRules.findings(Self.healthy { $0.gps = .init(link: .lost, lastFixAgeSeconds: 1000) }, now: Self.now)
-        #expect(gps.map(\.forDriver) == [false])
+        let said: [(String, UnitHealth, Bool)] = [
+            ("a store that cannot save", Self.healthy { $0.store = StoreStatus(condition: .full, path: "/d", freeBytes: 0) }, true),
+            ("a full store whose reserve still saves the next change", Self.healthy { $0.store = StoreStatus(condition: .full, path: "/d", freeBytes: 0, reserveBytes: 4 << 20) }, false),
+            ("read-only", Self.healthy { $0.store = StoreStatus(condition: .readOnly, path: "/d", freeBytes: 100) }, true),
+            ("nearly full: the office's business", Self.healthy { $0.store = StoreStatus(condition: .nearlyFull, path: "/d", freeBytes: 5 << 20) }, false),
+            ("no receiver on shift", Self.healthy { $0.gps = .init(link: .lost, lastFixAgeSeconds: 1000) }, true),
+            ("a receiver without a fix (the sky's, it passes)", Self.healthy { $0.gps = .init(link: .noFix, lastFixAgeSeconds: 1000) }, false),
+            ("a certificate refused", Self.healthy { $0.certificate = .init(state: .refused, notAfter: nil, reason: "unknown claim token") }, true),
+            ("a certificate revoked", Self.healthy { $0.certificate = .init(state: .revoked, notAfter: nil, reason: nil) }, true),
+            ("a certificate expired", Self.healthy { $0.certificate?.notAfter = Self.now - 60 }, true),
+            ("a certificate expiring: renewal's business", Self.healthy { $0.certificate?.notAfter = Self.now + 86400 }, false),
+            ("changes the backend refused", Self.healthy { $0.queue.deadLetters = 1 }, true),
+            ("a queue an hour old: the link's, nothing to do", Self.healthy { $0.queue = .init(items: 2, pings: 9, deadLetters: 0, oldestAgeSeconds: 7300) }, false),
+            ("crashes", Self.healthy { $0.restarts = (1...3).map { .init(startedAt: Self.now - Double($0) * 600, cause: .crash) } }, false),
+        ]
+        for (name, health, expected) in said {
+            let findings = HealthRules.findings(health, now: Self.now)
+            #expect(findings.count == 1, "\(name)")
+            #expect(findings.map(\.forDriver) == [expected], "\(name)")
+        }
     }
 }

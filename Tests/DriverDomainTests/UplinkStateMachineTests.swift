@@ -129,11 +129,13 @@ struct UplinkStateMachineTests {
         #expect(machine.attemptFailed(.lost("remote connection closed"), now: 101, random: 0.5, hasCredentials: false) == .none)
         #expect(machine.link == .online && machine.retryAt == nil && machine.resendAt == 102.25 && machine.lastError == "remote connection closed")
         #expect(machine.next(now: 101.5, cadence: .moving, backlog: item) == .wait(until: 102.25))
-        #expect(machine.next(now: 102.25, cadence: .moving, backlog: item) == .attempt)
+        // The items alone: the pings keep their turn, 5 s after the attempt that carried them (101).
+        #expect(machine.next(now: 102.25, cadence: .moving, backlog: item) == .resend)
         #expect(machine.retryBudget.tokens == 4)
-        // A lost batch alone waits for its turn (the next batch carries its pings): no token spent.
+        // The resend lost too. Pings alone wait for their turn (the next batch carries them): no token spent.
         _ = machine.attemptFailed(.lost("reset"), now: 103, random: 0, hasCredentials: false)
-        #expect(machine.next(now: 103.6, cadence: .moving, backlog: pings) == .wait(until: 108))
+        #expect(machine.lastAttemptAt == 101)
+        #expect(machine.next(now: 103.6, cadence: .moving, backlog: pings) == .wait(until: 106))
         #expect(machine.retryBudget.tokens == 4 && machine.consecutiveFailures == 2)
         // The third in a row is an outage: the backoff, and its base.
         _ = machine.attemptFailed(.lost("reset"), now: 108, random: 0, hasCredentials: false)
@@ -161,7 +163,7 @@ struct UplinkStateMachineTests {
         for _ in 0..<6 {
             now += 1
             _ = machine.attemptFailed(.lost("reset"), now: now, random: 0, hasCredentials: false)
-            #expect(machine.next(now: now + 0.5, cadence: .moving, backlog: item) == .attempt)
+            #expect(machine.next(now: now + 0.5, cadence: .moving, backlog: item) == .resend)
             machine.requestDelivered()
             _ = machine.attemptSucceeded(now: now + 0.5)
         }

@@ -237,9 +237,9 @@ class Stack:
             raise AssertionError(f"stack {self.name}: {report}")
 
     # -- the backend's test API ----------------------------------------------------------------------------
-    def sim(self, path, body=None):
+    def sim(self, path, body=None, method=None):
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.backend + path, data=data, method="POST" if body is not None else "GET",
+        request = urllib.request.Request(self.backend + path, data=data, method=method or ("POST" if body is not None else "GET"),
                                          headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=10) as response:
             text = response.read()

@@ -116,6 +116,15 @@ async function refreshAll() {
   state.next = next;
   state.held = pending;
   state.lastStatusAt = Date.now();
+  await refreshHealth();
+}
+
+// What the driver can act on in the unit's health (agent.health's findings for the driver), read once a minute: it
+// changes slowly (its rules wait minutes), and the store's own line follows agent.status.
+async function refreshHealth() {
+  state.healthAt = Date.now();
+  // A daemon before API 1.18 has no agent.health: no office line rather than no screen.
+  state.health = await call("agent.health").catch(() => null);
 }
 
 // The card's distance and local ETA age with the van's position, the strip's link with time: read again on the
@@ -126,6 +135,7 @@ async function refreshStatus() {
     state.next = next; state.status = status; state.safety = status.safety || state.safety;
     state.lastStatusAt = state.lastNextAt = Date.now();
     await followDriver(status);
+    if (!state.healthAt || Date.now() - state.healthAt >= 60000) await refreshHealth();
     render();
   } catch { /* the connection's close handler shows it */ }
 }
@@ -168,6 +178,8 @@ function notified(topic, params) {
       break;
     case "outbox.refused":
       say(t("notice.officeRefused", { place: placeOf(params.taskId) }), params.taskId);
+      // A refused change is a dead letter now: the strip's office line counts it without waiting for the minute.
+      refreshHealth().then(render);
       break;
     case "task.conflict":
       say(t("notice.officeChanged", { place: placeOf(params.taskId) }), params.taskId);
@@ -280,6 +292,9 @@ function renderStrip() {
   const unsaved = store.canSave === false ? storeWords(store.condition) : "";
   $("chip-store").hidden = !unsaved;
   if (unsaved) $("chip-store").textContent = unsaved;
+  const office = officeWords(state.health);
+  $("chip-office").hidden = !office;
+  if (office) $("chip-office").textContent = office;
   // The vehicle's check-engine light and fuel, when its adapter tells them (absent: no chip).
   const vehicle = state.vehicle || {};
   $("chip-engine").hidden = vehicle.checkEngine !== true;
@@ -289,6 +304,16 @@ function renderStrip() {
   $("theme-button").textContent = state.theme === "night" ? t("theme.night") : state.theme === "day" ? t("theme.day") : t("theme.auto");
   $("theme-button").setAttribute("aria-label", t("theme.label", { theme: $("theme-button").textContent }));
   $("language-code").textContent = I18n.code.toUpperCase();
+}
+
+// The first thing the driver can act on by calling the office (agent.health's findings marked for the driver), in
+// their words; a store that cannot save is chip-store's, current with agent.status.
+function officeWords(health) {
+  const rules = new Set(((health && health.findings) || []).filter((finding) => finding.forDriver).map((finding) => finding.rule));
+  if (rules.has("certificate-refused") || rules.has("certificate-expiring")) return t("office.certificate");
+  if (rules.has("dead-letters")) return t("office.refused", { count: I18n.number(health.health.queue.deadLetters, 0) });
+  if (rules.has("gps-lost")) return t("office.gps");
+  return "";
 }
 
 // The office link in plain words: what a driver needs is whether what they did is on its way.

@@ -199,6 +199,8 @@ final class Uplink: BackendGate, Sendable {
             case .attempt, .finalAttempt:
                 await attempt()
                 if action == .finalAttempt { break loop }
+            case .resend:
+                await attempt(itemsOnly: true)
             case .wait(let until):
                 releaseFlushWaiters()
                 await wakeup.wait(until: until)
@@ -288,7 +290,8 @@ final class Uplink: BackendGate, Sendable {
 
     // MARK: One attempt
 
-    private func attempt() async {
+    /// `itemsOnly`: a lost request's items again (`Action.resend`), without the pings, low items and pushes.
+    private func attempt(itemsOnly: Bool = false) async {
         // A flush waits for an attempt that starts after it asked: one asking meanwhile waits for the next (its
         // request makes one at once), not for this one's outcome (a backend back up after this attempt failed).
         let (flushWaiters, generation) = state.withLock { state in
@@ -301,9 +304,11 @@ final class Uplink: BackendGate, Sendable {
             await recordCompletions()
             // A store that cannot record an item's outcome holds up neither the pings (they need no disk) nor the rest.
             try await unlessStoreFails("sending the queued items") { try await self.sendItems(upTo: .normal, token: token) }
-            try await sendPings(token: token)
-            try await unlessStoreFails("sending the low-priority items") { try await self.sendItems(upTo: .low, token: token) }
-            try await pollPushes(token: token)
+            if !itemsOnly {
+                try await sendPings(token: token)
+                try await unlessStoreFails("sending the low-priority items") { try await self.sendItems(upTo: .low, token: token) }
+                try await pollPushes(token: token)
+            }
             effect = state.withLock { state in
                 state.backendAwayUntil = nil
                 return state.machine.attemptSucceeded(now: now)

@@ -55,15 +55,18 @@ public enum HealthRules {
             case .refused:
                 found.append(HealthFinding(
                     rule: .certificateRefused, severity: .attention,
-                    words: "the unit's certificate was refused: \(certificate.reason ?? "no reason given"); check backend.claim_token"))
+                    words: "the unit's certificate was refused: \(certificate.reason ?? "no reason given"); check backend.claim_token", forDriver: true))
             case .revoked:
-                found.append(HealthFinding(rule: .certificateRefused, severity: .attention, words: "the unit's certificate was revoked by the fleet"))
+                found.append(HealthFinding(
+                    rule: .certificateRefused, severity: .attention, words: "the unit's certificate was revoked by the fleet", forDriver: true))
             case .enrolled, .enrolling:
                 if let notAfter = certificate.notAfter, notAfter - now < thresholds.certificateNotice {
                     let words = notAfter <= now
                         ? "the unit's certificate expired \(duration(now - notAfter)) ago and is not renewed"
                         : "the unit's certificate expires in \(duration(notAfter - now))"
-                    found.append(HealthFinding(rule: .certificateExpiring, severity: notAfter <= now ? .attention : .notice, words: words))
+                    // Expired, nothing the unit does reaches the office until it is renewed: the driver should know.
+                    found.append(HealthFinding(
+                        rule: .certificateExpiring, severity: notAfter <= now ? .attention : .notice, words: words, forDriver: notAfter <= now))
                 }
             }
         }
@@ -86,13 +89,16 @@ public enum HealthRules {
                 case .connected: "no usable fix"
                 }
                 let since = age.map { " for \(duration($0))" } ?? ""
-                found.append(HealthFinding(rule: .gpsLost, severity: .attention, words: "no GPS position\(since) on shift: \(receiver)"))
+                // No receiver is the unit's fault (a cable, gpsd): the driver calls. No fix is the sky's (a depot, a
+                // tunnel): the strip already says "no position", and it passes.
+                let noReceiver = health.gps.link == .lost || health.gps.link == .connecting
+                found.append(HealthFinding(rule: .gpsLost, severity: .attention, words: "no GPS position\(since) on shift: \(receiver)", forDriver: noReceiver))
             }
         }
         if queue.deadLetters > 0 {
             found.append(HealthFinding(
                 rule: .deadLetters, severity: .attention,
-                words: "\(count(queue.deadLetters, "change")) refused by the backend (driverctl dead-letters shows each)"))
+                words: "\(count(queue.deadLetters, "change")) refused by the backend (driverctl dead-letters shows each)", forDriver: true))
         }
         if let fleetRelease, fleetRelease != health.daemonVersion {
             found.append(HealthFinding(rule: .releaseBehind, severity: .notice, words: "runs driverd \(health.daemonVersion), the fleet's release is \(fleetRelease)"))

@@ -105,6 +105,9 @@ public struct UplinkStateMachine: Sendable, Equatable {
     public enum Action: Sendable, Equatable {
         /// Send now: items (unless held), then pings, then the heartbeat when due.
         case attempt
+        /// A lost request's items go again early (the retry budget paid for it): the items alone. Pings keep their turn (the
+        /// next batch carries the lost one's) and pushes wait for the next attempt, so a resend costs one request.
+        case resend
         /// Nothing to do before this time, unless woken.
         case wait(until: Double)
         /// Nothing goes until a login.
@@ -148,6 +151,7 @@ public struct UplinkStateMachine: Sendable, Equatable {
 
     public let configuration: Configuration
     public private(set) var link = Link.idle
+    /// The last attempt's time (a resend is not one: the pings' turn counts from an attempt that carried them).
     public private(set) var lastAttemptAt = -Double.infinity
     public private(set) var lastSuccessAt: Double?
     public private(set) var lastError: String?
@@ -167,6 +171,8 @@ public struct UplinkStateMachine: Sendable, Equatable {
     /// The driver whose queued items wait for their next login (set at logout): they go to nobody else.
     public private(set) var itemsHeldFor: String?
     private var flushRequested = false
+    /// The attempt under way is a resend (`Action.resend`).
+    private var resending = false
     public private(set) var isStopping = false
     private var finalAttemptMade = false
     private var authAnnounced = false
@@ -226,6 +232,9 @@ public struct UplinkStateMachine: Sendable, Equatable {
             if retryBudget.canSpend {
                 if now < resendAt { return .wait(until: resendAt) }
                 _ = retryBudget.spend()
+                self.resendAt = nil
+                resending = backlog.items > 0
+                return resending ? .resend : .attempt
             } else if now < lastAttemptAt + interval(cadence) {
                 return .wait(until: lastAttemptAt + interval(cadence))
             }
@@ -249,7 +258,8 @@ public struct UplinkStateMachine: Sendable, Equatable {
 
     public mutating func attemptSucceeded(now: Double) -> Effect {
         let restored = link != .online || restoreOnSuccess
-        lastAttemptAt = now
+        if !resending { lastAttemptAt = now }
+        resending = false
         lastSuccessAt = now
         lastError = nil
         consecutiveFailures = 0
@@ -267,7 +277,8 @@ public struct UplinkStateMachine: Sendable, Equatable {
 
     /// `random` in [0, 1) picks the jittered delay; `hasCredentials`: configured ones may be tried once.
     public mutating func attemptFailed(_ failure: Failure, now: Double, random: Double, hasCredentials: Bool) -> Effect {
-        lastAttemptAt = now
+        if !resending { lastAttemptAt = now }
+        resending = false
         resendAt = nil
         switch failure {
         case .lost(let reason):
