@@ -166,7 +166,7 @@ struct DaemonAssembly: Sendable {
         if let vehicleReader { vehicle.attach(vehicleReader) }
         travel.readVehicle { vehicle.tripReading() }
         let remote = inputs.remote ?? RemoteConfigStart(layers: ConfigLayers(file: [:]), config: config, running: nil, onTrial: false)
-        let outboxDesk = OutboxDesk(uplink: uplink, outbox: outbox, clock: clock)
+        let outboxDesk = OutboxDesk(uplink: uplink, outbox: outbox, clock: clock, identity: { [identity = inputs.identity] in identity?.status })
         let remoteConfig = RemoteConfigDesk(
             book: RemoteConfigBook(store: store), outbox: outbox, session: uplink?.session, start: remote, clock: clock, logger: Logger(label: "config"))
         let packages = InstalledPackagesFile(path: config.updateDpkgStatus, logger: Logger(label: "health"))

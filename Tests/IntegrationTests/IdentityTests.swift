@@ -300,6 +300,8 @@ struct IdentityTests {
             let outbox = try Harness.outbox(daemon)
             // The journey's eight transitions all kept (beside them waits the unit's own health report).
             #expect(outbox.transitions == 8 && outbox.deadLetters == 0, "\(outbox)")
+            // The queue says why in words, not as the refusal's HTTP status.
+            #expect(outbox.lastError?.hasPrefix("the fleet revoked this unit's certificate (the last attempt: ") == true, "\(outbox)")
             let shown = try runProgram(Binaries.path("driverctl"), ["--socket", daemon.socketPath, "status"])
             #expect(shown.stdout.contains("unit      revoked by the fleet"), "\(shown.stdout)")
             #expect(daemon.log.components(separatedBy: "revoked this unit's certificate").count - 1 == 1, "\(daemon.log.suffix(2000))")

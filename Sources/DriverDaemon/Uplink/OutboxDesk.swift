@@ -9,13 +9,15 @@ struct OutboxDesk: MethodOwner, Sendable {
     let uplink: Uplink?
     let outbox: Outbox
     let clock: DaemonClock
+    /// The unit's certificate (nil: none, username and password only): when the backend refuses it, the queue says so.
+    var identity: @Sendable () -> UnitIdentityStatus? = { nil }
 
     func register(in router: inout RPCRouter) {
         router.register(Methods.outboxStatus) { [self] _, _ in try status() }
-        router.register(Methods.outboxFlush) { [uplink] _, _ in
+        router.register(Methods.outboxFlush) { [self] _, _ in
             guard let uplink else { throw APIError.unavailable("no backend is configured (backend.url or --backend)") }
             await uplink.flush()
-            return try uplink.status()
+            return try status()
         }
         router.register(Methods.outboxDeadLetters) { [outbox] _, _ in
             let dead = try outbox.newestDeadItems(limit: DeadLetterList.shown)
@@ -28,8 +30,28 @@ struct OutboxDesk: MethodOwner, Sendable {
 
     /// Throws when the store cannot be read: a queue that cannot be counted is an error, never an empty one.
     func status(maxAge: Duration = .zero) throws -> OutboxStatus {
-        if let uplink { return try uplink.status(maxAge: maxAge) }
-        return OutboxStatus(depth: try outbox.depth(maxAge: maxAge), now: clock.now().time, monotonic: clock.monotonic)
+        guard let uplink else { return OutboxStatus(depth: try outbox.depth(maxAge: maxAge), now: clock.now().time, monotonic: clock.monotonic) }
+        var status = try uplink.status(maxAge: maxAge)
+        let now = clock.now()
+        status.lastError = Self.lastError(status.lastError, identity: identity(), now: now.time, clockTrusted: now.source != .unsynced)
+        return status
+    }
+
+    /// The link's last error said by its cause when the unit's certificate is the cause (refused, revoked, or expired on a
+    /// trusted clock): the transport's words ("connection reset") are then only the last attempt's detail.
+    static func lastError(_ error: String?, identity: UnitIdentityStatus?, now: Double, clockTrusted: Bool) -> String? {
+        guard let error, let identity else { return error }
+        let cause: String
+        switch identity.state {
+        case .revoked:
+            cause = "the fleet revoked this unit's certificate"
+        case .refused:
+            cause = "the backend refused this unit's certificate: \(identity.reason ?? "no reason given"); check backend.claim_token"
+        case .enrolled, .enrolling:
+            guard let notAfter = identity.notAfter, clockTrusted, notAfter <= now else { return error }
+            cause = "the unit's certificate expired at \(TextFormat.UTC(notAfter).iso8601): the backend refuses this unit until it is renewed"
+        }
+        return "\(cause) (the last attempt: \(error))"
     }
 }
 
