@@ -82,7 +82,7 @@ struct UplinkStateMachineTests {
         machine.attemptStarted()
         _ = machine.attemptFailed(.transient("503"), now: 16, random: 0.999, hasCredentials: false)
         #expect(machine.next(now: 17, cadence: .moving, backlog: sos) == .wait(until: 21))
-        // A backoff shorter than the SOS interval is kept.
+        // A backoff shorter than the SOS interval is kept. (Up for the first time: the route is fetched.)
         #expect(machine.attemptSucceeded(now: 21) == .linkRestored)
         _ = machine.attemptSucceeded(now: 51)
         _ = machine.attemptFailed(.transient("503"), now: 52, random: 0.5, hasCredentials: false)
@@ -152,6 +152,26 @@ struct UplinkStateMachineTests {
         var fresh = Machine()
         _ = fresh.attemptFailed(.lost("reset"), now: 0, random: 0, hasCredentials: false)
         #expect(fresh.link == .backingOff(until: 1))
+    }
+
+    @Test("a return is worth a refetch (route, release, configuration) only after a minute or more down, the first time up, or after a login")
+    func briefOutage() {
+        var machine = Machine()
+        #expect(machine.attemptSucceeded(now: 0) == .linkRestored, "the first time up")
+        #expect(machine.attemptSucceeded(now: 5) == .none)
+        // A lossy link's backoff of a few seconds: the pushes' cursor brings what changed.
+        for now in [10.0, 11, 12] { _ = machine.attemptFailed(.lost("reset"), now: now, random: 0, hasCredentials: false) }
+        #expect(machine.retryAt != nil)
+        #expect(machine.attemptSucceeded(now: 20) == .none)
+        // Down from 30 s to 95 s: a return.
+        _ = machine.attemptFailed(.transient("connection refused"), now: 30, random: 0.5, hasCredentials: false)
+        _ = machine.attemptFailed(.transient("connection refused"), now: 60, random: 0.5, hasCredentials: false)
+        #expect(machine.attemptSucceeded(now: 89.9) == .none)
+        _ = machine.attemptFailed(.transient("connection refused"), now: 100, random: 0.5, hasCredentials: false)
+        #expect(machine.attemptSucceeded(now: 160) == .linkRestored)
+        // A login restores at once, down or not.
+        machine.loggedIn(driver: "drv-1")
+        #expect(machine.attemptSucceeded(now: 161) == .linkRestored)
     }
 
     @Test("the retry budget: each early resend spends a token, a request that goes through earns a fifth of one back; once spent, a lost item waits for the next turn, an SOS never")

@@ -132,7 +132,8 @@ public struct UplinkStateMachine: Sendable, Equatable {
     /// What the runner does besides waiting, after an outcome.
     public enum Effect: Sendable, Equatable {
         case none
-        /// The link works (again), or works for a new login: fetch the route.
+        /// The link works for the first time, again after a minute or more down (`briefOutage`), or for a new login:
+        /// fetch the route (and the release and configuration).
         case linkRestored
         /// Log in with the configured credentials, then report that login's outcome.
         case loginWithCredentials
@@ -148,6 +149,10 @@ public struct UplinkStateMachine: Sendable, Equatable {
     /// The wait before a lost request's items go again while the budget lasts (seconds, jittered over this range): about
     /// a TCP retransmission timeout, so a lost transition costs the driver a second or two.
     public static let resendDelay = 0.5...2.0
+    /// A link back within this (seconds) is no return worth a refetch (`Effect.linkRestored`): what changed meanwhile
+    /// comes as pushes, which the push cursor catches up on. A lossy link's backoffs then cost no route, release and
+    /// configuration requests each.
+    public static let briefOutage = 60.0
 
     public let configuration: Configuration
     public private(set) var link = Link.idle
@@ -164,6 +169,8 @@ public struct UplinkStateMachine: Sendable, Equatable {
     public private(set) var resendAt: Double?
     /// Since when the link has been up without a failure.
     private var onlineSince: Double?
+    /// Since when a link that was up has been backing off (nil: up, or never up).
+    private var downSince: Double?
     /// The first attempt after a start waits until then (the start's spread), unless an SOS or a flush is waiting.
     public private(set) var firstAttemptAt: Double
     /// Until when the backend asked for quiet (`Retry-After`): a flush does not cut this short, an SOS does.
@@ -257,7 +264,8 @@ public struct UplinkStateMachine: Sendable, Equatable {
     public mutating func attemptStarted() { flushRequested = false }
 
     public mutating func attemptSucceeded(now: Double) -> Effect {
-        let restored = link != .online || restoreOnSuccess
+        let restored = restoreOnSuccess || link != .online && now - (downSince ?? -.infinity) >= Self.briefOutage
+        downSince = nil
         if !resending { lastAttemptAt = now }
         resending = false
         lastSuccessAt = now
@@ -312,6 +320,7 @@ public struct UplinkStateMachine: Sendable, Equatable {
         // A link that stayed up a while was fine: this failure starts the backoff again.
         if let onlineSince, now - onlineSince >= configuration.stableAfter { backoffWait = nil }
         onlineSince = nil
+        if link == .online { downSince = now }
         guard let retryAfter else {
             backendQuietUntil = nil
             let wait = min(configuration.backoff.next(after: backoffWait, random: random), cap)
