@@ -1,3 +1,4 @@
+import DriverAPI
 import AsyncHTTPClient
 import BackendContract
 import CompressNIO
@@ -163,12 +164,6 @@ public final class BackendClient: Sendable {
         try await send(.POST, BackendPaths.renew, json: request, anonymous: true)
     }
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-
     public func login(username: String, password: String) async throws(BackendClientError) -> TokenResponse {
         try await send(.POST, BackendPaths.login, json: LoginRequest(username: username, password: password))
     }
@@ -185,7 +180,7 @@ public final class BackendClient: Sendable {
     public func postLocations(_ batch: LocationBatch, token: String) async throws(BackendClientError) -> BatchAck {
         let body: Data
         do {
-            body = try Self.encoder.encode(batch)
+            body = Data(try Codec.encode(batch))
         } catch {
             throw BackendClientError(transport: error)
         }
@@ -288,7 +283,7 @@ public final class BackendClient: Sendable {
     ) async throws(BackendClientError) -> Reply {
         let body: Data
         do {
-            body = try Self.encoder.encode(json)
+            body = Data(try Codec.encode(json))
         } catch {
             throw BackendClientError(transport: error)
         }
@@ -302,7 +297,7 @@ public final class BackendClient: Sendable {
     ) async throws(BackendClientError) -> Reply {
         try await send(
             method, path, body: body, contentType: contentType, contentEncoding: contentEncoding, token: token,
-            idempotencyKey: idempotencyKey, progress: progress, anonymous: anonymous) { data in try JSONDecoder().decode(Reply.self, from: data) }
+            idempotencyKey: idempotencyKey, progress: progress, anonymous: anonymous) { data in try Codec.decode(Reply.self, from: data) }
     }
 
     /// `decode` reads a 2xx answer's body (its errors are the transport's: the backend said something unreadable).
@@ -358,7 +353,7 @@ public final class BackendClient: Sendable {
         guard (200..<300).contains(status) else {
             let error = BackendClientError(
                 // A body of another shape (a proxy's page) is expected: the raw body is kept instead.
-                status: status, rawBody: String(decoding: data, as: UTF8.self), body: try? JSONDecoder().decode(BackendErrorBody.self, from: data),
+                status: status, rawBody: String(decoding: data, as: UTF8.self), body: try? Codec.decode(BackendErrorBody.self, from: data),
                 retryAfter: retryAfter)
             if error.body?.error.code == .unitRevoked { revokedListener.withLock { $0 }?(error) }
             throw error

@@ -1,3 +1,4 @@
+import DriverAPI
 import BackendContract
 import FoundationEssentials
 import HTTPTypes
@@ -159,7 +160,7 @@ public final class WebSocketLink: Sendable {
             noteTraffic()
             // A frame of a kind this release does not know is expected from a newer backend: passed over.
             guard case .text(let text) = message,
-                  let frame = try? JSONDecoder().decode(WSServerMessage.self, from: Data(text.utf8))
+                  let frame = try? Codec.decode(WSServerMessage.self, from: Data(text.utf8))
             else { continue }
             switch frame {
             case .ack(let ack):
@@ -279,6 +280,6 @@ public final class WebSocketLink: Sendable {
 
     /// A frame's text; throws rather than send an empty frame.
     static func text(_ message: WSClientMessage) throws -> String {
-        String(decoding: try BackendClient.encoder.encode(message), as: UTF8.self)
+        String(decoding: try Codec.encode(message), as: UTF8.self)
     }
 }

@@ -1,3 +1,4 @@
+import DriverAPI
 import FoundationEssentials
 import Synchronization
 
@@ -32,7 +33,7 @@ public final class KioskLanguage: Sendable {
             let path = "\(directory)/\(code).json"
             guard let data = FileManager.default.contents(atPath: path) else { return [:] }
             do {
-                return try JSONDecoder().decode([String: String].self, from: data)
+                return try Codec.decode([String: String].self, from: data)
             } catch {
                 throw KioskCatalogError(path: path, reason: "\(error)")
             }

@@ -1,3 +1,4 @@
+import DriverAPI
 import FoundationEssentials
 import HTTPTypes
 import Hummingbird
@@ -89,7 +90,7 @@ public enum KioskServer {
 private func jsonResponse<Value: Encodable>(_ value: Value) throws -> Response {
     Response(
         status: .ok, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-cache"],
-        body: ResponseBody(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(value))))
+        body: ResponseBody(byteBuffer: ByteBuffer(bytes: try Codec.encode(value))))
 }
 
 /// The page loads nothing from elsewhere but map tiles, never sends the token in a `Referer`, and cannot be

@@ -118,7 +118,7 @@ public struct OutboxItemRecord: Sendable, Equatable, TableRecord {
     public var transitionStatus: TaskStatus? {
         guard kind.category == .transition else { return nil }
         // Expected only for a body of another release's shape: the answer then just does not name a status.
-        return (try? JSONDecoder().decode(TransitionBody.self, from: payload))?.status
+        return (try? Codec.decode(TransitionBody.self, from: payload))?.status
     }
 
     /// The part of a transition's body this module needs (the contract's type lives above the store).

@@ -137,7 +137,7 @@ struct PingLog {
             for text in [ping.motion, ping.reason, ping.timeSource ?? "", ping.batchId ?? ""] { append(text, to: &body) }
         case .travel(let travel):
             body.append(2)
-            body += [UInt8](try JSONEncoder().encode(travel))
+            body += try Codec.encode(travel)
         }
         return body
     }
@@ -171,7 +171,7 @@ struct PingLog {
             return .ping(ping)
         case 2:
             // Expected to fail only for a record of another release's shape: passed over (see read()).
-            return (try? JSONDecoder().decode(TravelRecord.self, from: Data(reader.rest))).map(Entry.travel)
+            return (try? Codec.decode(TravelRecord.self, from: Data(reader.rest))).map(Entry.travel)
         default:
             return nil
         }

@@ -1,3 +1,4 @@
+import DriverAPI
 import SQLiteKit
 import FoundationEssentials
 
@@ -46,7 +47,7 @@ public struct RemoteConfigRecord: Sendable, Equatable, TableRecord {
     /// be read: a count read as none would never end a crash loop.
     public func starts(inBoot boot: String) throws -> [Double] {
         guard bootId == boot else { return [] }
-        return try JSONDecoder().decode([Double].self, from: Data(starts.utf8))
+        return try Codec.decode([Double].self, from: Data(starts.utf8))
     }
 }
 
@@ -94,7 +95,7 @@ public final class RemoteConfigBook: Sendable {
             guard var record = try RemoteConfigRecord.fetchOne(db, key: version), record.state == .trial else { return [] }
             let earlier = try record.starts(inBoot: boot)
             record.bootId = boot
-            record.starts = String(decoding: try JSONEncoder().encode(earlier + [now]), as: UTF8.self)
+            record.starts = String(decoding: try Codec.encode(earlier + [now]), as: UTF8.self)
             try record.update(db)
             return earlier
         }

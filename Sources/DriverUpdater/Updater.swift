@@ -69,13 +69,13 @@ struct Updater {
         let manifest: ReleaseManifest
         do {
             let bytes = try Self.readNoFollow(requestPath, limit: 1 << 20)
-            signed = try JSONDecoder().decode(SignedRelease.self, from: bytes)
+            signed = try Codec.decode(SignedRelease.self, from: bytes)
             guard let payload = Data(base64Encoded: signed.payload) else { throw UpdaterError("the request's payload is not base64") }
             guard !settings.publicKey.isEmpty else { throw UpdaterError("no update.public_key in the configuration: no release is installed") }
             guard let signature = signed.signature, FleetSignature.isValid(signature, of: payload, publicKey: settings.publicKey) else {
                 throw UpdaterError("bad signature: not made by the release key in the configuration (update.public_key)")
             }
-            manifest = try JSONDecoder().decode(ReleaseManifest.self, from: payload)
+            manifest = try Codec.decode(ReleaseManifest.self, from: payload)
         } catch {
             // Nothing trustworthy to answer about: no outcome names a release driverd did not prove.
             say("request refused: \(error)")
@@ -260,7 +260,7 @@ struct Updater {
     private func writeOutcome(_ package: String, _ version: String, _ status: UpdateAckStatus, reason: String?, running: String, sha256: String) {
         let ack = UpdateAck(package: package, version: version, status: status, reason: reason, runningVersion: running, at: Self.wallClock(), sha256: sha256)
         do {
-            try DurableFile.write(try JSONEncoder().encode(ack), to: outcomePath)
+            try DurableFile.write(Data(try Codec.encode(ack)), to: outcomePath)
             var directory = stat()
             if stat(settings.requestDirectory, &directory) == 0 { _ = chown(outcomePath, directory.st_uid, directory.st_gid) }
         } catch {
@@ -272,7 +272,7 @@ struct Updater {
     /// installed over an install whose outcome is not known.
     private func readJournal() throws(UpdaterError) -> Journal? {
         do {
-            return try DurableFile.contents(journalPath).map { try JSONDecoder().decode(Journal.self, from: $0) }
+            return try DurableFile.contents(journalPath).map { try Codec.decode(Journal.self, from: $0) }
         } catch {
             throw UpdaterError("\(journalPath) cannot be read, so an interrupted install cannot be judged (nothing else is installed until it is removed): \(error)")
         }
@@ -289,7 +289,7 @@ struct Updater {
 
     private func writeJournal(_ journal: Journal) throws(UpdaterError) {
         do {
-            try DurableFile.write(try JSONEncoder().encode(journal), to: journalPath)
+            try DurableFile.write(Data(try Codec.encode(journal)), to: journalPath)
         } catch {
             throw UpdaterError("cannot write \(journalPath): \(error)")
         }

@@ -124,7 +124,7 @@ public enum FuzzTargets {
 
     /// `data` decoded as the daemon decodes it, or nil: most fuzzed inputs are not documents at all, and a refusal to
     /// decode is the parser's right answer (only a trap or a memory error is a finding).
-    static func decoded<T: Decodable>(_ type: T.Type, _ data: Data) -> T? { try? JSONDecoder().decode(type, from: data) }
+    static func decoded<T: Decodable>(_ type: T.Type, _ data: Data) -> T? { try? Codec.decode(type, from: data) }
 
     // MARK: The dispatcher's table
 

@@ -81,7 +81,7 @@ extension SOSDesk {
     }
 
     private func acknowledged(_ item: OutboxItemRecord) {
-        guard let report = logger.valueOrLog("reading the acknowledged SOS", { try JSONDecoder().decode(SOSReport.self, from: item.payload) }) else { return }
+        guard let report = logger.valueOrLog("reading the acknowledged SOS", { try Codec.decode(SOSReport.self, from: item.payload) }) else { return }
         hub.publish(Events.sosChanged, Self.view(report, state: .acknowledged, acknowledgedAt: clock.now().time))
         logger.notice("the backend acknowledged the SOS", metadata: ["sos": "\(report.sosId)"])
     }

@@ -230,7 +230,7 @@ extension FleetRequestDesk {
         let chunk: DiagChunkItem
         let bytes: Data
         do {
-            chunk = try JSONDecoder().decode(DiagChunkItem.self, from: item.payload)
+            chunk = try Codec.decode(DiagChunkItem.self, from: item.payload)
             bytes = try DurableFile.read(chunk.file, offset: chunk.offset, count: chunk.length)
         } catch {
             throw BackendClientError(refusedLocally: "the spooled diagnostic bundle cannot be read: \(error)")
@@ -244,7 +244,7 @@ extension FleetRequestDesk {
     /// completion was committed, a crash in between dead-lettered that chunk: sent again after the restart, its file
     /// was gone. A completion a power cut undoes is the same case.)
     private func chunkCompleted(_ item: OutboxItemRecord) async {
-        guard let chunk = logger.valueOrLog("reading a sent chunk's item", { try JSONDecoder().decode(DiagChunkItem.self, from: item.payload) }),
+        guard let chunk = logger.valueOrLog("reading a sent chunk's item", { try Codec.decode(DiagChunkItem.self, from: item.payload) }),
               chunk.index == chunk.count - 1
         else { return }
         let store = outbox.store

@@ -71,7 +71,7 @@ final class RemoteConfigDesk: Sendable {
         }
         let document: RemoteConfigDocument
         do {
-            document = try JSONDecoder().decode(RemoteConfigDocument.self, from: payload)
+            document = try Codec.decode(RemoteConfigDocument.self, from: payload)
         } catch {
             logger.error("the backend's configuration document is not a document's JSON (\(error)): ignored")
             return false

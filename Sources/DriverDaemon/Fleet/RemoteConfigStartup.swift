@@ -1,3 +1,4 @@
+import DriverAPI
 import BackendContract
 import DriverDomain
 import DriverStore
@@ -63,7 +64,7 @@ struct RemoteConfigStart: Sendable {
 
     private static func decode(_ record: RemoteConfigRecord, _ logger: Logger) -> RemoteConfigDocument? {
         do {
-            return try JSONDecoder().decode(RemoteConfigDocument.self, from: record.payload)
+            return try Codec.decode(RemoteConfigDocument.self, from: record.payload)
         } catch {
             logger.error("stored remote configuration v\(record.version) cannot be read: \(error)")
             return nil

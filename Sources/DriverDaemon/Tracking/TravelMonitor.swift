@@ -74,8 +74,8 @@ final class TravelMonitor: Sendable {
     private static func restore(_ book: TravelBook, logger: Logger) -> (TravelRecord, TripDetector, VehicleReading?) {
         do {
             let record = try book.read()
-            let trips = try record.tripRules.map { try JSONDecoder().decode(TripDetector.self, from: $0) } ?? TripDetector()
-            let vehicleStart = try record.tripVehicleStart.map { try JSONDecoder().decode(VehicleReading.self, from: $0) }
+            let trips = try record.tripRules.map { try Codec.decode(TripDetector.self, from: $0) } ?? TripDetector()
+            let vehicleStart = try record.tripVehicleStart.map { try Codec.decode(VehicleReading.self, from: $0) }
             return (record, trips, vehicleStart)
         } catch {
             let reason = "unreadable: \(error)"
@@ -155,7 +155,7 @@ final class TravelMonitor: Sendable {
         }.flatMap { completed in
             // Encoded outside the lock; a reading the row cannot hold is said, and the start stays as it was.
             do {
-                let encoded = try JSONEncoder().encode(completed)
+                let encoded = Data(try Codec.encode(completed))
                 return state.withLock { state in
                     state.vehicleStart = completed
                     state.record.tripVehicleStart = encoded
@@ -245,7 +245,7 @@ final class TravelMonitor: Sendable {
     private func withTripRules(_ snapshot: Snapshot) -> TravelRecord {
         guard let trips = snapshot.changedTrips else { return snapshot.record }
         do {
-            let encoded = try JSONEncoder().encode(trips)
+            let encoded = Data(try Codec.encode(trips))
             state.withLock { if $0.encodedTrips == trips { $0.record.tripRules = encoded } }
             var record = snapshot.record
             record.tripRules = encoded
@@ -262,7 +262,7 @@ final class TravelMonitor: Sendable {
             case .tripStarted:
                 var record = record
                 let reading = vehicleReading.withLock({ $0 })?()
-                let start = try reading.map { try JSONEncoder().encode($0) }
+                let start = try reading.map { Data(try Codec.encode($0)) }
                 record.tripVehicleStart = start
                 state.withLock {
                     $0.record.tripVehicleStart = start
@@ -277,7 +277,7 @@ final class TravelMonitor: Sendable {
                 let metres = (end.odometer - start.odometer).rounded()
                 var record = record
                 let vehicleStart = record.tripVehicleStart.flatMap { stored in
-                    logger.valueOrLog("reading the trip's stored vehicle start") { try JSONDecoder().decode(VehicleReading.self, from: stored) }
+                    logger.valueOrLog("reading the trip's stored vehicle start") { try Codec.decode(VehicleReading.self, from: stored) }
                 }
                 let vehicle = TripVehicle(start: vehicleStart, end: vehicleReading.withLock({ $0 })?())
                 record.tripVehicleStart = nil

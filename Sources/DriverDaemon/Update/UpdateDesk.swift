@@ -136,7 +136,7 @@ final class UpdateDesk: Sendable {
         let manifest: ReleaseManifest
         do {
             guard let payload = Data(base64Encoded: signed.payload) else { throw APIError(.invalidParams, "the payload is not base64") }
-            manifest = try JSONDecoder().decode(ReleaseManifest.self, from: payload)
+            manifest = try Codec.decode(ReleaseManifest.self, from: payload)
         } catch {
             logger.error("the backend's release is not base64 of a manifest's JSON: ignored (\(error))")
             return
@@ -283,9 +283,9 @@ final class UpdateDesk: Sendable {
     private func storedRelease() -> (SignedRelease, ReleaseManifest)? {
         do {
             guard let data = try DurableFile.contents(files.release) else { return nil }
-            let signed = try JSONDecoder().decode(SignedRelease.self, from: data)
+            let signed = try Codec.decode(SignedRelease.self, from: data)
             guard let payload = Data(base64Encoded: signed.payload) else { throw APIError(.invalidParams, "its payload is not base64") }
-            let manifest = try JSONDecoder().decode(ReleaseManifest.self, from: payload)
+            let manifest = try Codec.decode(ReleaseManifest.self, from: payload)
             // Written by this daemon after the rules passed; checked again all the same before any arithmetic.
             if let problem = ReleaseRules.problem(of: manifest) { throw APIError(.invalidParams, problem) }
             return (signed, manifest)
@@ -309,7 +309,7 @@ final class UpdateDesk: Sendable {
         }
         let ack: UpdateAck
         do {
-            ack = try JSONDecoder().decode(UpdateAck.self, from: data)
+            ack = try Codec.decode(UpdateAck.self, from: data)
         } catch {
             logger.error("driverd-update's outcome file is not an answer (\(error)): removed")
             removeOutcome()
@@ -695,7 +695,7 @@ struct DailyBudget: Codable, Sendable, Equatable {
 
     /// None spent when there is no file yet; throws when it cannot be read or decoded.
     static func read(_ path: String) throws -> DailyBudget {
-        try DurableFile.contents(path).map { try JSONDecoder().decode(DailyBudget.self, from: $0) } ?? DailyBudget()
+        try DurableFile.contents(path).map { try Codec.decode(DailyBudget.self, from: $0) } ?? DailyBudget()
     }
 }
 

@@ -1,3 +1,4 @@
+import DriverAPI
 import BackendContract
 import Crypto
 import DriverStore
@@ -27,12 +28,12 @@ struct UpdateFiles: Sendable {
     /// Releases (SHA-256) driverd-update rolled back or refused: never taken again.
     func givenUp() throws -> [String] {
         guard let data = try DurableFile.contents(givenUpList) else { return [] }
-        return try JSONDecoder().decode([String].self, from: data)
+        return try Codec.decode([String].self, from: data)
     }
 
     /// Writes the whole list (the desk keeps it in memory: nothing read back).
     func saveGivenUp(_ list: [String]) throws {
-        try DurableFile.write(try JSONEncoder().encode(list), to: givenUpList)
+        try DurableFile.write(Data(try Codec.encode(list)), to: givenUpList)
     }
 
     /// Chunks of `manifest` already in `package.part`, each checked against its SHA-256; the file is cut after the

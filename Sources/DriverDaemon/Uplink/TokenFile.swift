@@ -42,7 +42,7 @@ enum TokenFile {
     /// The stored tokens; nil when there are none. Throws when the file cannot be read or decoded.
     static func load(from directory: String) throws -> StoredTokens? {
         do {
-            return try DurableFile.contents(path(in: directory)).map { try JSONDecoder().decode(StoredTokens.self, from: $0) }
+            return try DurableFile.contents(path(in: directory)).map { try Codec.decode(StoredTokens.self, from: $0) }
         } catch {
             throw TokenFileError("cannot read \(path(in: directory)): \(error)")
         }
@@ -52,7 +52,7 @@ enum TokenFile {
     /// others, never half written, and still there after a power cut.
     static func save(_ tokens: StoredTokens, in directory: String) throws {
         do {
-            try DurableFile.write(try JSONEncoder().encode(tokens), to: path(in: directory))
+            try DurableFile.write(Data(try Codec.encode(tokens)), to: path(in: directory))
         } catch {
             throw TokenFileError("cannot write \(path(in: directory)): \(error)", cause: error)
         }

@@ -27,18 +27,18 @@ struct LocalTask: Sendable, Equatable {
         pod = task.podAccepted ? .accepted : .none
         failureReason = task.failureReason
         detail = task
-        storedDetail = try JSONEncoder().encode(task)
+        storedDetail = Data(try Codec.encode(task))
         updatedAt = now
     }
 
     /// The backend's task anew, encoded for the row now: throws rather than keep a detail the row cannot hold.
     mutating func setDetail(_ task: RiderTask) throws {
-        storedDetail = try JSONEncoder().encode(task)
+        storedDetail = Data(try Codec.encode(task))
         detail = task
     }
 
     init(record: TaskRecord) throws {
-        detail = try JSONDecoder().decode(RiderTask.self, from: record.detail)
+        detail = try Codec.decode(RiderTask.self, from: record.detail)
         storedDetail = record.detail
         status = try Self.decode(TaskStatus.self, record.status)
         backendStatus = try Self.decode(TaskStatus.self, record.backendStatus)

@@ -49,7 +49,7 @@ extension Workflow {
         let spooled: SpooledPhoto
         let bytes: Data
         do {
-            spooled = try JSONDecoder().decode(SpooledPhoto.self, from: item.payload)
+            spooled = try Codec.decode(SpooledPhoto.self, from: item.payload)
             bytes = try Data(contentsOf: URL(fileURLWithPath: spooled.file))
         } catch {
             throw BackendClientError(refusedLocally: "the spooled photo cannot be read: \(error)")
