@@ -1,4 +1,7 @@
-import FoundationEssentials
+// Internal: Foundation is Codec's business, not its importers' (a public import made every module that imports DriverAPI
+// autolink FoundationEssentials' static archives once the package's static link compiled it, and the debug build's
+// next dynamic link failed).
+internal import FoundationEssentials
 
 /// The one JSON encoding of the unit's programs: the local API's and the backend's types, the queue's bodies, the files and
 /// rows they keep. Foundation's `JSONEncoder` (FoundationEssentials, no ICU) with sorted keys, so output is stable for
