@@ -181,7 +181,8 @@ public enum Daemon {
             return (identity, nil)
         }
         return (identity, IdentityService(
-            identity: identity, claimToken: config.backendClaimToken, client: backend, webSocket: webSocket, clock: clock, logger: logger))
+            identity: identity, claimToken: config.backendClaimToken, client: backend, webSocket: webSocket, clock: clock,
+            spreadWindow: config.spreadWindowSeconds, logger: logger))
     }
 
     static func logSink(for target: LogTarget) -> DaemonLogHandler.Sink {

@@ -4,6 +4,7 @@ import DriverAPI
 import DriverDomain
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// The unit's identity over its life: enrolment with the fleet's claim token, once (a CSR for the unit's key; the
 /// chain the backend answers is kept and presented from then on), then renewal at a random point between 50 % and
@@ -11,8 +12,8 @@ import ServiceLifecycle
 /// that it works after expiry too. Until enrolment, requests go without a certificate (a backend that asks for one
 /// answers `CERTIFICATE_REQUIRED`, and the uplink waits an hour, or until a certificate is issued: nothing queued is
 /// lost). A refused token, or a revoked certificate, is tried again hourly (a person must act); a backend that is
-/// away, with backoff, cut short by any request the backend takes, and every 10 to 20 s once the certificate in force
-/// has expired (`CertificateRenewal.retryWait`).
+/// away, with backoff, cut short by any request the backend takes (after a random share of the fleet's spread window),
+/// and every 10 to 20 s once the certificate in force has expired (`CertificateRenewal.retryWait`).
 struct IdentityService: Service {
     let identity: UnitIdentity
     let claimToken: String
@@ -21,9 +22,18 @@ struct IdentityService: Service {
     let clock: DaemonClock
     /// Signalled when the clock becomes trusted (the renewal judges again at once).
     let wakeup: Wakeup
+    /// The fleet's spread window (seconds; `uplink.fleet_size` / `uplink.backend_connect_rate`): a renewal the backend's
+    /// return woke goes after a random share of it, so a fleet back from an outage does not renew in one instant.
+    let spreadWindow: Double
+    /// Set when a request's success woke a waiting renewal (the backend is back).
+    private let backendReturned = BackendReturned()
     let logger: Logger
 
-    init(identity: UnitIdentity, claimToken: String, client: BackendClient, webSocket: WebSocketLink?, clock: DaemonClock, logger: Logger) {
+    init(
+        identity: UnitIdentity, claimToken: String, client: BackendClient, webSocket: WebSocketLink?, clock: DaemonClock, spreadWindow: Double,
+        logger: Logger
+    ) {
+        self.spreadWindow = spreadWindow
         self.identity = identity
         self.claimToken = claimToken
         self.client = client
@@ -39,7 +49,11 @@ struct IdentityService: Service {
             Self.logRefusal(error, revoked: true, enrolled: true, logger: logger)
         }
         // A renewal or enrolment waiting out a backoff goes when any request gets through: the backend is back.
-        client.whenRequestSucceeds { if identity.awaitsAnswer { wakeup.signal() } }
+        client.whenRequestSucceeds { [backendReturned] in
+            guard identity.awaitsAnswer else { return }
+            backendReturned.heard.withLock { $0 = true }
+            wakeup.signal()
+        }
     }
 
     /// A refusal (claim token, revoked certificate): asked again this often (seconds).
@@ -99,6 +113,9 @@ struct IdentityService: Service {
                 failures += 1
             }
             await wakeup.wait(until: clock.monotonic + wait)
+            if backendReturned.heard.withLock({ heard in defer { heard = false }; return heard }), spreadWindow > 0 {
+                await wakeup.wait(until: clock.monotonic + spreadWindow * Double.random(in: 0..<1))
+            }
         }
     }
 
@@ -152,4 +169,9 @@ struct IdentityService: Service {
         try webSocket?.present(clientIdentity)
         return true
     }
+}
+
+/// Shared by the service's copies and the client's success listener.
+private final class BackendReturned: Sendable {
+    let heard = Mutex(false)
 }
