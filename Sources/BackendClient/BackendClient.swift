@@ -2,6 +2,7 @@ import DriverAPI
 import AsyncHTTPClient
 import BackendContract
 import CompressNIO
+import Dispatch
 import FoundationEssentials
 import NIOCore
 import NIOHTTP1
@@ -130,11 +131,18 @@ public final class BackendClient: Sendable {
     /// `action` runs after each request the backend took (a 2xx): the backend is back, whoever asked.
     public func whenRequestSucceeds(_ action: @escaping @Sendable () -> Void) { successListener.withLock { $0 = action } }
 
+    /// AsyncHTTPClient's `shutdown() async` answers on `DispatchQueue.global()`: the first job there starts libdispatch's
+    /// worker pool, whose monitor wakes the process every second for good and runs on a thread that asks for nice -4
+    /// (refused under the hardened unit: "Failed to set thread priority" in the journal). A queue of its own is served
+    /// by an overcommit thread that exits when idle (docs/LEAN.md, "Wake-ups").
+    private static let shutdownQueue = DispatchQueue(label: "driverd.backend-client.shutdown")
+
     private static func shutDown(_ client: HTTPClient) async {
-        do {
-            try await client.shutdown()
-        } catch {
-            // Thrown only when already shut down: the same end.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            client.shutdown(queue: shutdownQueue) { _ in
+                // An error means it was shut down already: the same end.
+                done.resume()
+            }
         }
     }
 
