@@ -165,8 +165,10 @@ struct IdentityService: Service {
     @discardableResult
     static func present(_ identity: UnitIdentity, client: BackendClient, webSocket: WebSocketLink?) throws -> Bool {
         guard let clientIdentity = try identity.clientIdentity() else { return false }
-        try client.present(clientIdentity)
+        // The WebSocket first: the client's presenting tells the uplink (`whenIdentityPresented`), whose socket then
+        // reconnects at once, and must do so with the new certificate (with the old one: a 403 and an hour's wait).
         try webSocket?.present(clientIdentity)
+        try client.present(clientIdentity)
         return true
     }
 }

@@ -32,6 +32,7 @@ extension Uplink {
                 continue
             }
             let opened = now, openedBefore = webSocket.openedConnections
+            let generation = state.withLock { $0.identityGeneration }
             do {
                 // Through the session's `authorized`: a "not now" heard while fetching the token quiets the sender too.
                 let token = try await session.authorized { _, token in token }
@@ -42,7 +43,7 @@ extension Uplink {
                 // comes back when the sender may: after the backend's wait and the sender's share of the fleet's
                 // window, not at the wait's end with every other unit told the same.
                 logger.info("WebSocket upgrade refused: \(error)")
-                heardNotNow(error)
+                heardNotNow(error, identityGeneration: generation)
                 if case .backingOff(let until) = state.withLock({ $0.machine.link }) { await webSocketWakeup.wait(until: until) }
                 continue
             } catch {

@@ -164,9 +164,18 @@ final class Uplink: BackendGate, Sendable {
         }
     }
 
-    /// An owner heard "not now": the sender waits it out too.
-    func heardNotNow(_ error: BackendClientError) {
-        _ = failed(.transient(error.reason, retryAfter: error.retryAfter))
+    /// An owner heard "not now": the sender waits it out too. `identityGeneration`: the identity the request went under
+    /// (nil: the current one); a refusal heard under one replaced meanwhile (a WebSocket upgrade's 403
+    /// CERTIFICATE_REQUIRED racing the enrolment) was about the old identity, and sets no wait.
+    func heardNotNow(_ error: BackendClientError) { heardNotNow(error, identityGeneration: nil) }
+
+    func heardNotNow(_ error: BackendClientError, identityGeneration generation: Int?) {
+        let hasCredentials = session.credentials != nil, random = Double.random(in: 0..<1), now = self.now
+        state.withLock { state in
+            guard generation.map({ $0 == state.identityGeneration }) ?? true else { return }
+            _ = state.machine.attemptFailed(
+                .transient(error.reason, retryAfter: error.retryAfter), now: now, random: random, hasCredentials: hasCredentials)
+        }
     }
 
     /// The unit enrolled or renewed its certificate: the waits its old identity caused end (the backend's hour for a unit
