@@ -171,7 +171,7 @@ struct PingLog {
             return .ping(ping)
         case 2:
             // Expected to fail only for a record of another release's shape: passed over (see read()).
-            return (try? Codec.decode(TravelRecord.self, from: Data(reader.rest))).map(Entry.travel)
+            return (try? Codec.decode(TravelRecord.self, from: reader.rest)).map(Entry.travel)
         default:
             return nil
         }

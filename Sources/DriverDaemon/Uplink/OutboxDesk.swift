@@ -10,7 +10,7 @@ struct OutboxDesk: MethodOwner, Sendable {
     let outbox: Outbox
     let clock: DaemonClock
     /// The unit's certificate (nil: none, username and password only): when the backend refuses it, the queue says so.
-    var identity: @Sendable () -> UnitIdentityStatus? = { nil }
+    let identity: @Sendable () -> UnitIdentityStatus?
 
     func register(in router: inout RPCRouter) {
         router.register(Methods.outboxStatus) { [self] _, _ in try status() }

@@ -165,17 +165,11 @@ final class Uplink: BackendGate, Sendable {
     }
 
     /// An owner heard "not now": the sender waits it out too. `identityGeneration`: the identity the request went under
-    /// (nil: the current one); a refusal heard under one replaced meanwhile (a WebSocket upgrade's 403
-    /// CERTIFICATE_REQUIRED racing the enrolment) was about the old identity, and sets no wait.
+    /// (nil: the current one), as `failed(_:startedUnder:)` takes it.
     func heardNotNow(_ error: BackendClientError) { heardNotNow(error, identityGeneration: nil) }
 
     func heardNotNow(_ error: BackendClientError, identityGeneration generation: Int?) {
-        let hasCredentials = session.credentials != nil, random = Double.random(in: 0..<1), now = self.now
-        state.withLock { state in
-            guard generation.map({ $0 == state.identityGeneration }) ?? true else { return }
-            _ = state.machine.attemptFailed(
-                .transient(error.reason, retryAfter: error.retryAfter), now: now, random: random, hasCredentials: hasCredentials)
-        }
+        _ = failed(.transient(error.reason, retryAfter: error.retryAfter), startedUnder: generation)
     }
 
     /// The unit enrolled or renewed its certificate: the waits its old identity caused end (the backend's hour for a unit
@@ -323,10 +317,10 @@ final class Uplink: BackendGate, Sendable {
                 return state.machine.attemptSucceeded(now: now)
             }
         } catch let error as BackendClientError where error.errorClass == .unauthorized {
-            effect = failed(.unauthorized("the backend refused the stored token: \(error.reason)"))
+            effect = failed(.unauthorized("the backend refused the stored token: \(error.reason)"), startedUnder: generation)
         } catch let error as BackendClientError {
             let reason = error.reason
-            effect = failed(error.isLostRequest ? .lost(reason) : .transient(reason, retryAfter: error.retryAfter))
+            effect = failed(error.isLostRequest ? .lost(reason) : .transient(reason, retryAfter: error.retryAfter), startedUnder: generation)
             // Away only when the sender backs off after no answer (a lost request on a working link is resent instead).
             let away = state.withLock { state in
                 state.backendAwayUntil = error.status == nil ? state.machine.retryAt : nil
@@ -338,17 +332,10 @@ final class Uplink: BackendGate, Sendable {
                 logger.notice("backend unreachable, retrying", metadata: ["error": "\(reason)", "next": "\(nextAttempt)"])
             }
         } catch let error as BackendSession.NeedsLogin {
-            effect = failed(.needsLogin(error.reason))
+            effect = failed(.needsLogin(error.reason), startedUnder: generation)
         } catch {
-            effect = failed(.transient("\(error)"))
+            effect = failed(.transient("\(error)"), startedUnder: generation)
             logger.error("outbox error", metadata: ["error": "\(error)", "next": "\(nextAttempt)"])
-        }
-        // Refused under an identity replaced meanwhile (a 403 CERTIFICATE_REQUIRED racing the enrolment): its wait was
-        // about the old one, and the new one goes at once.
-        state.withLock { state in
-            guard state.identityGeneration != generation else { return }
-            state.machine.identityChanged()
-            state.backendAwayUntil = nil
         }
         await perform(effect)
         for waiter in flushWaiters { waiter.resume() }
@@ -362,9 +349,19 @@ final class Uplink: BackendGate, Sendable {
         return "retry in \((seconds * 10).rounded() / 10) s"
     }
 
-    private func failed(_ failure: UplinkStateMachine.Failure) -> UplinkStateMachine.Effect {
-        let hasCredentials = session.credentials != nil
-        return state.withLock { $0.machine.attemptFailed(failure, now: now, random: Double.random(in: 0..<1), hasCredentials: hasCredentials) }
+    /// `startedUnder`: the identity the request went under (`identityGeneration`; nil: the current one). A failure heard
+    /// under one replaced meanwhile (a 403 CERTIFICATE_REQUIRED racing the enrolment, to an attempt or to the WebSocket's
+    /// upgrade) was about the old identity: the waits end, and the new one goes at once.
+    private func failed(_ failure: UplinkStateMachine.Failure, startedUnder generation: Int?) -> UplinkStateMachine.Effect {
+        let hasCredentials = session.credentials != nil, random = Double.random(in: 0..<1), now = self.now
+        return state.withLock { state in
+            let effect = state.machine.attemptFailed(failure, now: now, random: random, hasCredentials: hasCredentials)
+            if let generation, generation != state.identityGeneration {
+                state.machine.identityChanged()
+                state.backendAwayUntil = nil
+            }
+            return effect
+        }
     }
 
     private func perform(_ effect: UplinkStateMachine.Effect) async {
