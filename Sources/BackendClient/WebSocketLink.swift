@@ -90,7 +90,8 @@ public final class WebSocketLink: Sendable {
         }
     }
 
-    /// Connects, says `hello` with the last push id seen, and serves the connection until it closes: acks go
+    /// Connects with the last push id seen (the backend's catch-up starts with the upgrade; one that does not say so
+    /// hears a `hello`), and serves the connection until it closes: acks go
     /// to their senders, pushes to `onPush`. Returns when the server closes it; throws when it cannot connect.
     public func run(
         token: String, lastPushId: Int, connectTimeout: Duration = .seconds(15), onPush: @escaping @Sendable (Push) async -> Void
@@ -107,9 +108,10 @@ public final class WebSocketLink: Sendable {
         }
         defer { disconnected(generation) }
         let upgrade = WebSocketUpgrade(
-            host: endpoint.hostHeader, path: BackendPaths.webSocket, configuration: configuration,
-            sslContext: try tlsContext(), judging: judging.withLock { $0 }) { inbound, outbound, _ in
-                try await self.serve(inbound: inbound, outbound: outbound, generation: generation, lastPushId: lastPushId, onPush: onPush)
+            host: endpoint.hostHeader, path: BackendPaths.webSocket(lastPushId: lastPushId), configuration: configuration,
+            sslContext: try tlsContext(), judging: judging.withLock { $0 }) { inbound, outbound, context in
+                try await self.serve(
+                    inbound: inbound, outbound: outbound, generation: generation, hello: context.catchUpStarted ? nil : lastPushId, onPush: onPush)
             }
         let connection = ClientConnection(upgrade, address: .hostname(endpoint.host, port: endpoint.port), logger: logger)
         // The client library does not always notice a connection closed during the upgrade, and its connect
@@ -137,7 +139,7 @@ public final class WebSocketLink: Sendable {
     }
 
     private func serve(
-        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, generation: Int, lastPushId: Int,
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, generation: Int, hello lastPushId: Int?,
         onPush: @escaping @Sendable (Push) async -> Void
     ) async throws {
         let closing = state.withLock { state -> Bool in
@@ -152,7 +154,7 @@ public final class WebSocketLink: Sendable {
             try await outbound.close(.goingAway, reason: "driverd stopping")
             return
         }
-        try await outbound.write(.text(try Self.text(.hello(lastPushId: lastPushId))))
+        if let lastPushId { try await outbound.write(.text(try Self.text(.hello(lastPushId: lastPushId)))) }
         noteTraffic()
         let keepingAlive = Task { await keepAlive(outbound) }
         defer { keepingAlive.cancel() }

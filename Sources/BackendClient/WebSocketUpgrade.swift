@@ -17,13 +17,16 @@ import WSClient
 /// with the status and the backend's `Retry-After`, as a refused request does.
 struct WebSocketUpgrade: ClientConnectionChannel {
     enum UpgradeResult {
-        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, [any WebSocketExtension])
+        /// `catchUpStarted`: the backend started the push catch-up the upgrade asked for (no `hello` needed).
+        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, [any WebSocketExtension], catchUpStarted: Bool)
         /// The answer's head arrives after the upgrade handler gives up (it passes what it held on afterwards).
         case refused(EventLoopFuture<HTTPResponseHead>)
     }
 
     struct Context: WebSocketContext {
         let logger: Logger
+        /// The backend answered the upgrade's `lastPushId` with `Push-Catch-Up`: its catch-up is under way.
+        let catchUpStarted: Bool
     }
 
     typealias Value = EventLoopFuture<UpgradeResult>
@@ -45,7 +48,8 @@ struct WebSocketUpgrade: ClientConnectionChannel {
                         let asyncChannel = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel)
                         let fields = HTTPFields(head.headers.compactMap { header in HTTPField.Name(header.name).map { HTTPField(name: $0, value: header.value) } })
                         let extensions = try configuration.extensions.buildClientExtensions(from: fields)
-                        return UpgradeResult.websocket(asyncChannel, extensions)
+                        let catchUpStarted = head.headers.first(name: BackendPaths.pushCatchUpHeader) != nil
+                        return UpgradeResult.websocket(asyncChannel, extensions, catchUpStarted: catchUpStarted)
                     }
                 })
             var headers = HTTPHeaders()
@@ -81,14 +85,14 @@ struct WebSocketUpgrade: ClientConnectionChannel {
 
     func handle(value: Value, logger: Logger) async throws {
         switch try await value.get() {
-        case .websocket(let channel, let extensions):
+        case .websocket(let channel, let extensions, let catchUpStarted):
             try await WebSocketHandler.handle(
                 type: .client,
                 configuration: .init(
                     extensions: extensions, autoPing: configuration.autoPing, closeTimeout: configuration.closeTimeout,
                     validateUTF8: configuration.validateUTF8, ignoreUncleanSSLShutdownErrors: configuration.ignoreUncleanSSLShutdownErrors,
                     maxFrameSize: configuration.maxFrameSize),
-                asyncChannel: channel, context: Context(logger: logger), handler: handler)
+                asyncChannel: channel, context: Context(logger: logger, catchUpStarted: catchUpStarted), handler: handler)
         case .refused(let answer):
             let head = try await answer.get()
             let status = Int(head.status.code)

@@ -20,6 +20,13 @@ public enum BackendPaths {
     public static let releaseAcks = "/api/v1/rider/release/acks"
     public static let requestAcks = "/api/v1/rider/requests/acks"
     public static let webSocket = "/api/v1/rider/ws"
+    /// The WebSocket's upgrade with the last push id the client has seen: the backend starts the catch-up (as a `hello`
+    /// would) and says so in `pushCatchUpHeader`, so a reconnect on a lossy link costs one message, not two.
+    public static func webSocket(lastPushId: Int) -> String { "\(webSocket)?\(lastPushIdQuery)=\(max(0, lastPushId))" }
+    public static let lastPushIdQuery = "lastPushId"
+    /// On a 101 answer: the catch-up after this push id has started, and no `hello` is needed (a backend without it
+    /// waits for the `hello`).
+    public static let pushCatchUpHeader = "Push-Catch-Up"
     /// The unit's health report (`UnitHealthReport`), with an `Idempotency-Key` (its id).
     public static let health = "/api/v1/rider/health"
     /// The office's view of every unit's newest report, units needing attention first (`FleetHealthView`).

@@ -1,6 +1,7 @@
 import BackendContract
 import DispatchSimCore
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 
@@ -18,12 +19,17 @@ struct RiderWebSocket {
             guard request.headers[.upgrade]?.lowercased() == "websocket" else {
                 throw SimHTTPError(.upgradeRequired, "this is a WebSocket endpoint: send Upgrade: websocket")
             }
-            return .upgrade([:])
+            guard let lastPushId = Self.lastPushId(request) else { return .upgrade([:]) }
+            return .upgrade([.pushCatchUp: "\(lastPushId)"])
         } onUpgrade: { inbound, outbound, context in
             guard let driverId = context.requestContext.driverId else { return }
             let (frames, continuation) = AsyncStream<WebSocketHub.Outbound>.makeStream()
             let id = await state.register(driverId: driverId, continuation: continuation)
             context.logger.info("rider WebSocket open", metadata: ["driver": "\(driverId)"])
+            // The upgrade named the last push seen: its catch-up now, as a `hello` would start it.
+            if let lastPushId = Self.lastPushId(context.request) {
+                await state.replay(connection: id, driverId: driverId, after: lastPushId)
+            }
             defer { continuation.finish() }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -67,6 +73,11 @@ struct RiderWebSocket {
             await state.unregister(id)
             context.logger.info("rider WebSocket closed", metadata: ["driver": "\(driverId)"])
         }
+    }
+
+    /// The upgrade's `lastPushId` (a push id, 0 or more), nil without one.
+    private static func lastPushId(_ request: Request) -> Int? {
+        request.uri.queryParameters.get(BackendPaths.lastPushIdQuery, as: Int.self).flatMap { $0 >= 0 ? $0 : nil }
     }
 
     private func handle(_ text: String, driverId: String, connection: Int, reply: AsyncStream<WebSocketHub.Outbound>.Continuation) async {

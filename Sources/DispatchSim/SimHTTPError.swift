@@ -33,4 +33,5 @@ struct SimHTTPError: HTTPResponseError {
 extension HTTPField.Name {
     static let idempotencyKey = Self(BackendPaths.idempotencyKeyHeader)!
     static let idempotentReplayed = Self(BackendPaths.idempotentReplayHeader)!
+    static let pushCatchUp = Self(BackendPaths.pushCatchUpHeader)!
 }

@@ -103,6 +103,24 @@ struct PushTests {
         }
     }
 
+    @Test("WebSocket: an upgrade that names the last push seen starts the catch-up without a hello; new pushes follow in id order")
+    func catchUpInUpgrade() async throws {
+        try await SimHarness.run { sim in
+            let token = try await sim.login().accessToken
+            _ = try await sim.json(.POST, "/sim/messages", ["driverId": "drv-1", "text": "seen"])
+            _ = try await sim.json(.POST, "/sim/messages", ["driverId": "drv-1", "text": "missed"])
+            try await WebSocketSession.run(port: sim.port, token: token, path: BackendPaths.webSocket(lastPushId: 1)) { reader, outbound in
+                guard case .push(let missed) = try await reader.next() else { throw HarnessError("expected the missed push") }
+                #expect(missed.id == 2 && missed.message == "missed")
+                _ = try await sim.json(.POST, "/sim/messages", ["driverId": "drv-1", "text": "live"])
+                guard case .push(let live) = try await reader.next() else { throw HarnessError("expected a live push") }
+                #expect(live.id == 3)
+                try await outbound.close(.normalClosure, reason: nil)
+            }
+            #expect(try await sim.stats().webSocketFrames == 0)
+        }
+    }
+
     @Test("WebSocket: the dispatcher can close every socket; no token or no upgrade is refused")
     func closeAndRefuse() async throws {
         try await SimHarness.run { sim in

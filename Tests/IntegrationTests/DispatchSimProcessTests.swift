@@ -71,7 +71,7 @@ struct DispatchSimProcessTests {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         #expect(connected == 0)
-        let request = "GET \(BackendPaths.webSocket) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        let request = "GET \(BackendPaths.webSocket(lastPushId: 0)) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
             + "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\nAuthorization: Bearer \(token)\r\n\r\n"
         _ = request.withCString { send(fd, $0, strlen($0), 0) }
@@ -80,6 +80,8 @@ struct DispatchSimProcessTests {
         let head = String(decoding: response[..<max(0, count)], as: UTF8.self).lowercased()
         #expect(head.hasPrefix("http/1.1 101"), "\(head)")
         #expect(head.contains("sec-websocket-extensions: permessage-deflate"), "\(head)")
+        // The upgrade named the last push seen: the catch-up started, no hello needed.
+        #expect(head.contains("\(BackendPaths.pushCatchUpHeader.lowercased()): 0\r\n"), "\(head)")
         close(fd)
         #expect(sim.stop() == 0)
     }

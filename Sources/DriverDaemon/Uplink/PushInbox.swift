@@ -5,7 +5,8 @@ import Synchronization
 
 /// Pushes from the backend on their way in: each is handed on once (the newest id is kept, in memory and in
 /// the store, so a reconnect's catch-up and polling start after it), and polling, while the WebSocket is
-/// down, runs at most every `pollInterval` seconds.
+/// down, runs at most every `pollInterval` seconds, the first `pollInterval` after the socket closed (on a lossy link
+/// it closes for a second or two, and its reconnect's catch-up brings what a poll would).
 ///
 /// The backend numbers each driver's pushes on their own, so the newest id is the logged-in driver's: a unit that
 /// two drivers share keeps a cursor for each (`push_cursor`), and a driver who logs in continues from theirs.
@@ -14,6 +15,8 @@ final class PushInbox: Sendable {
         var driver: String?
         var lastId: Int
         var lastPollAt = -Double.infinity
+        /// When the WebSocket last closed (monotonic; never open: -infinity).
+        var socketClosedAt = -Double.infinity
         /// Pushes were passed over and could not be fetched: a poll is due even with the WebSocket open.
         var behind = false
     }
@@ -78,11 +81,15 @@ final class PushInbox: Sendable {
     /// Pushes before one that came could not be fetched: the next poll fetches them.
     func fellBehind() { state.withLock { $0.behind = true } }
 
-    /// The id to poll after when a poll is due at `now` (monotonic), else nil: while the WebSocket is down, or
-    /// after pushes were passed over.
+    /// A WebSocket connection that had opened closed at `now` (monotonic).
+    func socketClosed(now: Double) { state.withLock { $0.socketClosedAt = now } }
+
+    /// The id to poll after when a poll is due at `now` (monotonic), else nil: while the WebSocket has been down a
+    /// poll interval (or was never open), or after pushes were passed over.
     func pollDue(now: Double, socketOpen: Bool) -> Int? {
         state.withLock { state in
-            guard !socketOpen || state.behind, now - state.lastPollAt >= Self.pollInterval else { return nil }
+            let socketAway = !socketOpen && now - state.socketClosedAt >= Self.pollInterval
+            guard socketAway || state.behind, now - state.lastPollAt >= Self.pollInterval else { return nil }
             state.lastPollAt = now
             return state.lastId
         }

@@ -49,6 +49,7 @@ extension Uplink {
             } catch {
                 logger.debug("WebSocket unavailable", metadata: ["error": "\(error)"])
             }
+            if webSocket.openedConnections > openedBefore { pushes.socketClosed(now: now) }
             // A connection that lasted a while was fine: start the backoff again. One that opened and was lost soon (a lossy
             // link) takes it a step down, so loss at the edge of coverage does not keep the socket away for minutes.
             if now - opened >= stableAfter {

@@ -31,7 +31,7 @@ enum WebSocketSession {
 
     @discardableResult
     static func run(
-        port: Int, token: String, seconds: Double = 20,
+        port: Int, token: String, path: String = BackendPaths.webSocket, seconds: Double = 20,
         _ body: @escaping @Sendable (inout Reader, WebSocketOutboundWriter) async throws -> Void
     ) async throws -> WebSocketCloseFrame? {
         var logger = Logger(label: "ws-test")
@@ -42,7 +42,7 @@ enum WebSocketSession {
         return try await withThrowingTaskGroup(of: WebSocketCloseFrame?.self) { group in
             group.addTask {
                 try await WebSocketClient.connect(
-                    url: "ws://127.0.0.1:\(port)\(BackendPaths.webSocket)", configuration: setup.0, logger: setup.1
+                    url: "ws://127.0.0.1:\(port)\(path)", configuration: setup.0, logger: setup.1
                 ) { inbound, outbound, _ in
                     var reader = Reader(iterator: inbound.messages(maxSize: 1 << 20).makeAsyncIterator())
                     try await body(&reader, outbound)
