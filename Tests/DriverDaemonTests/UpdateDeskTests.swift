@@ -72,21 +72,4 @@ struct UpdateDeskTests {
         #expect(try files.verifiedChunks(of: manifest) == 3)
         #expect(try UpdateFiles.sha256(ofFile: files.part) == manifest.sha256)
     }
-
-    @Test("after a round: at once for a release taken meanwhile; the verdict looked for every 2 s for 10 minutes from the ask, then at the round's pace")
-    func pace() {
-        let asked = 5_000.0, until = asked + UpdateDesk.verdictWatchSeconds
-        func step(taken: Bool = false, release: Bool = true, _ phase: UpdateStateMachine.Phase, at now: Double) -> UpdateDesk.Step {
-            UpdateDesk.nextStep(releaseTaken: taken, hasRelease: release, phase: phase, now: now, watchVerdictUntil: until)
-        }
-        #expect(UpdateDesk.verdictWatchSeconds == 600 && UpdateDesk.verdictSeconds == 2 && UpdateDesk.roundSeconds == 30)
-        #expect(step(.installing, at: asked) == .verdictSoon)
-        #expect(step(.installing, at: asked + 599) == .verdictSoon)
-        // driverd-update died without a verdict (or the unit slept through it): no 2-s wake-ups for ever.
-        #expect(step(.installing, at: asked + 600) == .later)
-        #expect(step(.installing, at: asked + 86_400) == .later)
-        #expect(step(.downloading, at: asked) == .later && step(.paused, at: asked) == .later && step(.downloaded, at: asked) == .later)
-        #expect(step(taken: true, .installing, at: asked) == .again)
-        #expect(step(release: false, .downloading, at: asked) == .idle)
-    }
 }

@@ -3,6 +3,7 @@ import BackendContract
 import Crypto
 import DriverStore
 import FoundationEssentials
+import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,8 +15,10 @@ import Glibc
 /// - `request.json`: the daemon asks driverd-update to install (driverd-update.path starts it);
 /// - `outcome.json`: driverd-update's verdict (APPLIED or ROLLED_BACK), reported by whichever driverd runs next;
 /// - `budget.json`: bytes downloaded on the day it names; `given-up.json`: releases never to take again.
+/// A file that cannot be written or removed is logged here; what the desk must weigh (storing a release) throws.
 struct UpdateFiles: Sendable {
     let directory: String
+    var logger = Logger(label: "update")
 
     var release: String { directory + "/release.json" }
     var part: String { directory + "/package.part" }
@@ -25,15 +28,88 @@ struct UpdateFiles: Sendable {
     var budget: String { directory + "/budget.json" }
     var givenUpList: String { directory + "/given-up.json" }
 
-    /// Releases (SHA-256) driverd-update rolled back or refused: never taken again.
-    func givenUp() throws -> [String] {
-        guard let data = try DurableFile.contents(givenUpList) else { return [] }
-        return try Codec.decode([String].self, from: data)
+    /// Releases (SHA-256) driverd-update rolled back or refused: never taken again (unreadable: said, and none).
+    func givenUp() -> Set<String> {
+        do {
+            guard let data = try DurableFile.contents(givenUpList) else { return [] }
+            return Set(try Codec.decode([String].self, from: data))
+        } catch {
+            logger.error("the list of releases given up cannot be read (\(error)): a release rolled back before may be downloaded again")
+            return []
+        }
     }
 
     /// Writes the whole list (the desk keeps it in memory: nothing read back).
-    func saveGivenUp(_ list: [String]) throws {
-        try DurableFile.write(Data(try Codec.encode(list)), to: givenUpList)
+    func saveGivenUp(_ list: [String]) {
+        do {
+            try DurableFile.write(Data(try Codec.encode(list)), to: givenUpList)
+        } catch {
+            logger.error("cannot record the releases given up (one may be downloaded again after a restart): \(Store.describeWriteFailure(error))")
+        }
+    }
+
+    func saveBudget(_ spent: DailyBudget) {
+        do {
+            try DurableFile.write(Data(Codec.encode(spent)), to: budget)
+        } catch {
+            logger.error("cannot record today's downloaded bytes: \(Store.describeWriteFailure(error))")
+        }
+    }
+
+    /// A taken release's signed offer, its earlier files dropped, so a restart goes on with it.
+    func store(_ offer: ReleaseOffer) throws {
+        try DurableFile.remove(part)
+        try DurableFile.remove(package)
+        try DurableFile.write(Data(try Codec.encode(offer.signed)), to: release)
+    }
+
+    /// The release accepted before, as stored; nil when there is none (a file that does not decode is said and
+    /// removed: the backend offers the release again).
+    func storedOffer() -> ReleaseOffer? {
+        do {
+            guard let data = try DurableFile.contents(release) else { return nil }
+            let offer = try ReleaseOffer(try Codec.decode(SignedRelease.self, from: data))
+            // Written by this daemon after the rules passed; checked again all the same before any arithmetic.
+            if let problem = ReleaseRules.problem(of: offer.manifest) { throw APIError(.invalidParams, problem) }
+            return offer
+        } catch {
+            logger.error("the stored release cannot be read (\(error)): removed, the backend's offer is taken again")
+            removeRelease()
+            return nil
+        }
+    }
+
+    /// driverd-update's verdict, if it left one (one that is not an answer is said and removed).
+    func outcomeLeft() -> UpdateAck? {
+        do {
+            guard let data = try DurableFile.contents(outcome) else { return nil }
+            return try Codec.decode(UpdateAck.self, from: data)
+        } catch let error as DecodingError {
+            logger.error("driverd-update's outcome file is not an answer (\(error)): removed")
+            removeOutcome()
+        } catch {
+            logger.error("driverd-update's outcome file cannot be read: \(error)")
+        }
+        return nil
+    }
+
+    func removeOutcome() {
+        do {
+            try DurableFile.remove(outcome)
+        } catch {
+            logger.error("cannot remove driverd-update's outcome (it would be reported again): \(Store.describeWriteFailure(error))")
+        }
+    }
+
+    /// Drops the release's files (not driverd-update's outcome, the day's budget nor the given-up list).
+    func removeRelease() {
+        for path in [request, package, part, release] {
+            do {
+                try DurableFile.remove(path)
+            } catch {
+                logger.error("cannot remove \(path): \(Store.describeWriteFailure(error))")
+            }
+        }
     }
 
     /// Chunks of `manifest` already in `package.part`, each checked against its SHA-256; the file is cut after the
@@ -50,6 +126,18 @@ struct UpdateFiles: Sendable {
         let keep = good == manifest.chunks.count ? manifest.size : good * manifest.chunkSize
         if size != keep { try DurableFile.truncate(part, to: keep) }
         return good
+    }
+
+    /// The good chunks of `manifest` here (all of them when the package is kept whole); a partial download that cannot
+    /// be read is said, and fetched again from the start.
+    func chunksHere(of manifest: ReleaseManifest) -> (have: Int, complete: Bool) {
+        if access(package, F_OK) == 0 { return (manifest.chunks.count, true) }
+        do {
+            return (try verifiedChunks(of: manifest), false)
+        } catch {
+            logger.warning("release \(manifest.version): the partial download cannot be read (\(error)): fetched again from the start")
+            return (0, false)
+        }
     }
 
     /// The whole file's SHA-256, read in pieces (a package is megabytes; the daemon's memory is not).
