@@ -235,7 +235,7 @@ struct DaemonAssembly: Sendable {
         methods.add(ShiftDesk(shift: shift, pushes: pushes, recorder: recorder, flush: uplink.map(OutboxFlush.init), travel: travel, logger: Logger(label: "shift")))
         if let uplink {
             // Front ends hear every push first; then each owner sends its lanes, takes their outcomes and picks its pushes.
-            uplink.whenPushed { await pushes.received($0) }
+            uplink.subscribe(UplinkSubscription(pushes: UplinkSubscription.everyPush, pushed: { await pushes.received($0) }))
             workflow.attach(to: uplink)
             visits.attach(to: uplink)
             travel.attach(to: uplink)

@@ -221,7 +221,7 @@ extension FleetRequestDesk {
             try await sendChunk(item, with: client, token: token)
             return nil
         }, completed: { [self] item in await chunkCompleted(item) }))
-        uplink.whenPushed { [self] push in await pushReceived(push) }
+        uplink.subscribe(UplinkSubscription(pushes: [.fleetRequest], pushed: { [self] push in await pushReceived(push) }))
     }
 
     /// A chunk of a spooled diagnostic bundle, read from its file now; the last one acked removes the file. A

@@ -184,8 +184,8 @@ struct RemoteConfigService: Service {
 extension RemoteConfigDesk {
     func attach(to uplink: Uplink) {
         uplink.register(.configAck, .posting(to: BackendPaths.configAcks))
-        uplink.whenPushed { [self] push in pushReceived(push) }
-        uplink.whenLinkRestored { [self] in requestCheck() }
+        uplink.subscribe(UplinkSubscription(
+            pushes: [.configUpdate], pushed: { [self] push in pushReceived(push) }, linkRestored: { [self] in requestCheck() }))
     }
 
     func pushReceived(_ push: Push) {

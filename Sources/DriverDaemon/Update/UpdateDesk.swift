@@ -111,7 +111,7 @@ final class UpdateDesk: Sendable {
     // MARK: The loop
 
     func run() async {
-        // No fetch at start: the uplink's first success (`whenLinkRestored`) asks, once it holds a valid token; a
+        // No fetch at start: the uplink's first success (its `linkRestored`) asks, once it holds a valid token; a
         // fetch racing its first refresh could spend the refresh token it is about to use.
         resume()
         var wakes = wakes.makeAsyncIterator()
@@ -419,13 +419,14 @@ extension UpdateDesk: MethodOwner {
 extension UpdateDesk {
     func attach(to uplink: Uplink) {
         uplink.register(.updateAck, .posting(to: BackendPaths.releaseAcks))
-        uplink.whenPushed { [self] push in if push.kind == .updateAvailable { requestCheck() } }
         // The link back: what is staged now, and a download paused while the backend was away goes on at once
         // rather than at the next round (a restart mid-download used to wait up to `roundSeconds` for it).
-        uplink.whenLinkRestored { [self] in
-            requestCheck()
-            situationChanged()
-        }
+        uplink.subscribe(UplinkSubscription(
+            pushes: [.updateAvailable], pushed: { [self] _ in requestCheck() },
+            linkRestored: { [self] in
+                requestCheck()
+                situationChanged()
+            }))
     }
 }
 

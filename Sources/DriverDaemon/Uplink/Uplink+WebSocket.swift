@@ -95,7 +95,7 @@ extension Uplink {
         // An ETA comes every half minute while a stop is ahead: not worth a journal line each.
         logger.log(
             level: push.kind == .eta ? .debug : .info, "push from the backend", metadata: ["kind": "\(push.kind.rawValue)", "id": "\(push.id)"])
-        for handler in state.withLock({ $0.pushHandlers }) { await handler(push) }
+        for subscription in state.withLock({ $0.subscriptions }) where subscription.pushes.contains(push.kind) { await subscription.pushed(push) }
         // Stopping in the middle of it (a fleet request's bundle cut short): the push comes again next time.
         guard !Task.isCancelled else { return }
         do {

@@ -26,11 +26,8 @@ final class Uplink: BackendGate, Sendable {
         }
         /// How each kind of item is sent and its outcomes handled (by the kind's owner).
         var handlers: [OutboxItemRecord.Kind: OutboxKindHandler] = [:]
-        /// Told of every push, in the order they registered.
-        var pushHandlers: [@Sendable (Push) async -> Void] = []
-        /// Told when the link comes back (the first success after start or after it was down).
-        var linkRestoredHandlers: [@Sendable () async -> Void] = []
-        var driverChangeHandlers: [@Sendable () async throws -> Void] = []
+        /// The owners' subscriptions, in the order they subscribed (pushes go to each in that order).
+        var subscriptions: [UplinkSubscription] = []
         /// The flush at the end of a shift sends the shift's last pings although the shift is over.
         var shiftEndFlush = false
         /// Until when the backend is away: the sender's last attempt got no answer at all (refused, reset, timed
@@ -127,17 +124,8 @@ final class Uplink: BackendGate, Sendable {
     /// The kinds some owner sends (every kind, once the daemon is assembled).
     var ownedKinds: Set<OutboxItemRecord.Kind> { state.withLock { Set($0.handlers.keys) } }
 
-    /// `handler` hears every push from the backend (each picks the kinds it cares about).
-    func whenPushed(_ handler: @escaping @Sendable (Push) async -> Void) { state.withLock { $0.pushHandlers.append(handler) } }
-
-    /// `handler` runs each time the link comes back.
-    func whenLinkRestored(_ handler: @escaping @Sendable () async -> Void) { state.withLock { $0.linkRestoredHandlers.append(handler) } }
-
-    /// `handler` runs when another driver logs in over the one logged in, before the new tokens are kept: what the
-    /// previous driver's login showed goes, as at a logout.
-    /// `handler` runs before another driver's login is kept; its failure refuses that login (no driver may see
-    /// another's orders).
-    func whenDriverChanges(_ handler: @escaping @Sendable () async throws -> Void) { state.withLock { $0.driverChangeHandlers.append(handler) } }
+    /// An owner's pushes, link returns and driver changes (one subscription an owner, made in its `attach(to:)`).
+    func subscribe(_ subscription: UplinkSubscription) { state.withLock { $0.subscriptions.append(subscription) } }
 
     var isOnline: Bool { state.withLock { $0.machine.isOnline } }
 
@@ -369,7 +357,7 @@ final class Uplink: BackendGate, Sendable {
         case .none:
             break
         case .linkRestored:
-            for handler in state.withLock({ $0.linkRestoredHandlers }) { await handler() }
+            for subscription in state.withLock({ $0.subscriptions }) { await subscription.linkRestored?() }
         case .loginWithCredentials:
             guard let credentials = session.credentials else { return }
             do {
@@ -390,7 +378,8 @@ final class Uplink: BackendGate, Sendable {
     func driverArriving(_ tokens: StoredTokens, previous: String?) async throws {
         guard let previous, previous != tokens.driverId else { return }
         logger.info("another driver logs in: the previous one is logged out", metadata: ["previous": "\(previous)", "driver": "\(tokens.driverId)"])
-        for handler in state.withLock({ $0.driverChangeHandlers }) { try await handler() }
+        // What the previous driver's login showed goes, as at a logout.
+        for subscription in state.withLock({ $0.subscriptions }) { try await subscription.driverChanging?() }
         try session.logout()
         webSocketWakeup.signal()
     }

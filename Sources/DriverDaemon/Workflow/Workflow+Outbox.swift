@@ -30,9 +30,9 @@ extension Workflow {
             _ = try await client.putRoute(body: item.payload, token: token)
             return nil
         })
-        uplink.whenPushed { [self] push in await pushReceived(push) }
-        uplink.whenLinkRestored { [self] in await requestSync() }
-        uplink.whenDriverChanges { [self] in _ = try await clearPersonalData() }
+        uplink.subscribe(UplinkSubscription(
+            pushes: [.taskAssigned, .routeChanged, .taskCancelled, .eta], pushed: { [self] push in await pushReceived(push) },
+            linkRestored: { [self] in await requestSync() }, driverChanging: { [self] in _ = try await clearPersonalData() }))
     }
 
     /// A task lane's kind: sent by `send`, its outcomes handled by the workflow.

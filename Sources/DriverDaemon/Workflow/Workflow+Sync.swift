@@ -124,7 +124,7 @@ extension Workflow {
                 storeServerETA(ETAResponse(
                     taskId: taskId, stopId: stopId, etaSeconds: seconds, distanceMeters: nil, positionTimestamp: nil, computedAt: push.sentAt))
             }
-        case .customerMessage, .configUpdate, .updateAvailable, .fleetRequest: break
+        case .customerMessage, .configUpdate, .updateAvailable, .fleetRequest: break  // not subscribed
         }
     }
 }
