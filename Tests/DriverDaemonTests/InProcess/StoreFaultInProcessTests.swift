@@ -110,8 +110,10 @@ struct StoreFaultInProcessTests {
             store.injectWriteFailure(errno: errno)
             let sos = try await daemon.call(Methods.sosRaise, SOSParams(note: "van hit"))
             #expect(sos.state == .raised)
+            // The SOS's lane, not the whole queue: a low item queued before the disk refused (the start's health report
+            // goes with the next batch) may still wait. Seen once under CI's load: `activity: 1, sos: 0`.
             let flushed = try await daemon.call(Methods.outboxFlush)
-            #expect(flushed.items == 0, "\(flushed)")
+            #expect(flushed.sos == 0, "\(flushed)")
             #expect(backend.world.activity.sos.map(\.report.sosId) == [sos.sosId])
             // Backend away: held in memory, then written once the disk takes writes, then sent once.
             backend.setDown("cut")
