@@ -172,10 +172,10 @@ public enum Daemon {
         } catch {
             throw StartupError(description: "the unit's identity: \(error)")
         }
-        if try IdentityService.present(identity, client: backend, webSocket: webSocket), let status = identity.status {
+        if try IdentityService.present(identity, client: backend, webSocket: webSocket), let facts = identity.facts {
             logger.info(
                 "presenting the unit's certificate (its key: \(identity.keyStore.description))",
-                metadata: ["subject": "\(status.subject ?? "")", "serial": "\(status.serial ?? "")", "not_after": "\(Int(status.notAfter ?? 0))"])
+                metadata: ["subject": "\(facts.subject)", "serial": "\(facts.serial)", "not_after": "\(Int(facts.notAfter))"])
         } else if config.backendClaimToken.isEmpty {
             logger.info("not enrolled (no backend.claim_token): the backend knows this unit by backend.username and password or a driver's login only")
             return (identity, nil)

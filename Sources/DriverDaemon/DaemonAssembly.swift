@@ -166,7 +166,7 @@ struct DaemonAssembly: Sendable {
         if let vehicleReader { vehicle.attach(vehicleReader) }
         travel.readVehicle { vehicle.tripReading() }
         let remote = inputs.remote ?? RemoteConfigStart(layers: ConfigLayers(file: [:]), config: config, running: nil, onTrial: false)
-        let outboxDesk = OutboxDesk(uplink: uplink, outbox: outbox, clock: clock, identity: { [identity = inputs.identity] in identity?.status })
+        let outboxDesk = OutboxDesk(uplink: uplink, outbox: outbox, clock: clock, identity: { [identity = inputs.identity] in identity?.status(at: clock.now()) })
         let remoteConfig = RemoteConfigDesk(
             book: RemoteConfigBook(store: store), outbox: outbox, session: uplink?.session, start: remote, clock: clock, logger: Logger(label: "config"))
         let packages = InstalledPackagesFile(path: config.updateDpkgStatus, logger: Logger(label: "health"))
@@ -174,7 +174,7 @@ struct DaemonAssembly: Sendable {
             settings: .init(interval: Double(config.healthReportMinutes) * 60, textfile: config.metricsTextfile, stateDirectory: config.stateDirectory),
             readings: .init(
                 gps: { tracking.gpsStatus() }, onShift: { shift.status.onShift }, clock: { tracker.clock.status() },
-                identity: { [identity = inputs.identity] in identity?.status }, vehicle: { vehicle.status() },
+                identity: { [identity = inputs.identity] in identity?.status(at: clock.now()) }, vehicle: { vehicle.status() },
                 frontEnds: { counters.openConnections }, remoteConfigVersion: { remote.running },
                 kioskVersion: { packages.current.packages["driverd-kiosk"]?.version },
                 stopCause: { remoteConfig.restartFor.withLock { $0 } != nil ? .configuration : .cleanStop }),
@@ -185,7 +185,7 @@ struct DaemonAssembly: Sendable {
             logLevel: inputs.levelControl, tracking: tracking,
             uplinkStatus: { [outboxDesk] in try outboxDesk.status(maxAge: .seconds(1)) },
             shiftStatus: { shift.status }, safetyStatus: { safety.status(heldPushes: pushes.heldCount.withLock { $0 }) },
-            identityStatus: { [identity = inputs.identity] in identity?.status },
+            identityStatus: { [identity = inputs.identity] in identity?.status(at: clock.now()) },
             storeStatus: { [health = store.health] in health.check() },
             health: { health.agentHealth() },
             logger: Logger(label: "driverd"))

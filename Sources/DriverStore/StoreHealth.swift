@@ -86,6 +86,10 @@ public final class StoreHealth: Sendable {
         let (free, readOnly) = measure()
         // A full disk that is also mounted read-only is read-only: that is what the operator must mend.
         if readOnly { condition = .readOnly }
+        // SQLite reads errno when it reports, not when the write failed (`sqlite3_system_errno`): past a file-size limit
+        // its I/O error came once with none (the EFBIG lost). Under a finite limit, an I/O error without an errno is the
+        // limit: full, as EFBIG itself would say.
+        if condition == .failing, (error as? SQLiteError)?.systemErrno == 0, Self.fileSizeLimited { condition = .full }
         update { state in
             state.condition = condition
             state.freeBytes = free
@@ -235,6 +239,13 @@ public final class StoreHealth: Sendable {
         guard statvfs(directory, &info) == 0 else { return (nil, false) }
         let free = Int64(info.f_bavail) * Int64(info.f_frsize)
         return (free, info.f_flag & UInt(ST_RDONLY) != 0 || Self.kernelSaysReadOnly(directory))
+    }
+
+    /// Whether this process may not grow a file without bound (`RLIMIT_FSIZE`'s soft limit: systemd's `LimitFSIZE=`,
+    /// `prlimit --fsize`).
+    static var fileSizeLimited: Bool {
+        var limit = rlimit()
+        return getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0 && limit.rlim_cur != rlim_t.max
     }
 
     /// Whether `/proc/self/mountinfo` names the directory's file system read-only (`ro` or `emergency_ro` among its

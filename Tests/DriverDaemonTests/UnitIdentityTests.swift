@@ -1,6 +1,7 @@
 @testable import DriverDaemon
 import BackendContract
 import Crypto
+import DriverDomain
 import DriverStore
 import Foundation
 import NIOSSL
@@ -42,6 +43,24 @@ struct UnitIdentityTests {
         let kept = try identity.store(chain: try ca.issue(try identity.certificateSigningRequest()))
         #expect(!kept.rotated)
         return identity
+    }
+
+    @Test("the status names an expired certificate from its expiry on, on a trusted clock, with the last attempt's error; before it, or on an untrusted clock, the error alone")
+    func expiredStatus() throws {
+        let directory = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let identity = try enrolled(directory, TestCA())
+        let notAfter = try #require(identity.facts?.notAfter)
+        #expect(identity.status(at: Stamp(time: notAfter - 1, source: .gps))?.reason == nil)
+        // Expired with no attempt failed yet (a unit started long after): the expiry alone.
+        let quiet = try #require(identity.status(at: Stamp(time: notAfter, source: .gps))?.reason)
+        #expect(quiet.hasPrefix("the certificate expired at ") && quiet.hasSuffix("until it is renewed"), "\(quiet)")
+        identity.notAnswered("HTTPClientError.remoteConnectionClosed")
+        #expect(identity.status(at: Stamp(time: notAfter - 1, source: .ntp))?.reason == "HTTPClientError.remoteConnectionClosed")
+        #expect(identity.status(at: Stamp(time: notAfter + 3600, source: .unsynced))?.reason == "HTTPClientError.remoteConnectionClosed")
+        let expired = try #require(identity.status(at: Stamp(time: notAfter + 1, source: .ntp)))
+        #expect(expired.state == .enrolled && expired.reason?.contains("the certificate expired at ") == true, "\(expired)")
+        #expect(expired.reason?.hasSuffix("(the last: HTTPClientError.remoteConnectionClosed)") == true, "\(expired)")
     }
 
     @Test("a rotation: the new key is on disk before the request, signed for by the old key; the certificate for it replaces both, the subject kept")

@@ -271,9 +271,9 @@ extension FleetRequestDesk {
         }
     }
 
-    /// Taken (recorded with its answer, durably) before the push counts as handled: a power cut in between brings
-    /// the push back at the next connection.
+    /// A `FLEET_REQUEST` push (the only kind subscribed), taken (recorded with its answer, durably) before the push
+    /// counts as handled: a power cut in between brings the push back at the next connection.
     func pushReceived(_ push: Push) async {
-        if push.kind == .fleetRequest, let request = push.request { await handle(request) }
+        if let request = push.request { await handle(request) }
     }
 }

@@ -185,11 +185,7 @@ extension RemoteConfigDesk {
     func attach(to uplink: Uplink) {
         uplink.register(.configAck, .posting(to: BackendPaths.configAcks))
         uplink.subscribe(UplinkSubscription(
-            pushes: [.configUpdate], pushed: { [self] push in pushReceived(push) }, linkRestored: { [self] in requestCheck() }))
-    }
-
-    func pushReceived(_ push: Push) {
-        if push.kind == .configUpdate { requestCheck() }
+            pushes: [.configUpdate], pushed: { [self] _ in requestCheck() }, linkRestored: { [self] in requestCheck() }))
     }
 }
 

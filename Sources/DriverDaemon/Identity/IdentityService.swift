@@ -100,13 +100,8 @@ struct IdentityService: Service {
                 wait = Self.refusedRetry
             } catch {
                 let now = clock.now(), random = Double.random(in: 0..<1)
-                if let schedule, schedule.hasExpired(now: now.time, clockTrusted: now.source != .unsynced) {
-                    identity.notAnswered(
-                        "the certificate expired at \(TextFormat.UTC(schedule.notAfter).iso8601): the backend refuses this unit until it is renewed; "
-                            + "renewal tried every 10 to 20 s (the last: \(error))")
-                } else {
-                    identity.notAnswered("\(error)")
-                }
+                // An expired certificate is named by the status itself (`UnitIdentity.status(at:)`).
+                identity.notAnswered("\(error)")
                 logger.warning("the unit's certificate not \(identity.facts == nil ? "issued" : "renewed") yet: \(error)")
                 wait = schedule?.retryWait(failures: failures, now: now.time, clockTrusted: now.source != .unsynced, random: random)
                     ?? max(1, CertificateRenewal.backoff.delay(attempt: failures, random: random))

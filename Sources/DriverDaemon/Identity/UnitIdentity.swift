@@ -2,6 +2,7 @@ import BackendClient
 import BackendContract
 import Crypto
 import DriverAPI
+import DriverDomain
 import DriverStore
 import FoundationEssentials
 import Logging
@@ -94,16 +95,22 @@ final class UnitIdentity: Sendable {
         return key
     }
 
-    /// nil for a unit with neither a certificate nor a claim token.
-    var status: UnitIdentityStatus? {
+    /// nil for a unit with neither a certificate nor a claim token. Judged at `now`: a certificate that has expired on a
+    /// trusted clock is said to be the cause from its expiry on, whatever the last renewal attempt met and whenever it
+    /// ended (an attempt at the expiry may hang on a connect timeout).
+    func status(at now: Stamp) -> UnitIdentityStatus? {
         let (state, claimTokenConfigured) = (self.state.withLock { $0 }, claimTokenConfigured)
         let facts = state.certificate?.facts
         func status(_ kind: UnitIdentityStatus.State, _ reason: String?) -> UnitIdentityStatus {
             UnitIdentityStatus(state: kind, subject: facts?.subject, serial: facts?.serial, notAfter: facts?.notAfter, reason: reason)
         }
         if let refusal = state.refusal { return status(refusal.revoked ? .revoked : .refused, refusal.reason) }
-        if facts != nil { return status(.enrolled, state.unanswered) }
-        return claimTokenConfigured ? status(.enrolling, state.unanswered) : nil
+        guard let facts else { return claimTokenConfigured ? status(.enrolling, state.unanswered) : nil }
+        guard CertificateRenewal.hasExpired(notAfter: facts.notAfter, now: now.time, clockTrusted: now.source != .unsynced) else {
+            return status(.enrolled, state.unanswered)
+        }
+        return status(.enrolled, "the certificate expired at \(TextFormat.UTC(facts.notAfter).iso8601): the backend refuses this unit until it is renewed"
+            + (state.unanswered.map { "; renewal tried every 10 to 20 s (the last: \($0))" } ?? ""))
     }
 
     var facts: CertificateFacts? { state.withLock { $0.certificate?.facts } }

@@ -8,15 +8,15 @@ import FoundationEssentials
 struct ReleaseOffer: Sendable, Equatable {
     let signed: SignedRelease
     let manifest: ReleaseManifest
+    let digest: String
 
     /// Throws when the payload is not base64 of a manifest's JSON.
     init(_ signed: SignedRelease) throws {
         guard let payload = Data(base64Encoded: signed.payload) else { throw APIError(.invalidParams, "the payload is not base64") }
         self.signed = signed
         manifest = try Codec.decode(ReleaseManifest.self, from: payload)
+        digest = FleetSignature.sha256Hex(Data(signed.payload.utf8) + Data((signed.signature ?? "").utf8))
     }
-
-    var digest: String { FleetSignature.sha256Hex(Data(signed.payload.utf8) + Data((signed.signature ?? "").utf8)) }
     var release: UpdateRelease { UpdateRelease(sha256: manifest.sha256, chunks: manifest.chunks.count) }
 
     /// How far its download stands, for `update.status`.

@@ -39,9 +39,11 @@ final class UpdateDesk: Sendable {
     /// Throws when the unit's state cannot be read: no install on a guess.
     typealias SituationReader = @Sendable () async throws -> MaintenanceWindow.Situation
 
-    /// The loop's inbox: checks asked for, in order (a waiter: `update.check`'s caller), until the loop ends.
+    /// The loop's inbox: a check asked for (a push, the link's return, `update.check`), and the callers waiting for its
+    /// outcome, until the loop ends. One check answers everyone who asked before it began.
     private struct Inbox {
-        var checks: [CheckedContinuation<Void, any Error>?] = []
+        var checkAsked = false
+        var waiters: [CheckedContinuation<Void, any Error>] = []
         var closed = false
     }
 
@@ -78,9 +80,9 @@ final class UpdateDesk: Sendable {
         (wakes, wakesContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// What is staged now, fetched at the loop's next turn (one pending check is enough).
+    /// What is staged now, fetched at the loop's next turn.
     func requestCheck() {
-        inbox.withLock { if !$0.closed, !$0.checks.contains(where: { $0 == nil }) { $0.checks.append(nil) } }
+        inbox.withLock { $0.checkAsked = true }
         wakesContinuation.yield()
     }
 
@@ -92,8 +94,10 @@ final class UpdateDesk: Sendable {
     func checkNow() async throws -> UpdateStatus {
         try await withCheckedThrowingContinuation { waiter in
             let queued = inbox.withLock { inbox -> Bool in
-                if !inbox.closed { inbox.checks.append(waiter) }
-                return !inbox.closed
+                guard !inbox.closed else { return false }
+                inbox.checkAsked = true
+                inbox.waiters.append(waiter)
+                return true
             }
             guard queued else { return waiter.resume(throwing: APIError(.unavailable, "driverd is stopping")) }
             wakesContinuation.yield()
@@ -116,12 +120,16 @@ final class UpdateDesk: Sendable {
         resume()
         var wakes = wakes.makeAsyncIterator()
         while !Task.isCancelled {
-            for waiter in inbox.withLock({ inbox in defer { inbox.checks = [] }; return inbox.checks }) {
+            let (asked, waiters) = inbox.withLock { inbox in
+                defer { (inbox.checkAsked, inbox.waiters) = (false, []) }
+                return (inbox.checkAsked, inbox.waiters)
+            }
+            if asked {
                 do {
                     try await check()
-                    waiter?.resume()
+                    for waiter in waiters { waiter.resume() }
                 } catch {
-                    waiter?.resume(throwing: error)
+                    for waiter in waiters { waiter.resume(throwing: error) }
                 }
             }
             let step = await step()
@@ -138,8 +146,8 @@ final class UpdateDesk: Sendable {
             guard woken else { break }
         }
         budget.save()
-        for waiter in inbox.withLock({ inbox in defer { inbox = Inbox(checks: [], closed: true) }; return inbox.checks }) {
-            waiter?.resume(throwing: APIError(.unavailable, "driverd is stopping"))
+        for waiter in inbox.withLock({ inbox in defer { inbox = Inbox(closed: true) }; return inbox.waiters }) {
+            waiter.resume(throwing: APIError(.unavailable, "driverd is stopping"))
         }
     }
 

@@ -48,7 +48,7 @@ struct OutboxDesk: MethodOwner, Sendable {
         case .refused:
             cause = "the backend refused this unit's certificate: \(identity.reason ?? "no reason given"); check backend.claim_token"
         case .enrolled, .enrolling:
-            guard let notAfter = identity.notAfter, clockTrusted, notAfter <= now else { return error }
+            guard let notAfter = identity.notAfter, CertificateRenewal.hasExpired(notAfter: notAfter, now: now, clockTrusted: clockTrusted) else { return error }
             cause = "the unit's certificate expired at \(TextFormat.UTC(notAfter).iso8601): the backend refuses this unit until it is renewed"
         }
         return "\(cause) (the last attempt: \(error))"

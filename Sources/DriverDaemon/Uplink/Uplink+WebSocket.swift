@@ -49,12 +49,13 @@ extension Uplink {
             } catch {
                 logger.debug("WebSocket unavailable", metadata: ["error": "\(error)"])
             }
-            if webSocket.openedConnections > openedBefore { pushes.socketClosed(now: now) }
+            let connected = webSocket.openedConnections > openedBefore
+            if connected { pushes.socketClosed(now: now) }
             // A connection that lasted a while was fine: start the backoff again. One that opened and was lost soon (a lossy
             // link) takes it a step down, so loss at the edge of coverage does not keep the socket away for minutes.
             if now - opened >= stableAfter {
                 backoffWait = nil
-            } else if webSocket.openedConnections > openedBefore {
+            } else if connected {
                 backoffWait = backoff.stepDown(from: backoffWait)
             }
             let wait = backoff.next(after: backoffWait, random: Double.random(in: 0..<1))

@@ -37,7 +37,10 @@ public struct CertificateRenewal: Sendable, Equatable {
     public static let expiredRetry = 10.0...20.0
 
     /// Whether the certificate has expired on a trusted clock (on an untrusted one nothing is judged).
-    public func hasExpired(now: Double, clockTrusted: Bool) -> Bool { clockTrusted && now >= notAfter }
+    public func hasExpired(now: Double, clockTrusted: Bool) -> Bool { Self.hasExpired(notAfter: notAfter, now: now, clockTrusted: clockTrusted) }
+
+    /// Whether a certificate valid until `notAfter` has expired on a trusted clock (on an untrusted one nothing is judged).
+    public static func hasExpired(notAfter: Double, now: Double, clockTrusted: Bool) -> Bool { clockTrusted && now >= notAfter }
 
     /// The wait after the `failures`-th failed renewal in a row (from 0): the backoff, but never past the
     /// certificate's expiry (whose moment changes the rule), and `expiredRetry` after it. `random` in [0, 1).
