@@ -86,9 +86,9 @@ public final class StoreHealth: Sendable {
         let (free, readOnly) = measure()
         // A full disk that is also mounted read-only is read-only: that is what the operator must mend.
         if readOnly { condition = .readOnly }
-        // SQLite reads errno when it reports, not when the write failed (`sqlite3_system_errno`): past a file-size limit
-        // its I/O error came once with none (the EFBIG lost). Under a finite limit, an I/O error without an errno is the
-        // limit: full, as EFBIG itself would say.
+        // Past a file-size limit SQLite's I/O error came twice (FullDiskTests, under make test's load) with
+        // `sqlite3_system_errno` 0 instead of EFBIG; why is not known. Under a finite limit, an I/O error without an
+        // errno is taken for the limit: full, as EFBIG itself would say.
         if condition == .failing, (error as? SQLiteError)?.systemErrno == 0, Self.fileSizeLimited { condition = .full }
         update { state in
             state.condition = condition
