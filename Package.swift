@@ -165,7 +165,7 @@ let package = Package(
         .target(
             name: "DriverDaemon",
             dependencies: [
-                "DriverAPI", "JSONRPC", "DriverDomain", "SystemdKit", "GPSKit", "OBDKit", "DriverStore", "BackendClient", "BackendContract",
+                "DriverAPI", "JSONRPC", "DriverDomain", "SystemdKit", "GPSKit", "OBDKit", "DriverStore", "BackendClient", "BackendContract", "ReaderThread",
                 "CTimex", "TPMKit", "TOMLReader",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

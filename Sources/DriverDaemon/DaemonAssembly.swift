@@ -42,8 +42,9 @@ struct DaemonAssembly: Sendable {
     enum FixSource: Sendable {
         /// gpsd at `gps.gpsd`, through libgps on a thread of its own.
         case gpsd
-        /// The caller hands events to `pipeline` and to `vehicle` (in-process tests: fixes and the vehicle's readings
-        /// at the virtual times they choose); no reader is started for either.
+        /// The caller hands events to `pipeline` (`handIn`, taken on a thread of the pipeline's own) and to `vehicle`
+        /// (in-process tests: fixes and the vehicle's readings at the virtual times they choose); no reader is started
+        /// for either.
         case handedIn
     }
 
@@ -76,9 +77,7 @@ struct DaemonAssembly: Sendable {
             throw Daemon.StartupError(description: "gps.gpsd: \(config.gpsd) is not HOST:PORT")
         }
         let counters = RPCCounters()
-        let tracker = Tracker(
-            rates: config.rates, thresholds: config.motion, limits: config.fixLimits, clock: clock,
-            ignitionOnMeansMoving: config.effectiveIgnitionSource != .obd)
+        let tracker = Tracker(clock: clock)
         // A ping waits in memory for its batch and the answer (a batch interval and a grace): delivered in time, it
         // never touches the flash; otherwise it is written and synced at the end of that window (a standing van's
         // pings wait longer: `PingRecorder.parkedWindow`).
@@ -98,12 +97,15 @@ struct DaemonAssembly: Sendable {
             harsh: HarshDrivingDetector.Settings(braking: config.harshBraking, acceleration: config.harshAcceleration),
             shiftStartedAt: shift.isOn ? shift.status.startedAt : nil, hub: hub, logger: Logger(label: "travel"))
         let pipeline = TrackingPipeline(
-            tracker: tracker, recorder: recorder, hub: hub, geofences: geofences, travel: travel,
+            tracker: tracker,
+            state: TrackingState(
+                rates: config.rates, thresholds: config.motion, limits: config.fixLimits,
+                ignitionOnMeansMoving: config.effectiveIgnitionSource != .obd, now: clock.monotonic),
+            recorder: recorder, hub: hub, geofences: geofences, travel: travel,
             power: PowerInputs(powerSupplyDirectory: config.powerSupplyDirectory, ignitionPath: config.ignitionPath),
             saverThresholdPercent: config.saverThresholdPercent, watchMode: config.gpsWatch, logger: Logger(label: "gps"),
             shift: shift, safety: safety, powerPollInterval: Double(config.powerPollSeconds), ignitionSource: config.effectiveIgnitionSource)
-        let reader = inputs.fixSource == .gpsd ? GPSDReader(endpoint: endpoint, handler: pipeline) : nil
-        if let reader { pipeline.attach(reader) }
+        let reader = inputs.fixSource == .gpsd ? GPSDReader(endpoint: endpoint, handler: pipeline, wakePipe: pipeline.wakePipe) : nil
         let tracking = TrackingRuntime(tracker: tracker, recorder: recorder, reader: reader, pipeline: pipeline, logger: Logger(label: "gps"))
         let uplink = inputs.backend.map { backend in Uplink(
             client: backend, webSocket: inputs.webSocket, outbox: outbox, recorder: recorder, stateDirectory: config.stateDirectory,

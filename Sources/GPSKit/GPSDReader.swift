@@ -4,7 +4,6 @@ import Glibc
 import DriverAPI
 import DriverDomain
 import ReaderThread
-import Synchronization
 
 /// Reads gpsd through libgps on a thread of its own (blocking C calls never touch the Swift concurrency
 /// pool) and hands link states and fixes to its handler, which runs on the reader's thread and sets the pace.
@@ -19,39 +18,38 @@ import Synchronization
 /// slow sample costs one wake-up and the handler still sees every fix in order. When the handler asks for a
 /// release it stops the watch instead (gpsd may power the receiver down), and to take a sample it wakes once,
 /// asks gpsd to stream, sleeps until a fresh epoch must have arrived, and reads it.
+///
+/// The pace is the thread's own (`ReadLoop`, a value on its stack): only the handler's answers change it, from its
+/// events or from its housekeeping; other threads only `wake()` the reader so that housekeeping runs.
 public final class GPSDReader: Sendable {
     public let endpoint: GPSDEndpoint
-    private let handler: any GPSEventHandler
-    private let backoff: Backoff
+    fileprivate let handler: any GPSEventHandler
+    fileprivate let backoff: Backoff
     /// Longest wait between reads while streaming, and the time given to gpsd to deliver an epoch after a
     /// quiet spell.
-    private let batchInterval: Double
-    private let control = Mutex(Control())
-    /// Work handed to this thread by other threads (the vehicle's reader), run in the order it came, between the
-    /// batches of fixes: every decision of the tracking pipeline is taken on this one thread.
-    private let inbox = Mutex<[@Sendable () -> Void]>([])
-    /// The thread, its stop, and the pipe that wakes it when `control` changes.
-    private let runner = ReaderRunner()
-    private var wakePipe: WakePipe { runner.wakePipe }
+    fileprivate let batchInterval: Double
+    /// The thread, its stop, and the pipe that wakes it.
+    fileprivate let runner: ReaderRunner
 
-    private struct Control {
-        /// CLOCK_MONOTONIC seconds until which to stay quiet.
-        var pausedUntil: Double?
-        var release = false
-    }
-
+    /// - Parameter wakePipe: the pipe the thread sleeps on, shared with the handler's inbox when it has one.
     public init(
         endpoint: GPSDEndpoint, handler: any GPSEventHandler, backoff: Backoff = Backoff(base: 0.5, cap: 10),
-        batchInterval: Double = 1.0
+        batchInterval: Double = 1.0, wakePipe: WakePipe = WakePipe()
     ) {
         self.endpoint = endpoint
         self.handler = handler
         self.backoff = backoff
         self.batchInterval = batchInterval
+        self.runner = ReaderRunner(wakePipe: wakePipe)
     }
 
     /// Starts the reader thread (once).
-    public func start() { runner.start(named: "gpsd-reader") { self.run() } }
+    public func start() {
+        runner.start(named: "gpsd-reader") { [self] in
+            var loop = ReadLoop(reader: self)
+            loop.run()
+        }
+    }
 
     /// Stops the thread.
     public func stop() {
@@ -61,56 +59,35 @@ public final class GPSDReader: Sendable {
     /// Returns once the thread has ended: no fix is handled after this.
     public func ended() async { await runner.ended() }
 
-    /// Read nothing for `seconds`, then deliver what gpsd sent meanwhile. `release` stops the watch instead, so
-    /// gpsd may close the device; what it sent before is stale then and discarded.
-    public func pause(for seconds: Double, release: Bool) {
-        control.withLock {
-            $0.pausedUntil = Self.monotonicNow() + seconds
-            $0.release = release
-        }
-        wake()
-    }
+    /// Wakes the thread: the handler's housekeeping runs before the next wait (work was handed to it).
+    public func wake() { runner.wakePipe.wake() }
 
-    /// Back to streaming at once (a rate request, a mode change).
-    public func resume() {
-        let wasPaused = control.withLock { control -> Bool in
-            defer { control.pausedUntil = nil }
-            return control.pausedUntil != nil
-        }
-        if wasPaused { wake() }
-    }
+    public static func monotonicNow() -> Double { monotonicSeconds() }
 
-    /// Runs `work` on the reader's thread, after what is in hand and before the next wait, in the order handed in.
-    public func perform(_ work: @escaping @Sendable () -> Void) {
-        inbox.withLock { $0.append(work) }
-        wake()
-    }
+    /// The shortest sleep for a deadline the handler gives: none of them may make the thread spin.
+    public static let minimumWait = 0.05
+}
 
-    private func wake() { wakePipe.wake() }
+/// The reader's thread: its pace and its waits, a value only that thread holds.
+private struct ReadLoop {
+    let reader: GPSDReader
+    /// CLOCK_MONOTONIC seconds until which to stay quiet.
+    var pausedUntil: Double?
+    var release = false
 
-    private func runInbox() {
-        while true {
-            let work = inbox.withLock { inbox -> [@Sendable () -> Void] in
-                defer { inbox.removeAll() }
-                return inbox
-            }
-            if work.isEmpty { return }
-            for item in work { item() }
-        }
-    }
+    init(reader: GPSDReader) { self.reader = reader }
 
-    private var isStopping: Bool { runner.isStopping }
+    private var handler: any GPSEventHandler { reader.handler }
+    private var isStopping: Bool { reader.runner.isStopping }
 
-    // MARK: - The thread
-
-    private func run() {
+    mutating func run() {
         var attempt = 0
         var generator = SystemRandomNumberGenerator()
         while !isStopping {
             publish(.link(.connecting))
             let connection = GPSDConnection()
             do {
-                try connection.open(endpoint)
+                try connection.open(reader.endpoint)
                 try connection.set(.streaming)
                 attempt = 0
                 publish(.link(.connected))
@@ -120,10 +97,12 @@ public final class GPSDReader: Sendable {
             }
             connection.close()
             guard !isStopping else { break }
-            let delay = backoff.delay(attempt: attempt, random: Double.random(in: 0..<1, using: &generator))
+            let delay = reader.backoff.delay(attempt: attempt, random: Double.random(in: 0..<1, using: &generator))
             attempt += 1
-            // At least 100 ms, so a gpsd that accepts and drops at once cannot make this spin.
-            wait(seconds: max(0.1, delay))
+            // At least 100 ms, so a gpsd that accepts and drops at once cannot make this spin; the whole delay, though
+            // work handed in wakes the thread meanwhile (the vehicle's speed each second must not shorten it).
+            let until = GPSDReader.monotonicNow() + max(0.1, delay)
+            while !isStopping, case let left = until - GPSDReader.monotonicNow(), left > 0 { wait(seconds: left, endsOnPace: false) }
         }
     }
 
@@ -132,33 +111,34 @@ public final class GPSDReader: Sendable {
         handler.handle(event)
     }
 
-    private func apply(_ pace: GPSPace) {
+    /// Returns whether the pace changed.
+    @discardableResult
+    private mutating func apply(_ pace: GPSPace) -> Bool {
         switch pace {
         case .continue:
-            break
+            return false
         case .stream:
-            control.withLock { $0.pausedUntil = nil }
+            defer { pausedUntil = nil }
+            return pausedUntil != nil
         case .pause(let seconds, let release):
-            control.withLock {
-                $0.pausedUntil = Self.monotonicNow() + seconds
-                $0.release = release
-            }
+            pausedUntil = GPSDReader.monotonicNow() + seconds
+            self.release = release
+            return true
         }
     }
 
     /// Reads reports until gpsd goes away or the reader stops.
-    private func serve(_ connection: GPSDConnection) throws(GPSDError) {
+    private mutating func serve(_ connection: GPSDConnection) throws(GPSDError) {
         var lastLink = GPSLinkState.connected
         var watch = GPSDConnection.Watch.streaming
         /// Set after gpsd was asked to stream again: give it time to deliver a fresh epoch.
         var justResumed = false
-        var pacer = EpochPacer(minimumInterval: batchInterval)
+        var pacer = EpochPacer(minimumInterval: reader.batchInterval)
         /// Whether this pass's read came as the reader woke for data (not after a sleep).
         var arrived = false
         while true {
             if isStopping { return }
-            let (pausedUntil, release) = control.withLock { ($0.pausedUntil, $0.release) }
-            let now = Self.monotonicNow()
+            let now = GPSDReader.monotonicNow()
             if let pausedUntil, pausedUntil > now {
                 // Streaming on: gpsd's reports wait in the socket until the pause ends (one wake-up for them all).
                 if release, watch != .released {
@@ -169,7 +149,7 @@ public final class GPSDReader: Sendable {
                 continue
             }
             let drainPause = pausedUntil != nil && watch == .streaming
-            if pausedUntil != nil { control.withLock { $0.pausedUntil = nil } }
+            pausedUntil = nil
             if watch != .streaming {
                 // Whatever gpsd sent before the watch was released is stale.
                 while connection.waiting(microseconds: 0) { _ = try connection.read() }
@@ -180,13 +160,13 @@ public final class GPSDReader: Sendable {
             if justResumed {
                 // One wake-up for the sample: long enough for gpsd to answer and send the next epoch
                 // (longer after a release, when gpsd must reopen the receiver).
-                wait(seconds: release ? batchInterval * 3 : batchInterval * 1.3)
+                wait(seconds: release ? reader.batchInterval * 3 : reader.batchInterval * 1.3)
                 justResumed = false
                 arrived = false
             } else if !drainPause {
                 let inHand = connection.waiting(microseconds: 0)
-                // Nothing read: a control change or a deadline.
-                if !inHand, !wait(readable: connection.descriptor, seconds: handler.idle()) { continue }
+                // Nothing read: a change of pace or a deadline.
+                if !inHand, !wait(readable: connection.descriptor, seconds: nil, idle: handler.idle()) { continue }
                 // Woken as the data came: the pacer dates the epoch by this wake-up.
                 arrived = !inHand
             } else {
@@ -227,27 +207,29 @@ public final class GPSDReader: Sendable {
                 lastLink = .noFix
                 publish(.link(.noFix))
             }
-            guard control.withLock({ $0.pausedUntil == nil }), watch == .streaming else {
+            guard pausedUntil == nil, watch == .streaming else {
                 pacer.reset()
                 continue
             }
             // Streaming: sleep until the epoch needed next has come, its reports gathered in the socket, instead
             // of waking for each report (one wake-up an epoch, or a second's epochs on a fast receiver).
-            if case .at(let wake) = pacer.read(fixTimes: fixes.map(\.time), now: Self.monotonicNow(), arrived: arrived) {
-                wait(seconds: wake - Self.monotonicNow())
+            if case .at(let wake) = pacer.read(fixTimes: fixes.map(\.time), now: GPSDReader.monotonicNow(), arrived: arrived) {
+                wait(seconds: wake - GPSDReader.monotonicNow())
             }
         }
     }
 
     /// Sleeps up to `seconds` (nil: no limit) or until `readable` has data (true) or the wake pipe fires. Every
-    /// wait of the reader comes here: the work handed in runs first (`perform`), then the handler's housekeeping,
-    /// which shortens the wait to its deadline.
+    /// wait of the reader comes here, and only here are its deadlines combined: the handler's housekeeping runs
+    /// first (the work handed in, then what is due), and a change of pace it asks for ends the wait at once for the
+    /// loop to take (`endsOnPace`; a reconnection's backoff keeps its time). The handler's deadlines (`idle`'s and
+    /// the housekeeping's) count for no less than `minimumWait`.
     @discardableResult
-    private func wait(readable descriptor: Int32? = nil, seconds: Double?) -> Bool {
-        runInbox()
-        let seconds = [seconds, handler.housekeeping()].compactMap { $0 }.min()
-        return wakePipe.wait(readable: descriptor, seconds: seconds)
+    private mutating func wait(readable descriptor: Int32? = nil, seconds: Double?, idle: Double? = nil, endsOnPace: Bool = true) -> Bool {
+        let chores = handler.housekeeping()
+        if let pace = chores.pace, apply(pace), endsOnPace { return false }
+        let handlerDue = [idle, chores.dueIn].compactMap { $0 }.map { max(GPSDReader.minimumWait, $0) }
+        let sleep = (handlerDue + [seconds].compactMap { $0 }).min()
+        return reader.runner.wakePipe.wait(readable: descriptor, seconds: sleep)
     }
-
-    static func monotonicNow() -> Double { monotonicSeconds() }
 }

@@ -80,7 +80,7 @@ public func monotonicSeconds() -> Double {
 /// A reader's thread, started once, and its stop: the flags both readers keep, and the pipe that wakes the thread
 /// for a stop or a control change.
 public final class ReaderRunner: Sendable {
-    public let wakePipe = WakePipe()
+    public let wakePipe: WakePipe
     private let flags = Mutex(Flags())
 
     private struct Flags {
@@ -90,7 +90,9 @@ public final class ReaderRunner: Sendable {
         var endWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    public init() {}
+    /// - Parameter wakePipe: the pipe the thread sleeps on; given when others must wake it too (the tracking
+    ///   pipeline's inbox wakes the GPS reader's thread with it).
+    public init(wakePipe: WakePipe = WakePipe()) { self.wakePipe = wakePipe }
 
     /// Runs `body` on a thread named `name`, the first time only.
     public func start(named name: String, _ body: @escaping @Sendable () -> Void) {
@@ -130,5 +132,29 @@ public final class ReaderRunner: Sendable {
             }
             if now { waiter.resume() }
         }
+    }
+}
+
+/// A value that one thread alone reads and writes (the one that touches it first), without a lock: what swift-nio's
+/// `NIOLoopBound` is to an event loop, for a thread of our own. Debug builds check every access is on that thread.
+public final class ThreadOwned<Value>: @unchecked Sendable {
+    private var value: Value
+    #if DEBUG
+    private var owner: pthread_t?
+    #endif
+
+    public init(_ value: Value) { self.value = value }
+
+    /// Runs `body` on the value; only ever on the owning thread.
+    public func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        #if DEBUG
+        let current = pthread_self()
+        if let owner {
+            precondition(pthread_equal(owner, current) != 0, "a thread-owned value touched off its thread")
+        } else {
+            owner = current
+        }
+        #endif
+        return try body(&value)
     }
 }

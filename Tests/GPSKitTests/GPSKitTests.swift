@@ -2,6 +2,7 @@ import DriverAPI
 import Foundation
 @testable import GPSKit
 import NMEASynth
+import Synchronization
 import Testing
 
 // Serialized: libgps keeps per-process state, and two readers opening at once in one test process confuse it
@@ -58,16 +59,21 @@ struct GPSKitTests {
         #expect(GPSDEndpoint(parsing: text) == nil)
     }
 
-    /// The reader's events as a stream, for a test to await (the daemon's handler is the tracking pipeline).
+    /// The reader's events as a stream, for a test to await (the daemon's handler is the tracking pipeline); a pace
+    /// handed in is the next housekeeping's answer.
     final class Streamer: GPSEventHandler {
         let events: AsyncStream<GPSEvent>
         private let continuation: AsyncStream<GPSEvent>.Continuation
+        let handedPace = Mutex<GPSPace?>(nil)
         init() { (events, continuation) = AsyncStream.makeStream(of: GPSEvent.self, bufferingPolicy: .bufferingNewest(256)) }
         func handle(_ event: GPSEvent) -> GPSPace {
             continuation.yield(event)
             return .continue
         }
         func idle() -> Double? { nil }
+        func housekeeping() -> GPSHousekeeping {
+            GPSHousekeeping(pace: handedPace.withLock { pace in defer { pace = nil }; return pace })
+        }
     }
 
     @Test("no gpsd: the reader reports connecting and lost, and keeps retrying")
@@ -84,18 +90,24 @@ struct GPSKitTests {
         #expect(states == [.connecting, .lost, .connecting, .lost, .connecting, .lost])
     }
 
-    /// Records what the reader's thread decides, and on which thread.
+    /// Records what the reader's thread decides, and on which thread; work from other threads waits in its inbox
+    /// (the tracking pipeline's way) and is taken in `housekeeping`.
     final class Recorder: GPSEventHandler, @unchecked Sendable {
         // Touched only on the reader's thread (the test reads it after the reader stopped).
         var entries: [(what: String, thread: pthread_t)] = []
+        let inbox = Mutex<[String]>([])
         func handle(_ event: GPSEvent) -> GPSPace {
             if case .link(let state) = event { entries.append(("link \(state.rawValue)", pthread_self())) }
             return .continue
         }
         func idle() -> Double? { nil }
+        func housekeeping() -> GPSHousekeeping {
+            for item in inbox.withLock({ inbox in defer { inbox.removeAll() }; return inbox }) { entries.append((item, pthread_self())) }
+            return GPSHousekeeping()
+        }
     }
 
-    @Test("one thread of decisions: work handed in from other threads runs on the reader's thread, in the order it came, between the reader's own events")
+    @Test("one thread of decisions: work handed in from other threads runs on the reader's thread, in the order it came, between the reader's own events, within its reconnection backoff")
     func performOnTheReadersThread() async throws {
         let recorder = Recorder()
         let reader = GPSDReader(endpoint: GPSDEndpoint(host: "127.0.0.1", port: "1"), handler: recorder, backoff: .init(base: 0.02, cap: 0.05))
@@ -104,7 +116,8 @@ struct GPSKitTests {
         let threads = (0..<2).map { lane in
             Thread {
                 for index in 0..<50 {
-                    reader.perform { recorder.entries.append(("vehicle \(lane) \(index)", pthread_self())) }
+                    recorder.inbox.withLock { $0.append("vehicle \(lane) \(index)") }
+                    reader.wake()
                     usleep(useconds_t(200 + lane * 150))
                 }
             }
@@ -122,6 +135,30 @@ struct GPSKitTests {
         for lane in 0..<2 {
             #expect(entries.filter { $0.what.hasPrefix("vehicle \(lane) ") }.map(\.what) == (0..<50).map { "vehicle \(lane) \($0)" })
         }
+    }
+
+    /// Says its work is due now at every call (a deadline that never moves, as a commit that keeps failing would give).
+    final class AlwaysDue: GPSEventHandler {
+        let calls = Atomic<Int>(0)
+        func handle(_ event: GPSEvent) -> GPSPace { .continue }
+        func idle() -> Double? { 0 }
+        func housekeeping() -> GPSHousekeeping {
+            calls.add(1, ordering: .relaxed)
+            return GPSHousekeeping(dueIn: 0)
+        }
+    }
+
+    @Test("a handler whose work is always due makes the reader wake at most about 20 times a second, never spin (the one place its waits are combined floors the handler's deadlines)")
+    func noSpinOnZeroDeadlines() async throws {
+        let handler = AlwaysDue()
+        let reader = GPSDReader(endpoint: GPSDEndpoint(host: "127.0.0.1", port: "1"), handler: handler, backoff: .init(base: 0.2, cap: 0.5))
+        reader.start()
+        try await Task.sleep(for: .seconds(1))
+        reader.stop()
+        await reader.ended()
+        let calls = handler.calls.load(ordering: .relaxed)
+        // 20 a second by the floor, and one more per reconnection (2 to 5 a second at this backoff).
+        #expect(calls > 5 && calls <= 30, "\(calls) wake-ups in a second")
     }
 
     /// A real gpsd fed by gpsfake with a synthetic drive, on a random port, while `body` runs.
@@ -175,14 +212,14 @@ struct GPSKitTests {
 
         func idle() -> Double? { nil }
 
-        func housekeeping() -> Double? {
+        func housekeeping() -> GPSHousekeeping {
             let now = GPSDReader.monotonicNow()
-            return locked {
+            return GPSHousekeeping(dueIn: locked {
                 guard let due, doneAt == nil else { return nil }
                 guard now >= due else { return due - now }
                 doneAt = now
                 return nil
-            }
+            })
         }
 
         /// Seconds from the work's deadline to the `housekeeping` call that did it (nil: not yet).
@@ -230,7 +267,8 @@ struct GPSKitTests {
         #expect(moving.allSatisfy { $0.track != nil && $0.latitude > 52.5 && $0.latitude < 52.53 && $0.time > 1_795_000_000 })
         #expect(fixes.map(\.time) == fixes.map(\.time).sorted())
         // Paused, gpsd goes quiet: nothing arrives for the pause.
-        reader.pause(for: 2, release: false)
+        streamer.handedPace.withLock { $0 = .pause(seconds: 2, release: false) }
+        reader.wake()
         try await Task.sleep(for: .milliseconds(200))
         let quietStart = ContinuousClock.now
         var afterPause: ContinuousClock.Instant? = nil

@@ -5,11 +5,18 @@ import DriverStore
 import GPSKit
 import JSONRPC
 import Logging
+import ReaderThread
 import Synchronization
 
-/// GPS to pings, on the reader's thread: the tracker decides, the recorder commits, subscribers hear,
-/// and the answer tells the reader how long gpsd may stay quiet.
+/// GPS to pings, on one thread: the state decides, the recorder commits, subscribers hear, and the answer tells the
+/// reader how long gpsd may stay quiet.
+///
+/// One thread of decisions: the GPS reader's (or, with fixes handed in, a thread of the pipeline's own). Its state
+/// (`TrackingState`) is that thread's alone, unlocked; every input from another thread (the vehicle's events, rate
+/// requests, the shift, a power read) waits in the inbox, in the order it came, and is taken between the batches of
+/// fixes (`housekeeping`). What was decided is published to `tracker`, the one place other threads read it.
 final class TrackingPipeline: GPSEventHandler {
+    /// What the other threads read.
     let tracker: Tracker
     /// nil when tracking is off: fixes are still read (status, subscribers) but nothing is recorded.
     let recorder: PingRecorder?
@@ -25,25 +32,26 @@ final class TrackingPipeline: GPSEventHandler {
     let geofences: GeofenceMonitor?
     /// The odometer, trips and idling (nil: not kept).
     let travel: TravelMonitor?
-    /// Set once the reader exists (the reader holds the pipeline as its handler).
-    private let reader = Mutex<GPSDReader?>(nil)
-    /// The power inputs are read at least this often (seconds), on the reader's thread (`housekeeping`).
+    /// The power inputs are read at least this often (seconds), on the GPS thread (`housekeeping`).
     let powerPollInterval: Double
-    private let lastPowerRead: Mutex<Double>
-    /// The last link state other than `connecting`, so that retries against an absent gpsd (every few seconds,
-    /// for hours) are logged once, not each time.
-    private let settledLink = Mutex<GPSLinkState?>(nil)
-    /// Where the ignition comes from, and the engine as the vehicle's adapter last told (`ignition.source = obd`).
+    /// Where the ignition comes from.
     let ignitionSource: IgnitionSource
-    private let vehicleIgnition = Mutex<Bool?>(nil)
-    /// The vehicle's battery is protected: the receiver stays released, whatever the fixes say.
-    private let receiverReleased = Mutex(false)
-    /// Told when the motion changes (the vehicle's reader polls by it).
-    private let motionListener = Mutex<(@Sendable (Motion) -> Void)?>(nil)
-    private let cadenceListener = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Wakes the GPS thread for the inbox: the reader sleeps on it (`GPSDReader(wakePipe:)`).
+    let wakePipe = WakePipe()
+    private let inbox = Mutex<[TrackingInput]>([])
+    private let owned: ThreadOwned<Owned>
+
+    /// The GPS thread's: the decisions' state and who hears of them.
+    private struct Owned {
+        var state: TrackingState
+        /// Told when the motion changes (the vehicle's reader polls by it).
+        var motionListener: (@Sendable (Motion) -> Void)?
+        /// Told when the motion or the battery mode changed: the uplink's cadence may have.
+        var cadenceListener: (@Sendable () -> Void)?
+    }
 
     init(
-        tracker: Tracker, recorder: PingRecorder?, hub: EventHub, geofences: GeofenceMonitor? = nil, travel: TravelMonitor? = nil,
+        tracker: Tracker, state: TrackingState, recorder: PingRecorder?, hub: EventHub, geofences: GeofenceMonitor? = nil, travel: TravelMonitor? = nil,
         power: PowerInputs, saverThresholdPercent: Int, watchMode: GPSWatchMode, logger: Logger, shift: Shift? = nil, safety: Safety? = nil,
         powerPollInterval: Double = 60, ignitionSource: IgnitionSource = .file
     ) {
@@ -54,21 +62,86 @@ final class TrackingPipeline: GPSEventHandler {
         self.shift = shift
         self.safety = safety
         self.tracker = tracker
-        self.lastPowerRead = Mutex(tracker.clock.monotonic)
         self.recorder = recorder
         self.hub = hub
         self.power = power
         self.saverThresholdPercent = saverThresholdPercent
         self.watchMode = watchMode
         self.logger = logger
+        tracker.publish(state.snapshot)
+        owned = ThreadOwned(Owned(state: state))
     }
 
-    func attach(_ reader: GPSDReader) { self.reader.withLock { $0 = reader } }
+    // MARK: - Inputs from other threads
 
-    func whenMotionChanged(_ action: @escaping @Sendable (Motion) -> Void) { motionListener.withLock { $0 = action } }
-    /// Told when the motion or the battery mode changed: the uplink's cadence may have (an ignition on ends a parked
-    /// van's 2-minute wait for its burst at once).
-    func whenCadenceMayHaveChanged(_ action: @escaping @Sendable () -> Void) { cadenceListener.withLock { $0 = action } }
+    /// An input from another thread, for the GPS thread to take in order.
+    enum TrackingInput: Sendable {
+        case vehicle(VehicleEvent)
+        /// A connection's rate request (hz 0 withdraws it); `answer` hears the rate in force.
+        case rateRequest(RateRequest, answer: (@Sendable (Double) -> Void)?)
+        /// The shift started or ended: a released receiver is watched again at once (one that should rest is
+        /// released at its next fix).
+        case shiftChanged
+        /// Read the power inputs now (at start, and in tests).
+        case readPower
+        case motionListener(@Sendable (Motion) -> Void)
+        case cadenceListener(@Sendable () -> Void)
+        /// An event of the receiver's, handed in by an in-process test (no reader); `answer` hears the pace.
+        case handedIn(GPSEvent, answer: @Sendable (GPSPace) -> Void)
+        /// Answered once the housekeeping that takes it is done (a test's wait for the GPS thread).
+        case settled(answer: @Sendable () -> Void)
+    }
+
+    func submit(_ input: TrackingInput) {
+        inbox.withLock { $0.append(input) }
+        wakePipe.wake()
+    }
+
+    func whenMotionChanged(_ action: @escaping @Sendable (Motion) -> Void) { submit(.motionListener(action)) }
+    func whenCadenceMayHaveChanged(_ action: @escaping @Sendable () -> Void) { submit(.cadenceListener(action)) }
+    func shiftChanged() { submit(.shiftChanged) }
+
+    /// The rate in force once the GPS thread took `request`.
+    func requestRate(_ request: RateRequest) async -> Double {
+        await withCheckedContinuation { answer in submit(.rateRequest(request, answer: { answer.resume(returning: $0) })) }
+    }
+
+    /// Hands a receiver's event in (fixes without a reader) and returns the pace it decided.
+    func handIn(_ event: GPSEvent) async -> GPSPace {
+        await withCheckedContinuation { answer in submit(.handedIn(event, answer: { answer.resume(returning: $0) })) }
+    }
+
+    /// Returns once the GPS thread has taken everything handed in before, and done its housekeeping.
+    func settle() async {
+        await withCheckedContinuation { answer in submit(.settled(answer: { answer.resume() })) }
+    }
+
+    /// Without a reader (fixes handed in), the GPS thread is the pipeline's own: it takes the inbox and does the
+    /// housekeeping by its deadlines, until stopped.
+    func startOwnThread() -> ReaderRunner {
+        let runner = ReaderRunner(wakePipe: wakePipe)
+        runner.start(named: "tracking") { [self] in
+            while !runner.isStopping {
+                let due = housekeeping().dueIn
+                wakePipe.wait(seconds: due.map { max(GPSDReader.minimumWait, $0) })
+            }
+        }
+        return runner
+    }
+
+    // MARK: - The GPS thread
+
+    /// Changes the state, then publishes it before anything is told of the change.
+    private func decide<Result>(_ body: (inout TrackingState) -> Result) -> Result {
+        let (result, snapshot) = owned.withValue { owned in
+            let result = body(&owned.state)
+            return (result, owned.state.snapshot)
+        }
+        tracker.publish(snapshot)
+        return result
+    }
+
+    private func read<Result>(_ body: (TrackingState) -> Result) -> Result { owned.withValue { body($0.state) } }
 
     /// What the vehicle's adapter says, for the decisions the fixes also feed (motion, ignition and power, the
     /// safety gate, the receiver).
@@ -81,43 +154,60 @@ final class TrackingPipeline: GPSEventHandler {
         case batteryProtection(Bool)
     }
 
-    /// One thread of decisions: a vehicle event is decided on the GPS reader's thread, in the order the events came,
-    /// between the batches of fixes (the vehicle's reader never calls into the decisions itself). Without a reader
-    /// (an in-process test hands fixes in itself) it is decided at once, on the caller's thread.
-    func vehicle(_ event: VehicleEvent) {
-        if let reader = reader.withLock({ $0 }) {
-            reader.perform { [self] in decide(event) }
-        } else {
-            decide(event)
+    func vehicle(_ event: VehicleEvent) { submit(.vehicle(event)) }
+
+    /// Takes one input from the inbox; returns the pace it asks of the reader (nil: none).
+    private func take(_ input: TrackingInput) -> GPSPace? {
+        switch input {
+        case .vehicle(let event):
+            return apply(event)
+        case .rateRequest(let request, let answer):
+            let hz = decide { $0.setRequest(request) }
+            answer?(hz)
+            return planChanged()
+        case .shiftChanged:
+            return .stream
+        case .readPower:
+            return refreshPower()
+        case .motionListener(let action):
+            owned.withValue { $0.motionListener = action }
+            return nil
+        case .cadenceListener(let action):
+            owned.withValue { $0.cadenceListener = action }
+            return nil
+        case .handedIn(let event, let answer):
+            answer(handle(event))
+            return nil
+        case .settled:
+            return nil
         }
     }
 
-    private func decide(_ event: VehicleEvent) {
+    /// A vehicle event decided, as the fixes are (motion, ignition and power, the gate, the receiver).
+    private func apply(_ event: VehicleEvent) -> GPSPace? {
         switch event {
         case .speed(let speed, let nextWithin):
             safety?.observeVehicle(speed: speed, nextWithin: nextWithin)
             // The motion changed outside the fixes (the vehicle's speed in a tunnel): logged like the fixes' changes.
-            if let changed = tracker.vehicleSpeed(speed) {
-                announce(changed)
-                planChanged()
-            }
+            let now = tracker.clock.monotonic
+            guard let changed = decide({ $0.vehicleSpeed(speed, now: now) }) else { return nil }
+            announce(changed)
+            return planChanged()
         case .engine(let running):
-            let changed = vehicleIgnition.withLock { value in
-                defer { value = running }
-                return value != running
-            }
-            if changed, ignitionSource == .obd { refreshPower() }
+            let changed = decide { $0.vehicleEngine(running: running) }
+            return changed && ignitionSource == .obd ? refreshPower() : nil
         case .batteryProtection(let released):
-            receiverReleased.withLock { $0 = released }
-            if released { reader.withLock { $0 }?.pause(for: Self.releasedPause, release: true) } else { reader.withLock { $0 }?.resume() }
+            decide { $0.receiverReleased = released }
+            return released ? .pause(seconds: Self.releasedPause, release: true) : .stream
         }
     }
 
-    /// A changed motion, logged and told to the listener, whichever evidence changed it.
+    /// A changed motion, logged and told to the listeners, whichever evidence changed it.
     private func announce(_ motion: Motion) {
         logger.info("motion: \(motion.rawValue)", metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.motionChanged.rawValue)", "motion": "\(motion.rawValue)"])
-        motionListener.withLock { $0 }?(motion)
-        cadenceListener.withLock { $0 }?()
+        let (motionListener, cadenceListener) = owned.withValue { ($0.motionListener, $0.cadenceListener) }
+        motionListener?(motion)
+        cadenceListener?()
     }
 
     private static let releasedPause = 3600.0
@@ -128,7 +218,7 @@ final class TrackingPipeline: GPSEventHandler {
             linkChanged(state)
             return .continue
         case .noFixReports(let count):
-            tracker.noFixReports(count)
+            decide { $0.noFixReports(count) }
             checkSilence()
             return .continue
         case .fix(let fix):
@@ -146,11 +236,23 @@ final class TrackingPipeline: GPSEventHandler {
     /// wake-up, its pauses included. (Committed only when the reader waited for data, the pings of a drive's last
     /// seconds waited through the stationary sample's pause that followed, up to 15 s, past their 7-s window: the
     /// 1,000-cut soak of seed 1212 lost 6 of them.)
-    func housekeeping() -> Double? {
+    ///
+    /// First the inbox, in the order it came: the inputs decided here, between the batches of fixes.
+    func housekeeping() -> GPSHousekeeping {
+        var pace: GPSPace? = nil
+        var settled: [@Sendable () -> Void] = []
+        while case let inputs = inbox.withLock({ inbox in defer { inbox.removeAll() }; return inbox }), !inputs.isEmpty {
+            for input in inputs {
+                if case .settled(let answer) = input { settled.append(answer) }
+                pace = take(input) ?? pace
+            }
+        }
         let now = tracker.clock.monotonic
         let commit = recorder?.commitIfDue(now: now)
         noteHeld("a ping commit", startedAt: now)
-        return [commit, powerHousekeeping()].compactMap { $0 }.min()
+        let (power, powerPace) = powerHousekeeping()
+        for answer in settled { answer() }
+        return GPSHousekeeping(pace: powerPace ?? pace, dueIn: [commit, power].compactMap { $0 }.min())
     }
 
     /// A step of the reader's that waits for the disk (the pings' commit, a trip's store waiting for SQLite's writer)
@@ -164,12 +266,12 @@ final class TrackingPipeline: GPSEventHandler {
             metadata: ["monotonic": "\(startedAt)", "seconds": "\(took)", "step": "\(step)"])
     }
 
-    private func powerHousekeeping() -> Double {
+    /// The seconds until the power inputs are due, and the pace a read now asks for.
+    private func powerHousekeeping() -> (dueIn: Double, pace: GPSPace?) {
         let slack = min(10, powerPollInterval / 4)
-        let elapsed = tracker.clock.monotonic - lastPowerRead.withLock { $0 }
-        guard elapsed >= powerPollInterval - slack else { return powerPollInterval + slack - elapsed }
-        refreshPower()
-        return powerPollInterval + slack
+        let elapsed = tracker.clock.monotonic - read { $0.lastPowerRead }
+        guard elapsed >= powerPollInterval - slack else { return (powerPollInterval + slack - elapsed, nil) }
+        return (powerPollInterval + slack, refreshPower())
     }
 
     /// The fix stream paused (the reader waits for data): notice a receiver that went silent.
@@ -179,7 +281,8 @@ final class TrackingPipeline: GPSEventHandler {
     /// the seconds until the next check.
     @discardableResult
     private func checkSilence() -> Double? {
-        let (began, recheckIn) = tracker.checkSilence()
+        let now = tracker.clock.monotonic
+        let (began, recheckIn) = decide { $0.checkSilence(now: now) }
         if let began {
             let rejected = began.rejected.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", ")
             logger.warning(
@@ -202,7 +305,13 @@ final class TrackingPipeline: GPSEventHandler {
     }
 
     private func observe(_ fix: Fix, overnight: Bool) -> GPSPace {
-        let outcome = tracker.observe(fix)
+        let reference = tracker.clock.now().time, now = tracker.clock.monotonic
+        let outcome = decide { $0.observe(fix, now: now, reference: reference) }
+        if outcome.gpsTimeWentBack { tracker.clock.forgetGPS() }
+        switch outcome.verdict {
+        case .accept, .reanchor: tracker.clock.observeFix(time: fix.time)
+        case .reject, .duplicate: break
+        }
         switch outcome.verdict {
         case .reject(let reason):
             // Never silently: counted in gps.status and diag, and logged here for whoever turns debug on.
@@ -236,7 +345,7 @@ final class TrackingPipeline: GPSEventHandler {
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.fixGap.rawValue)", "gap_seconds": "\(Int(gap.rounded()))"])
         }
         if outcome.motionChanged { announce(outcome.motion) }
-        if receiverReleased.withLock({ $0 }) || overnight { return .pause(seconds: Self.releasedPause, release: true) }
+        if read({ $0.receiverReleased }) || overnight { return .pause(seconds: Self.releasedPause, release: true) }
         // Suspected movement: stay awake to confirm it within seconds, not at the next slow sample (even when an
         // earlier fix of the same batch asked for a pause).
         let plan = outcome.confirmingMovement ? .continuous : outcome.plan
@@ -267,11 +376,7 @@ final class TrackingPipeline: GPSEventHandler {
     /// Off shift with the ignition off (a van overnight): nothing is recorded and nothing needs the sky, so the
     /// receiver is released (gpsd may power it down) until the shift starts or the ignition comes on. Without an
     /// ignition input the receiver stays watched: its fixes are then the only sign the van drives off.
-    private var isOvernight: Bool { !(shift?.isOn ?? true) && tracker.ignition == false }
-
-    /// The shift started or ended: a released receiver is watched again at once (one that should rest is released
-    /// at its next fix).
-    func shiftChanged() { reader.withLock { $0 }?.resume() }
+    private var isOvernight: Bool { !(shift?.isOn ?? true) && read({ $0.ignition }) == false }
 
     /// Read nothing until the next sample is due (adaptive watch at slow rates): one wake-up a sample.
     private func pace(after plan: SamplingPolicy.WatchPlan) -> GPSPace {
@@ -290,17 +395,14 @@ final class TrackingPipeline: GPSEventHandler {
     static let dueEpochMargin = 0.3
 
     /// The rate went up (a request, a motion or power change): stream again at once.
-    func planChanged() {
-        guard case .continuous = tracker.plan else { return }
-        reader.withLock { $0 }?.resume()
+    private func planChanged() -> GPSPace? {
+        guard case .continuous = read({ $0.policy.watchPlan }) else { return nil }
+        return .stream
     }
 
     private func linkChanged(_ state: GPSLinkState) {
-        tracker.setLink(state)
-        let changed = state == .connecting ? false : settledLink.withLock { settled in
-            defer { settled = state }
-            return settled != state
-        }
+        let now = tracker.clock.monotonic
+        let changed = decide { $0.setLink(state, now: now) }
         let level: Logger.Level = !changed ? .debug : state == .lost ? .warning : .info
         logger.log(
             level: level, "gps link: \(state.rawValue)",
@@ -309,11 +411,11 @@ final class TrackingPipeline: GPSEventHandler {
         if state == .lost || state == .noFix { recorder?.flush() }
     }
 
-    func refreshPower() {
-        lastPowerRead.withLock { $0 = tracker.clock.monotonic }
+    /// Reads the power inputs and applies them; returns the pace they ask for (nil: none).
+    private func refreshPower() -> GPSPace? {
         let ignition: Bool? = switch ignitionSource {
         case .file: power.readIgnition()
-        case .obd: vehicleIgnition.withLock { $0 }
+        case .obd: read { $0.vehicleIgnition }
         case .gps: nil
         }
         safety?.setIgnition(ignition)
@@ -321,15 +423,16 @@ final class TrackingPipeline: GPSEventHandler {
         travel?.noFixes(ignition: ignition, onShift: shift?.isOn ?? true, monotonic: travelled)
         noteHeld("the travel monitor (a trip's store)", startedAt: travelled)
         let saver = BatteryPolicy.saver(readings: power.readSupplies(), thresholdPercent: saverThresholdPercent, ignition: ignition)
-        let ignitionBefore = tracker.ignition
-        guard tracker.setPower(saver: saver, ignition: ignition) != nil else { return }
-        // The ignition on wakes a receiver released for the night.
-        if ignition == true, ignitionBefore != true { reader.withLock { $0 }?.resume() }
+        let now = tracker.clock.monotonic
+        let (ignitionBefore, changed) = decide { state in (state.ignition, state.setPower(saver: saver, ignition: ignition, now: now) != nil) }
+        guard changed else { return nil }
         logger.notice(
             "power: battery \(saver ? "saver" : "normal"), ignition \(ignition.map { $0 ? "on" : "off" } ?? "absent")",
             metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.powerMode.rawValue)", "battery_mode": "\(saver ? "saver" : "normal")"])
-        planChanged()
-        cadenceListener.withLock { $0 }?()
+        owned.withValue { $0.cadenceListener }?()
+        // The ignition on wakes a receiver released for the night.
+        if ignition == true, ignitionBefore != true { return .stream }
+        return planChanged()
     }
 }
 

@@ -34,23 +34,21 @@ extension TrackingRuntime {
             guard let fix = runtime.gpsStatus().lastFix else { throw APIError.unavailable("no fix yet") }
             return fix
         }
+        // The connections whose close withdraws their request (the socket's bookkeeping, not the GPS thread's).
         let watched = Mutex<Set<UInt64>>([])
         router.register(Methods.gpsRequestRate) { params, connection in
             guard params.hz.isFinite, (0...Self.maxRequestHz).contains(params.hz) else {
                 throw APIError.invalidParams("hz must be from 0 (withdraw) to \(Self.maxRequestHz)")
             }
             let request = RateRequest(connection: connection.id, pid: connection.peer.pid, uid: connection.peer.uid, hz: params.hz)
-            let effective = runtime.tracker.setRequest(request)
             // The request dies with its connection.
-            let first = watched.withLock { $0.insert(connection.id).inserted }
-            if first {
+            if watched.withLock({ $0.insert(connection.id).inserted }) {
                 connection.onClose {
                     _ = watched.withLock { $0.remove(connection.id) }
-                    _ = runtime.tracker.setRequest(RateRequest(connection: connection.id, pid: 0, uid: 0, hz: 0))
-                    runtime.pipeline.planChanged()
+                    runtime.pipeline.submit(.rateRequest(RateRequest(connection: connection.id, pid: 0, uid: 0, hz: 0), answer: nil))
                 }
             }
-            runtime.pipeline.planChanged()
+            let effective = await runtime.pipeline.requestRate(request)
             logger.info(
                 "rate request \(params.hz) Hz from pid \(connection.peer.pid); effective \(effective) Hz",
                 metadata: [DaemonLogHandler.messageIDKey: "\(MessageID.rateRequest.rawValue)"])

@@ -2,24 +2,28 @@
 import Glibc
 #endif
 import GPSKit
+import ReaderThread
 import ServiceLifecycle
 
-/// The GPS reader's life in the service group: start it, and on shutdown stop it and commit the last pings.
-/// The power inputs are re-read on the reader's thread (`TrackingPipeline.housekeeping`), not on a timer here.
-/// Without a reader (fixes handed in by an in-process test) it still makes the final flush.
+/// The GPS thread's life in the service group: start it, and on shutdown stop it and commit the last pings.
+/// The power inputs are re-read on that thread (`TrackingPipeline.housekeeping`), not on a timer here.
+/// Without a reader (fixes handed in by an in-process test) the thread is the pipeline's own.
 struct TrackingService: Service {
     let reader: GPSDReader?
     let pipeline: TrackingPipeline
 
     func run() async throws {
-        pipeline.refreshPower()
+        pipeline.submit(.readPower)
+        let ownThread = reader == nil ? pipeline.startOwnThread() : nil
         reader?.start()
         try? await gracefulShutdown()  // throws only when cancelled: a stop either way
         reader?.stop()
-        // The final flush, once the reader's thread has ended: nothing sampled is lost on a graceful stop, and it is
+        ownThread?.stop()
+        // The final flush, once the GPS thread has ended: nothing sampled is lost on a graceful stop, and it is
         // all in the database. (Flushed while the thread still handled a fix, the ping of that fix stayed in memory:
         // a 1,000-cut soak lost one so, at a stop to apply a configuration.)
         await reader?.ended()
+        await ownThread?.ended()
         pipeline.recorder?.flushIntoStore()
     }
 }

@@ -24,12 +24,12 @@ struct ArrivalInProcessTests {
         var time = Date().timeIntervalSince1970.rounded()
         init(_ pipeline: TrackingPipeline) { self.pipeline = pipeline }
 
-        func fix(north: Double, speed: Double) {
+        func fix(north: Double, speed: Double) async {
             time += 1
             let fix = Fix(
                 time: time, latitude: customer.lat + north / 111_320, longitude: customer.lng, speed: speed, track: 180,
                 horizontalError: 8, mode: 3)
-            _ = pipeline.handle(.fix(fix))
+            _ = await pipeline.handIn(.fix(fix))
         }
     }
 
@@ -64,10 +64,10 @@ struct ArrivalInProcessTests {
             try await Self.journeyToDropoff(daemon)
             let events = try await daemon.subscriber([Events.stopLeftUnfinished.topic, Events.pushSummary.topic, Events.visitChanged.topic])
             let receiver = Receiver(daemon.assembly.pipeline)
-            for _ in 0..<5 { receiver.fix(north: 5, speed: 0) }
+            for _ in 0..<5 { await receiver.fix(north: 5, speed: 0) }
             _ = try await daemon.call(Methods.taskArrive, TaskParams(taskId: "task-1001"))
             // Away south at 10 m/s, past the 150-m exit border, without delivering.
-            for second in 1...30 { receiver.fix(north: 5 - Double(second) * 10, speed: 10) }
+            for second in 1...30 { await receiver.fix(north: 5 - Double(second) * 10, speed: 10) }
             try await daemon.waitUntil("the summary while driving") {
                 events.all(Events.pushSummary).contains { $0.summary.contains("1 unfinished stop") }
             }
@@ -75,9 +75,9 @@ struct ArrivalInProcessTests {
             // The van crossed the exit border by now: the visit's departure, whatever happens at the stop later.
             let crossedBy = daemon.assembly.tracker.clock.now().time
             // It stands 295 m south: the gate opens after its settle time, and the notice is shown.
-            for _ in 0..<3 { receiver.fix(north: -295, speed: 0) }
+            for _ in 0..<3 { await receiver.fix(north: -295, speed: 0) }
             daemon.advance(by: 3.2)
-            receiver.fix(north: -295, speed: 0)
+            await receiver.fix(north: -295, speed: 0)
             try await daemon.waitUntil("the notice") { !events.all(Events.stopLeftUnfinished).isEmpty }
             let notice = try #require(events.all(Events.stopLeftUnfinished).first)
             #expect(notice.kind == "STOP_LEFT_UNFINISHED" && notice.taskId == "task-1001" && notice.id < 0, "\(notice)")
@@ -95,7 +95,7 @@ struct ArrivalInProcessTests {
             let delivered = try await daemon.call(Methods.taskDeliver, TaskParams(taskId: "task-1001", outsideReason: .addressWrong))
             #expect(delivered.status == .delivered)
             // Completed away from the stop: the next fix ends the visit.
-            receiver.fix(north: -295, speed: 0)
+            await receiver.fix(north: -295, speed: 0)
             try await daemon.waitUntil("the visit closed") {
                 try await daemon.call(Methods.visitsList).visits.first?.state != "open"
             }

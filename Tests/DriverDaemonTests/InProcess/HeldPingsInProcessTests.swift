@@ -17,7 +17,7 @@ struct HeldPingsInProcessTests {
             var time = Date().timeIntervalSince1970.rounded()
             // A minute of driving north at 12 m/s, one fix a second.
             for second in 0..<60 {
-                _ = pipeline.handle(.fix(Fix(
+                _ = await pipeline.handIn(.fix(Fix(
                     time: time, latitude: 49.0 + Double(second) * 12 / 111_320, longitude: 12.1, speed: 12, track: 0, horizontalError: 5, mode: 3)))
                 time += 1
                 daemon.advance(by: 1)
@@ -26,7 +26,7 @@ struct HeldPingsInProcessTests {
             try #require(recorder.pendingCount > 0, "the last seconds' pings are held (no backend)")
             // The reader pauses (a slow sample due later): no fix, no wait for data; only housekeeping runs.
             daemon.advance(by: recorder.movingWindow + 1)
-            _ = pipeline.housekeeping()
+            await pipeline.settle()
             #expect(recorder.pendingCount == 0, "\(recorder.pendingCount) pings still held past their window")
         }
     }

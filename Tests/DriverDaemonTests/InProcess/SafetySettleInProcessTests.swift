@@ -18,7 +18,7 @@ struct SafetySettleInProcessTests {
             var paces: [GPSPace] = []
             // As the reader does: the next epoch read is the first one after the pause the pipeline asked for.
             while !safety.isOpen && elapsed < 30 {
-                let pace = daemon.assembly.pipeline.handle(.fix(Fix(
+                let pace = await daemon.assembly.pipeline.handIn(.fix(Fix(
                     time: time, latitude: 49.0, longitude: 12.1, speed: 0.02, track: 0, horizontalError: 5, mode: 3)))
                 paces.append(pace)
                 let wait = if case .pause(let seconds, _) = pace { seconds.rounded(.up) } else { 1.0 }

@@ -33,9 +33,9 @@ struct StoreFaultInProcessTests {
     }
 
     /// Fixes driving north driving north from `time`, handed to the pipeline as gpsd would.
-    static func drive(_ daemon: InProcessDaemon, from time: inout Double, seconds: Int) {
+    static func drive(_ daemon: InProcessDaemon, from time: inout Double, seconds: Int) async {
         for _ in 0..<seconds {
-            _ = daemon.assembly.pipeline.handle(.fix(Fix(
+            _ = await daemon.assembly.pipeline.handIn(.fix(Fix(
                 time: time, latitude: 49.0 + (time.truncatingRemainder(dividingBy: 3600)) * 12 / 111_320, longitude: 12.1, speed: 12, track: 0,
                 horizontalError: 5, mode: 3)))
             time += 1
@@ -55,7 +55,7 @@ struct StoreFaultInProcessTests {
             _ = try await daemon.call(Methods.taskAccept, TaskParams(taskId: "task-1001"))
             store.injectWriteFailure(errno: errno)
             var time = Date().timeIntervalSince1970.rounded()
-            Self.drive(daemon, from: &time, seconds: 10)
+            await Self.drive(daemon, from: &time, seconds: 10)
             backend.setDown(nil)
             _ = try await daemon.call(Methods.outboxFlush)
             #expect(backend.world.stats.statusUpdates.map(\.status) == [.accepted])
@@ -65,7 +65,7 @@ struct StoreFaultInProcessTests {
             #expect(pingsBefore > 0, "pings went from memory")
             // Again and again: the transition is not sent again, the pings keep going.
             for _ in 0..<3 {
-                Self.drive(daemon, from: &time, seconds: 10)
+                await Self.drive(daemon, from: &time, seconds: 10)
                 _ = try await daemon.call(Methods.outboxFlush)
             }
             #expect(backend.requests.count { $0 == "patchStatus" } == sent, "\(backend.requests)")

@@ -18,18 +18,20 @@ struct VehicleInProcessTests {
         init(_ daemon: InProcessDaemon) { self.daemon = daemon }
 
         /// One second: a fix at `speed` when the sky is there, the vehicle's speed when an adapter is.
-        func second(speed: Double, gnss: Bool, vehicle: Bool) {
+        func second(speed: Double, gnss: Bool, vehicle: Bool) async {
             time += 1
             north += speed
             daemon.advance(by: 1)
             if gnss {
-                _ = daemon.assembly.pipeline.handle(.fix(Fix(
+                _ = await daemon.assembly.pipeline.handIn(.fix(Fix(
                     time: time, latitude: 49.0 + north / 111_320, longitude: 12.1, speed: speed, track: 0, horizontalError: 5, mode: 3)))
             }
             if vehicle {
                 daemon.assembly.vehicle.handle(.reading(.speed(speed)))
                 daemon.assembly.vehicle.handle(.reading(.rpm(speed > 0 ? 1800 : 800)))
             }
+            // The vehicle's events are decided on the GPS thread, at this second of virtual time.
+            await daemon.assembly.pipeline.settle()
         }
 
         func safety() async throws -> SafetyStatus { try #require(try await daemon.call(Methods.agentStatus).safety) }
@@ -41,9 +43,9 @@ struct VehicleInProcessTests {
         try await daemon.running {
             let drive = Drive(daemon)
             daemon.assembly.vehicle.handle(.link(.ok, detail: nil))
-            for _ in 0..<20 { drive.second(speed: 15, gnss: true, vehicle: true) }
+            for _ in 0..<20 { await drive.second(speed: 15, gnss: true, vehicle: true) }
             #expect(try await drive.safety().state == .moving)
-            for _ in 0..<120 { drive.second(speed: 15, gnss: false, vehicle: true) }
+            for _ in 0..<120 { await drive.second(speed: 15, gnss: false, vehicle: true) }
             let gps = try await daemon.call(Methods.gpsStatus)
             #expect(gps.lastFixAge ?? 0 >= 119, "GNSS has been gone for two minutes")
             let inTunnel = try await drive.safety()
@@ -52,11 +54,11 @@ struct VehicleInProcessTests {
             let vehicle = try await daemon.call(Methods.vehicleStatus)
             #expect(vehicle.engineRunning == true && vehicle.ignition == true && vehicle.ignitionSource == .obd && vehicle.speed == 15, "\(vehicle)")
             // The stop: still closed while it settles, open after the settle time (3 s).
-            drive.second(speed: 0, gnss: false, vehicle: true)
-            drive.second(speed: 0, gnss: false, vehicle: true)
+            await drive.second(speed: 0, gnss: false, vehicle: true)
+            await drive.second(speed: 0, gnss: false, vehicle: true)
             #expect(try await drive.safety().open == false)
-            drive.second(speed: 0, gnss: false, vehicle: true)
-            drive.second(speed: 0, gnss: false, vehicle: true)
+            await drive.second(speed: 0, gnss: false, vehicle: true)
+            await drive.second(speed: 0, gnss: false, vehicle: true)
             let stopped = try await drive.safety()
             #expect(stopped.state == .stationary && stopped.open == true, "\(stopped)")
         }
@@ -67,8 +69,8 @@ struct VehicleInProcessTests {
         let daemon = try InProcessDaemon(backend: nil)
         try await daemon.running {
             let drive = Drive(daemon)
-            for _ in 0..<20 { drive.second(speed: 15, gnss: true, vehicle: false) }
-            for _ in 0..<120 { drive.second(speed: 15, gnss: false, vehicle: false) }
+            for _ in 0..<20 { await drive.second(speed: 15, gnss: true, vehicle: false) }
+            for _ in 0..<120 { await drive.second(speed: 15, gnss: false, vehicle: false) }
             let safety = try await drive.safety()
             #expect(safety.state == .unknown && safety.open == false, "\(safety)")
             let vehicle = try await daemon.call(Methods.vehicleStatus)
@@ -139,16 +141,17 @@ struct EngineOffSamplingTests {
         try await daemon.running {
             var time = Date().timeIntervalSince1970.rounded()
             var paces: [GPSPace] = []
-            func epoch() {
+            func epoch() async {
                 time += 3
                 daemon.advance(by: 3)
-                paces.append(daemon.assembly.pipeline.handle(.fix(Fix(
+                paces.append(await daemon.assembly.pipeline.handIn(.fix(Fix(
                     time: time, latitude: 49.0, longitude: 12.1, speed: 0, track: 0, horizontalError: 5, mode: 3))))
             }
-            for _ in 0..<30 { epoch() }
+            for _ in 0..<30 { await epoch() }
             daemon.assembly.vehicle.handle(.link(.noVehicle, detail: "UNABLE TO CONNECT"))
             daemon.assembly.vehicle.handle(.reading(.voltage(12.5)))
-            daemon.assembly.pipeline.refreshPower()
+            daemon.assembly.pipeline.submit(.readPower)
+            await daemon.assembly.pipeline.settle()
             // Taken: on disk or waiting in memory (a standing van's pings wait up to two minutes for the disk).
             func taken() async throws -> Int {
                 let gps = try await daemon.call(Methods.gpsStatus)
@@ -156,7 +159,7 @@ struct EngineOffSamplingTests {
             }
             let before = try await taken()
             paces.removeAll()
-            for _ in 0..<100 { epoch() }  // five minutes
+            for _ in 0..<100 { await epoch() }  // five minutes
             let recorded = try await taken() - before
             #expect((4...6).contains(recorded), "one ping a minute over five minutes: \(recorded)")
             let releases = paces.filter { if case .pause(_, true) = $0 { true } else { false } }
