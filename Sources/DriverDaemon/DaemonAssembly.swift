@@ -143,7 +143,7 @@ struct DaemonAssembly: Sendable {
             visits = try StopVisits(
                 book: VisitBook(store: store), geofences: geofences, hub: hub, pushes: pushes, clock: clock, logger: Logger(label: "workflow"))
             workflow = try Workflow(
-                book: TaskBook(store: store), outbox: outbox, session: uplink?.session, flush: uplink.map(OutboxFlush.init), hub: hub, tracker: tracker,
+                book: TaskBook(store: store), outbox: outbox, session: uplink?.session, hub: hub, tracker: tracker,
                 spool: PhotoSpool(stateDirectory: config.stateDirectory, health: store.health), pushes: pushes, shift: shift, logger: Logger(label: "workflow"),
                 geofences: geofences, visits: visits, travel: travel)
         } catch {
@@ -209,7 +209,12 @@ struct DaemonAssembly: Sendable {
         methods.add(pushes)
         methods.add(outboxDesk)
         methods.add(AuthDesk(session: uplink?.session, workflow: workflow))
-        methods.add(WorkflowDesk(workflow: workflow, safety: safety))
+        methods.add(WorkflowDesk(
+            workflow: workflow,
+            proofs: ProofOfDelivery(
+                workflow: workflow, spool: workflow.spool, outbox: outbox, session: uplink?.session, flush: uplink.map(OutboxFlush.init),
+                clock: clock, logger: Logger(label: "workflow")),
+            safety: safety))
         methods.add(remoteConfig)
         methods.add(vehicle)
         methods.add(travel)

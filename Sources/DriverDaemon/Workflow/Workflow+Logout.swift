@@ -29,7 +29,7 @@ extension Workflow {
         }
         tasks = [:]
         sequence = []
-        serverETAs = [:]
+        etas.removeAll()
         syncedAt = nil
         do {
             try await pushes.removeAll()

@@ -17,8 +17,6 @@ actor Workflow {
     let outbox: Outbox
     /// The backend's calls (the route, the ETA, a code's check); nil without a backend.
     let session: BackendSession?
-    /// The sending loop's "now" (a code goes after its task's queued transitions).
-    let flush: OutboxFlush?
     let hub: EventHub
     let tracker: Tracker
     let spool: PhotoSpool
@@ -36,8 +34,8 @@ actor Workflow {
     /// The stop order (all stops of the active tasks, visited ones included), as the backend keeps it.
     var sequence: [String] = []
     var syncedAt: Double?
-    /// The backend's ETA for a task's next stop, kept with the (monotonic) time it was fetched.
-    var serverETAs: [String: (eta: ETAResponse, fetchedAt: Double)] = [:]
+    /// The stops' ETAs: the backend's while fresh, else the unit's own.
+    var etas = StopETAs()
     /// Set by pushes and reconnects; the service loop syncs when it is.
     let syncNeeded: Wakeup
     var syncRequested = true
@@ -45,7 +43,7 @@ actor Workflow {
     var routeUpdatePending = false
 
     init(
-        book: TaskBook, outbox: Outbox, session: BackendSession?, flush: OutboxFlush?, hub: EventHub, tracker: Tracker, spool: PhotoSpool, pushes: PushCenter,
+        book: TaskBook, outbox: Outbox, session: BackendSession?, hub: EventHub, tracker: Tracker, spool: PhotoSpool, pushes: PushCenter,
         shift: Shift, logger: Logger, geofences: GeofenceMonitor, visits: StopVisits, travel: TravelMonitor
     ) throws {
         self.travel = travel
@@ -56,7 +54,6 @@ actor Workflow {
         self.book = book
         self.outbox = outbox
         self.session = session
-        self.flush = flush
         self.hub = hub
         self.tracker = tracker
         syncNeeded = tracker.clock.wakeup()
@@ -139,26 +136,12 @@ actor Workflow {
         return NavResult(stop: task.stopView(stop, isNext: id == nextStopId()), links: .to(lat: stop.lat, lng: stop.lng))
     }
 
-    /// The backend's estimate while it is fresh (it is refreshed every 30 s en route), else the local one.
     func eta(to stop: Stop, of task: LocalTask) -> ETAView? {
-        let elapsed = serverETAs[task.id].map { monotonic - $0.fetchedAt }
-        if let server = serverETAs[task.id], let elapsed, server.eta.stopId == stop.id, elapsed < 90, let seconds = server.eta.etaSeconds {
-            return ETAView(
-                seconds: max(0, seconds - elapsed), distanceMeters: server.eta.distanceMeters, source: "server",
-                computedAt: server.eta.computedAt)
-        }
-        let (fix, speed) = tracker.currentPosition()
-        guard let fix else { return nil }
-        let position = LocalETA.Point(lat: fix.latitude, lng: fix.longitude)
-        let destination = LocalETA.Point(lat: stop.lat, lng: stop.lng)
-        // The polyline runs from pickup to drop-off: it is the road only on the way to the drop-off.
-        let path = stop.kind == .dropoff ? Polyline.decode(task.detail.polyline) ?? [] : []
-        let metres = LocalETA.remainingDistance(from: position, to: destination, along: path)
-        return ETAView(seconds: LocalETA.seconds(distance: metres, recentSpeed: speed), distanceMeters: metres, source: "local", computedAt: now())
+        etas.eta(to: stop, of: task, position: tracker.currentPosition(), monotonic: monotonic, now: now())
     }
 
     func storeServerETA(_ eta: ETAResponse) {
-        serverETAs[eta.taskId] = (eta, monotonic)
+        etas.store(eta, monotonic: monotonic)
         routeUpdated()
     }
 
@@ -176,12 +159,9 @@ actor Workflow {
 
     // MARK: Driver actions
 
-    /// Validates the action, commits the new state with its outbox item durably, and returns. A delivery or
-    /// failure beyond the stop's exit border needs `outsideReason`; an arrival opens the stop's visit.
+    /// Validates the action, commits the new state with its outbox item durably (`commitDriverChange`), and returns.
+    /// A delivery or failure beyond the stop's exit border needs `outsideReason`; an arrival opens the stop's visit.
     ///
-    /// The commit reaches the write-ahead log first (a full disk fails the action there) without holding the actor
-    /// for the disk; the sync runs on NIO's blocking pool, and only then does the store announce the item to the
-    /// uplink and is the driver told.
     /// The backend never hears of a change the unit could lose in a power cut (the store keeps an item from the
     /// sender until its sync is done): a driver repeating a lost action under a new key would be refused.
     func act(
@@ -211,20 +191,25 @@ actor Workflow {
             next == .arrivedAtStore || next == .arrivedAtDestination
                 ? visits.visit(at: stop, taskId: task.id, distance: place.distance, inside: place.inside, stamp: stamp) : nil
         }
-        let distance = travel.taskMark(for: next)
-        try commit(task, item: item, visit: visit, distance: distance, syncLater: true)
-        travel.noteTaskMark(task.id, distance)
-        if let visit {
-            visits.opened(visit)
-            refreshGeofences()
-        }
+        let current = try await commitDriverChange(task, item: item, visit: visit, distance: travel.taskMark(for: next))
         logger.info(
             "task \(task.id): \(action.rawValue) → \(next.rawValue)\(source == .geofence ? " (geofence)" : "")", metadata: ["task_id": "\(task.id)"])
+        return view(current)
+    }
+
+    /// The one way a driver's change is committed (an action, a proof): the task with its outbox item, the visit an
+    /// arrival opens and the task's odometer reading, to the write-ahead log (a full disk fails it here) without
+    /// holding the actor for the disk; then synced on NIO's blocking pool; only then does the store announce the item
+    /// to the uplink and are front ends told. Returns the task as it is now: the ack may have come during the sync,
+    /// and no one hears an older state after it.
+    func commitDriverChange(_ task: LocalTask, item: OutboxItemRecord?, visit: VisitRecord? = nil, distance: TaskDistanceMark? = nil) async throws -> LocalTask {
+        try commit(task, item: item, visit: visit, distance: distance, syncLater: true)
+        travel.noteTaskMark(task.id, distance)
+        if let visit { visits.opened(visit) }
         try await syncToDisk()
-        // The ack may have come during the sync: front ends hear the task as it is now, never an older state after it.
         let current = tasks[task.id] ?? task
         publish(current)
-        return view(current)
+        return current
     }
 
     /// Waits for the disk to hold every commit so far (off the event loop).
@@ -296,7 +281,7 @@ actor Workflow {
     }
 
     /// Where the vehicle is now, for a transition: the last fix if it is recent, and never off shift.
-    func currentLocation() -> Location? {
+    nonisolated func currentLocation() -> Location? {
         guard shift.isOn, let fix = tracker.currentPosition().fix else { return nil }
         return Location(lat: fix.latitude, lng: fix.longitude, accuracy: fix.horizontalError)
     }
@@ -340,15 +325,6 @@ actor Workflow {
 
     /// Local ETAs stop after stop from the current position (or from the first stop without a fix).
     func plannedETAs(_ order: [String]) -> [ResequenceResult.StopETA] {
-        let (fix, speed) = tracker.currentPosition()
-        var position = fix.map { LocalETA.Point(lat: $0.latitude, lng: $0.longitude) }
-        var seconds = 0.0
-        return order.compactMap { id in
-            guard let (_, stop) = stop(id) else { return nil }
-            let point = LocalETA.Point(lat: stop.lat, lng: stop.lng)
-            seconds += LocalETA.seconds(distance: LocalETA.distance(position ?? point, point) * LocalETA.detourFactor, recentSpeed: speed)
-            position = point
-            return ResequenceResult.StopETA(stopId: id, etaSeconds: seconds.rounded())
-        }
+        StopETAs.planned(order.compactMap { stop($0)?.1 }, position: tracker.currentPosition())
     }
 }

@@ -6,10 +6,11 @@ import JSONRPC
 /// behind the safety gate (the actions that need the driver's attention wait while the vehicle moves).
 struct WorkflowDesk: MethodOwner, Sendable {
     let workflow: Workflow
+    let proofs: ProofOfDelivery
     let safety: Safety
 
     func register(in router: inout RPCRouter) {
-        let workflow = workflow, safety = safety
+        let workflow = workflow, proofs = proofs, safety = safety
         router.register(Methods.routeGet) { _, _ in await workflow.route() }
         router.register(Methods.routeNext) { _, _ in await workflow.next() }
         router.register(Methods.routeResequence) { params, _ in
@@ -33,11 +34,11 @@ struct WorkflowDesk: MethodOwner, Sendable {
         }
         router.register(Methods.podPhoto) { params, _ in
             try safety.require("the proof of delivery")
-            return try await workflow.capturePhoto(taskId: params.taskId, path: params.path)
+            return try await proofs.photo(taskId: params.taskId, path: params.path)
         }
         router.register(Methods.podOTP) { params, _ in
             try safety.require("the proof of delivery")
-            return try await workflow.submitOTP(taskId: params.taskId, otp: params.otp)
+            return try await proofs.otp(taskId: params.taskId, otp: params.otp)
         }
     }
 }
