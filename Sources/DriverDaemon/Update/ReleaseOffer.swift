@@ -2,6 +2,7 @@ import BackendContract
 import DriverAPI
 import DriverDomain
 import FoundationEssentials
+import Logging
 
 /// A release as the backend offered it: the signed manifest exactly as sent, its manifest, and the digest of both
 /// (what the unit's answers to it are keyed by). What the update desk's machine carries as its `Offer`.
@@ -18,6 +19,26 @@ struct ReleaseOffer: Sendable, Equatable {
         digest = FleetSignature.sha256Hex(Data(signed.payload.utf8) + Data((signed.signature ?? "").utf8))
     }
     var release: UpdateRelease { UpdateRelease(sha256: manifest.sha256, chunks: manifest.chunks.count) }
+
+    /// What the backend stages for this unit now (nil: nothing, or a release that is not base64 of a manifest's JSON,
+    /// logged and ignored). Throws when the backend was not reached.
+    static func staged(session: BackendSession?, logger: Logger) async throws -> ReleaseOffer? {
+        guard let session else { throw APIError(.unavailable, "no backend is configured (backend.url)") }
+        let reply: ReleaseReply
+        do {
+            reply = try await session.authorized { client, token in try await client.release(token: token) }
+        } catch {
+            logger.info("release not fetched: \(error)")
+            throw APIError(.unavailable, "the backend was not reached: \(error)")
+        }
+        guard let signed = reply.release else { return nil }
+        do {
+            return try ReleaseOffer(signed)
+        } catch {
+            logger.error("the backend's release is not base64 of a manifest's JSON: ignored (\(error))")
+            return nil
+        }
+    }
 
     /// How far its download stands, for `update.status`.
     func progress(chunksHave: Int, phase: UpdatePhase, waitingFor: String?) -> ReleaseProgress {

@@ -39,14 +39,6 @@ final class UpdateDesk: Sendable {
     /// Throws when the unit's state cannot be read: no install on a guess.
     typealias SituationReader = @Sendable () async throws -> MaintenanceWindow.Situation
 
-    /// The loop's inbox: a check asked for (a push, the link's return, `update.check`), and the callers waiting for its
-    /// outcome, until the loop ends. One check answers everyone who asked before it began.
-    private struct Inbox {
-        var checkAsked = false
-        var waiters: [CheckedContinuation<Void, any Error>] = []
-        var closed = false
-    }
-
     let settings: Settings
     let files: UpdateFiles
     let outbox: Outbox
@@ -60,10 +52,8 @@ final class UpdateDesk: Sendable {
     /// Held only to ask or tell the machine (`update.status` reads it from the RPC's threads), never across I/O.
     private let machine: Mutex<Machine>
     private let budget: DownloadBudget
-    private let inbox = Mutex(Inbox())
-    /// Wakes the loop: a check asked for, the shift's end (the window may have opened), a step's timer.
-    private let wakes: AsyncStream<Void>
-    private let wakesContinuation: AsyncStream<Void>.Continuation
+    private let downloader: ReleaseDownloader
+    private let checks = UpdateChecks()
 
     init(settings: Settings, outbox: Outbox, session: BackendSession?, clock: DaemonClock, situation: @escaping SituationReader, logger: Logger) {
         self.settings = settings
@@ -76,32 +66,21 @@ final class UpdateDesk: Sendable {
         dpkgStatus = InstalledPackagesFile(path: settings.dpkgStatus, logger: logger)
         self.logger = logger
         budget = DownloadBudget(files: files)
+        downloader = ReleaseDownloader(
+            outbox: outbox, session: session, files: files, budget: budget, maxBytesPerDay: settings.maxBytesPerDay, clock: clock)
         machine = Mutex(Machine(givenUp: files.givenUp()))
-        (wakes, wakesContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// What is staged now, fetched at the loop's next turn.
-    func requestCheck() {
-        inbox.withLock { $0.checkAsked = true }
-        wakesContinuation.yield()
-    }
+    func requestCheck() { checks.ask() }
 
     /// The unit's situation changed in a way the maintenance window weighs (the shift began or ended): a round now,
     /// not at the next timer.
-    func situationChanged() { wakesContinuation.yield() }
+    func situationChanged() { checks.wake() }
 
     /// `update.check`: fetches what is staged now (as a push would), and answers once that is done.
     func checkNow() async throws -> UpdateStatus {
-        try await withCheckedThrowingContinuation { waiter in
-            let queued = inbox.withLock { inbox -> Bool in
-                guard !inbox.closed else { return false }
-                inbox.checkAsked = true
-                inbox.waiters.append(waiter)
-                return true
-            }
-            guard queued else { return waiter.resume(throwing: APIError(.unavailable, "driverd is stopping")) }
-            wakesContinuation.yield()
-        }
+        try await checks.askAndWait()
         return status()
     }
 
@@ -118,12 +97,9 @@ final class UpdateDesk: Sendable {
         // No fetch at start: the uplink's first success (its `linkRestored`) asks, once it holds a valid token; a
         // fetch racing its first refresh could spend the refresh token it is about to use.
         resume()
-        var wakes = wakes.makeAsyncIterator()
+        var wakes = checks.wakes.makeAsyncIterator()
         while !Task.isCancelled {
-            let (asked, waiters) = inbox.withLock { inbox in
-                defer { (inbox.checkAsked, inbox.waiters) = (false, []) }
-                return (inbox.checkAsked, inbox.waiters)
-            }
+            let (asked, waiters) = checks.take()
             if asked {
                 do {
                     try await check()
@@ -136,9 +112,9 @@ final class UpdateDesk: Sendable {
             if step == .again { continue }
             // The timer or an earlier wake, whichever comes first (a stale timer's wake costs one step).
             let timer = Machine.wait(after: step).map { seconds in
-                Task { [clock, wakesContinuation] in
+                Task { [clock, checks] in
                     try await clock.sleep(for: seconds)
-                    wakesContinuation.yield()
+                    checks.wake()
                 }
             }
             let woken = await wakes.next() != nil
@@ -146,9 +122,7 @@ final class UpdateDesk: Sendable {
             guard woken else { break }
         }
         budget.save()
-        for waiter in inbox.withLock({ inbox in defer { inbox = Inbox(closed: true) }; return inbox.waiters }) {
-            waiter.resume(throwing: APIError(.unavailable, "driverd is stopping"))
-        }
+        checks.close()
     }
 
     /// One step on the accepted release: its files stored, one chunk, the whole checked, or the window asked. With
@@ -174,22 +148,7 @@ final class UpdateDesk: Sendable {
     /// Fetches what is staged for this unit and takes it when it may run here. Throws when the backend was not
     /// reached; a release refused or ignored is an answer, not an error.
     func check() async throws {
-        guard let session else { throw APIError(.unavailable, "no backend is configured (backend.url)") }
-        let reply: ReleaseReply
-        do {
-            reply = try await session.authorized { client, token in try await client.release(token: token) }
-        } catch {
-            logger.info("release not fetched: \(error)")
-            throw APIError(.unavailable, "the backend was not reached: \(error)")
-        }
-        guard let signed = reply.release else { return }
-        let offer: ReleaseOffer
-        do {
-            offer = try ReleaseOffer(signed)
-        } catch {
-            logger.error("the backend's release is not base64 of a manifest's JSON: ignored (\(error))")
-            return
-        }
+        guard let offer = try await ReleaseOffer.staged(session: session, logger: logger) else { return }
         let manifest = offer.manifest
         // Answered already (refused), or one the machine holds: the one installing or just judged is no new offer.
         if machine.withLock({ $0.answered(offer.digest, offer.release) }) { return }
@@ -278,9 +237,6 @@ final class UpdateDesk: Sendable {
 
     // MARK: Download
 
-    /// Free space a download leaves beside the reserve: the pings of an offline day and the driver's changes.
-    static let storeMargin: Int64 = 16 << 20
-
     private func pause(_ reason: String) {
         if machine.withLock({ $0.paused(reason) }) { logger.info("release download paused: \(reason)") }
         budget.save()
@@ -288,51 +244,19 @@ final class UpdateDesk: Sendable {
 
     /// One chunk of `offer`'s release, or the whole file checked once every chunk is here.
     private func downloadStep(_ offer: ReleaseOffer) async {
-        let manifest = offer.manifest, release = offer.release
-        let index: Int
+        let release = offer.release
         switch machine.withLock({ $0.nextDownloadStep(release) }) {
-        case .stop: return
-        case .checkWhole: return await finishDownload(offer)
-        case .fetch(let next): index = next
+        case .stop:
+            return
+        case .checkWhole:
+            return await finishDownload(offer)
+        case .fetch(let index):
+            switch await downloader.fetch(offer.manifest, chunk: index, stillCurrent: { machine.withLock { $0.isCurrent(release) } }) {
+            case .stored: machine.withLock { $0.chunkStored(release, index: index) }
+            case .stale: return
+            case .waits(let reason): pause(reason)
+            }
         }
-        guard let session else { return pause("no backend is configured (backend.url)") }
-        // Lowest priority: an SOS, a status or a proof waiting for the link goes first.
-        let depth: Outbox.Depth
-        do {
-            depth = try outbox.depth()
-        } catch {
-            return pause("the outbox cannot be read: \(error)")
-        }
-        if depth.sos + depth.transitions + depth.proofs > 0 { return pause("an SOS, a status or a proof waits to be sent") }
-        guard session.isOnline else { return pause("the backend is not reachable") }
-        let length = manifest.length(ofChunk: index)
-        // Not fetched to be thrown away (the data plan): the chunk must fit beside the driver's reserve and a margin.
-        let store = outbox.store.health.check()
-        guard store.canSave, (store.freeBytes ?? .max) > Int64(length) + store.reserveBytes + Self.storeMargin else {
-            return pause("no room to store the release: storage \(store.summary)")
-        }
-        let today = Self.day(clock.now().time)
-        guard budget.allows(length, day: today, max: settings.maxBytesPerDay) else {
-            return pause("today's download budget (update.max_bytes_per_day = \(settings.maxBytesPerDay)) is spent")
-        }
-        let bytes: Data
-        do {
-            bytes = try await session.authorized { client, token in try await client.releaseChunk(sha256: manifest.sha256, index: index, token: token) }
-        } catch {
-            return pause("chunk \(index) not fetched: \(error)")
-        }
-        budget.spend(bytes.count, day: today)
-        // Replaced while this chunk was on its way: not written into the next release's file.
-        guard machine.withLock({ $0.isCurrent(release) }) else { return }
-        guard bytes.count == length, FleetSignature.sha256Hex(bytes) == manifest.chunks[index] else {
-            return pause("chunk \(index) did not match its SHA-256: fetched again later")
-        }
-        do {
-            try DurableFile.write(bytes, to: files.part, at: manifest.offset(ofChunk: index))
-        } catch {
-            return pause("cannot store chunk \(index): \(Store.describeWriteFailure(error))")
-        }
-        machine.withLock { $0.chunkStored(release, index: index) }
     }
 
     private func finishDownload(_ offer: ReleaseOffer) async {
@@ -340,7 +264,7 @@ final class UpdateDesk: Sendable {
         let manifest = offer.manifest
         let matches: Bool
         do {
-            matches = try UpdateFiles.sha256(ofFile: files.part) == manifest.sha256
+            matches = try downloader.wholeMatches(manifest)
         } catch {
             return pause("cannot read the package: \(Store.describeWriteFailure(error))")
         }
@@ -385,8 +309,7 @@ final class UpdateDesk: Sendable {
             return
         }
         do {
-            guard let signed = try DurableFile.contents(files.release) else { throw APIError(.internalError, "release.json is gone") }
-            try DurableFile.write(signed, to: files.request)
+            try files.askInstall()
         } catch {
             logger.error("cannot ask for the install: \(Store.describeWriteFailure(error))")
             return

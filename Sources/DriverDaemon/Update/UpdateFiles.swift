@@ -101,6 +101,12 @@ struct UpdateFiles: Sendable {
         }
     }
 
+    /// Asks driverd-update to install the stored release: its signed offer, copied whole to the request file.
+    func askInstall() throws {
+        guard let signed = try DurableFile.contents(release) else { throw APIError(.internalError, "release.json is gone") }
+        try DurableFile.write(signed, to: request)
+    }
+
     /// Drops the release's files (not driverd-update's outcome, the day's budget nor the given-up list).
     func removeRelease() {
         for path in [request, package, part, release] {
