@@ -21,6 +21,15 @@ struct ProofOfDeliveryInProcessTests {
         }
     }
 
+    /// The route synced and `taskId`'s goods on board, parked with the engine off (the safety gate lets a proof through).
+    static func pickedUp(_ daemon: InProcessDaemon, _ taskId: String) async throws {
+        try await daemon.waitUntil("the route synced") { try await daemon.call(Methods.routeGet).stops.count == 4 }
+        daemon.assembly.safety.setIgnition(false)
+        for method in [Methods.taskAccept, Methods.taskArrive, Methods.taskPickup] {
+            _ = try await daemon.call(method, TaskParams(taskId: taskId))
+        }
+    }
+
     @Test("a code before the pickup is refused with the task's status; a wrong code online is an error to re-enter, with the attempts left; the right one is accepted, and asked again it is answered without the backend")
     func codeOnline() async throws {
         let backend = StandInBackend()
@@ -51,12 +60,7 @@ struct ProofOfDeliveryInProcessTests {
         let backend = StandInBackend()
         let daemon = try InProcessDaemon(backend: backend)
         try await daemon.running {
-            try await daemon.waitUntil("the route synced") { try await daemon.call(Methods.routeGet).stops.count == 4 }
-            // Parked with the engine off: the safety gate lets the proof through.
-            daemon.assembly.safety.setIgnition(false)
-            for method in [Methods.taskAccept, Methods.taskArrive, Methods.taskPickup] {
-                _ = try await daemon.call(method, TaskParams(taskId: "task-1001"))
-            }
+            try await Self.pickedUp(daemon, "task-1001")
             backend.setDown("network unreachable")
             let queued = try await daemon.call(Methods.podOTP, OTPParams(taskId: "task-1001", otp: "4812"))
             #expect(queued.task.pod == .unverified && queued.task.sync == .pending, "\(queued.task)")
@@ -75,12 +79,7 @@ struct ProofOfDeliveryInProcessTests {
         let backend = StandInBackend()
         let daemon = try InProcessDaemon(backend: backend)
         try await daemon.running {
-            try await daemon.waitUntil("the route synced") { try await daemon.call(Methods.routeGet).stops.count == 4 }
-            // Parked with the engine off: the safety gate lets the proof through.
-            daemon.assembly.safety.setIgnition(false)
-            for method in [Methods.taskAccept, Methods.taskArrive, Methods.taskPickup] {
-                _ = try await daemon.call(method, TaskParams(taskId: "task-1002"))
-            }
+            try await Self.pickedUp(daemon, "task-1002")
             backend.setDown("network unreachable")
             let text = daemon.directory + "/note.txt"
             try Data("not a photo".utf8).write(to: URL(fileURLWithPath: text))
