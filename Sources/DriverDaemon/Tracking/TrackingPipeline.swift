@@ -282,8 +282,10 @@ final class TrackingPipeline: GPSEventHandler {
     @discardableResult
     private func checkSilence() -> Double? {
         let now = tracker.clock.monotonic
-        let (began, recheckIn) = decide { $0.checkSilence(now: now) }
+        // Called before every wait for data: the state changes (and is published) only when a spell begins.
+        let (began, recheckIn) = owned.withValue { $0.state.checkSilence(now: now) }
         if let began {
+            tracker.publish(read { $0.snapshot })
             let rejected = began.rejected.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", ")
             logger.warning(
                 "gps: connected, but no usable fix for \(Int(began.seconds.rounded())) s (rejected so far: \(rejected.isEmpty ? "none" : rejected))",

@@ -152,7 +152,7 @@ struct TrackingState {
     /// The vehicle's speed from its adapter (nil: it stopped answering): evidence of motion while the receiver has
     /// no usable fix. Returns the motion when it changed.
     mutating func vehicleSpeed(_ speed: Double?, now: Double) -> Motion? {
-        let usable = snapshot.effectiveLink(now: now) == .connected
+        let usable = TrackingSnapshot.effectiveLink(link, silent: silent, lastFixAt: lastFixAt, allowedSilence: allowedSilence, now: now) == .connected
         guard case .changed(let motion) = detector.vehicleSpeed(speed, at: now, gnssUsable: usable) else { return nil }
         policy.motionChanged(to: motion)
         return motion
@@ -218,6 +218,11 @@ struct TrackingSnapshot: Sendable {
     /// The link as front ends see it: connected but silent (a spell that began, or no accepted fix for longer than
     /// the rate explains) is `noFix`.
     func effectiveLink(now: Double) -> GPSLinkState {
+        Self.effectiveLink(link, silent: silent, lastFixAt: lastFixAt, allowedSilence: allowedSilence, now: now)
+    }
+
+    /// The rule itself, for the GPS thread's own state too (a vehicle's speed counts only while the sky is not usable).
+    static func effectiveLink(_ link: GPSLinkState, silent: Bool, lastFixAt: Double?, allowedSilence: Double, now: Double) -> GPSLinkState {
         guard link == .connected else { return link }
         let quiet = lastFixAt.map { now - $0 } ?? 0
         return silent || quiet > allowedSilence ? .noFix : .connected

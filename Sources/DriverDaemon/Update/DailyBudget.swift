@@ -8,6 +8,9 @@ struct DailyBudget: Codable, Sendable, Equatable {
     var day = 0
     var bytes = 0
 
+    /// The UTC day number of `time` (the budget is per day; which midnight matters little).
+    static func day(of time: Double) -> Int { Int((time / 86400).rounded(.down)) }
+
     func spent(day: Int) -> Int { day == self.day ? bytes : 0 }
 
     func allows(_ count: Int, day: Int, max: Int) -> Bool { spent(day: day) + count <= max }

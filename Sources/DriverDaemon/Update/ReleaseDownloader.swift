@@ -45,7 +45,7 @@ struct ReleaseDownloader: Sendable {
         guard store.canSave, (store.freeBytes ?? .max) > Int64(length) + store.reserveBytes + Self.storeMargin else {
             return .waits("no room to store the release: storage \(store.summary)")
         }
-        let today = UpdateDesk.day(clock.now().time)
+        let today = DailyBudget.day(of: clock.now().time)
         guard budget.allows(length, day: today, max: maxBytesPerDay) else {
             return .waits("today's download budget (update.max_bytes_per_day = \(maxBytesPerDay)) is spent")
         }

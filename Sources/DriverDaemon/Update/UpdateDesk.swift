@@ -322,7 +322,7 @@ final class UpdateDesk: Sendable {
 
     func status() -> UpdateStatus {
         let installed = installed.packages[settings.package]
-        let today = Self.day(clock.now().time)
+        let today = DailyBudget.day(of: clock.now().time)
         let bytesToday = budget.spent(day: today)
         return machine.withLock { machine in
             UpdateStatus(
@@ -332,9 +332,6 @@ final class UpdateDesk: Sendable {
                 lastOutcome: machine.lastOutcome)
         }
     }
-
-    /// The UTC day number of `time` (the budget is per day; which midnight matters little).
-    static func day(_ time: Double) -> Int { Int((time / 86400).rounded(.down)) }
 }
 
 /// The desk owns the release lane (its answers to the fleet's releases), and hears when the fleet may have a new
