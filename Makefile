@@ -30,15 +30,15 @@ bin-dir:
 # in a process of their own (their blocking waits would otherwise starve the in-process servers of Swift
 # Concurrency's threads, two on a 2-core machine), TEST_PARALLEL at once, longest first; beside them the unit and
 # in-process tests, then the kiosk's browser tests (their logs in .build/unit-tests.log and .build/kiosk-tests.log,
-# printed at the end; the unit run ignores SwiftPM's lock of .build, which would queue it behind the integration
-# run, and may: neither builds). The integration suite is the longest (its longest test about 210 s). SUITES_BESIDE=no runs
+# printed at the end; the unit run is the test bundle itself, not `swift test`: a second SwiftPM beside the
+# integration run, even ignoring its lock, once found the build database locked and ran nothing). The integration suite is the longest (its longest test about 210 s). SUITES_BESIDE=no runs
 # the three one after another, 8 integration tests at once (about 8 minutes): the old order, for a loaded machine.
 # Every daemon the integration tests start leaves its log in .build/test-logs; none may hold customer data.
 SUITES_BESIDE ?= yes
 TEST_PARALLEL ?= $(if $(filter yes,$(SUITES_BESIDE)),12,8)
 test: build-tests
 	rm -rf .build/test-logs
-	unit() { DRIVERD_BIN_DIR="$(BIN_DIR)" $(SWIFT) test --skip-build --ignore-lock --skip IntegrationTests; }; \
+	unit() { DRIVERD_BIN_DIR="$(BIN_DIR)" NO_COLOR=1 "$(BIN_DIR)/driverdPackageTests.xctest" --testing-library swift-testing --skip IntegrationTests; }; \
 	kiosk() { DRIVERD_TEST_LOG_DIR="$(CURDIR)/.build/test-logs" scripts/test-kiosk.sh "$(BIN_DIR)" --durations=8; }; \
 	if [ "$(SUITES_BESIDE)" = yes ]; then \
 		{ unit >.build/unit-tests.log 2>&1; echo $$? >.build/unit-tests.status; kiosk >.build/kiosk-tests.log 2>&1; } & beside_pid=$$!; \

@@ -74,7 +74,10 @@ public final class StoreHealth: Sendable {
         switch failure {
         case .full: return .full
         case .readOnly: return .readOnly
-        case .failing: return .failing
+        // Past a file-size limit SQLite's I/O error came (FullDiskTests, under make test's load) with
+        // `sqlite3_system_errno` 0 instead of EFBIG; why is not known. Under a finite limit, an I/O error without an
+        // errno is taken for the limit: full, as EFBIG itself would say (the status and every message alike).
+        case .failing: return (error as? SQLiteError)?.systemErrno == 0 && fileSizeLimited ? .full : .failing
         case nil: return nil
         }
     }
@@ -86,10 +89,6 @@ public final class StoreHealth: Sendable {
         let (free, readOnly) = measure()
         // A full disk that is also mounted read-only is read-only: that is what the operator must mend.
         if readOnly { condition = .readOnly }
-        // Past a file-size limit SQLite's I/O error came twice (FullDiskTests, under make test's load) with
-        // `sqlite3_system_errno` 0 instead of EFBIG; why is not known. Under a finite limit, an I/O error without an
-        // errno is taken for the limit: full, as EFBIG itself would say.
-        if condition == .failing, (error as? SQLiteError)?.systemErrno == 0, Self.fileSizeLimited { condition = .full }
         update { state in
             state.condition = condition
             state.freeBytes = free
