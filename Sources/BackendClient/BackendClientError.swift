@@ -63,15 +63,17 @@ public struct BackendClientError: Error, Sendable, CustomStringConvertible {
             + (self.retryAfter.map { " (retry after \(Int($0.rounded(.up))) s)" } ?? "")
     }
 
-    /// A failure without an answer worth keeping (an ack that does not match, say): retried.
-    public init(transportReason: String) {
+    /// A failure without an answer worth keeping (an ack that does not match, say): retried. `lost`: the request went
+    /// out on a connection that then failed without an answer (a WebSocket frame whose socket closed, or whose ack never
+    /// came), as `lostRequest` judges a transport error.
+    public init(transportReason: String, lost: Bool = false) {
         errorClass = .transient
         status = nil
         body = nil
         rawBody = ""
         reason = transportReason
         retryAfter = nil
-        isLostRequest = false
+        isLostRequest = lost
     }
 
     /// A request that can never be made (its queued content is unreadable): dead-lettered like a refusal.

@@ -201,8 +201,9 @@ public final class WebSocketLink: Sendable {
         }
     }
 
-    /// Sends a batch and waits for its ack. Throws a transient error when the socket is not open, closes, or
-    /// the ack does not come within `timeout` (the caller then sends the same batch over HTTPS).
+    /// Sends a batch and waits for its ack. Throws a transient error when the socket is not open (the caller sends the
+    /// batch over HTTPS), and a lost one (`isLostRequest`) when it closes with the frame sent or the ack does not come
+    /// within `timeout`: the frame may have arrived, so the batch goes again under its id.
     public func send(_ batch: LocationBatch, timeout: Duration = .seconds(10)) async throws(BackendClientError) -> BatchAck {
         guard let outbound = state.withLock({ $0.outbound }) else { throw BackendClientError(transportReason: "the WebSocket is not open") }
         let text: String
@@ -230,7 +231,7 @@ public final class WebSocketLink: Sendable {
                 group.addTask {
                     // The waiter is resumed here, so the first task always ends.
                     try? await EventLoopSleep.sleep(for: timeout)
-                    self.fail(id, BackendClientError(transportReason: "no ack within \(timeout)"))
+                    self.fail(id, BackendClientError(transportReason: "no ack within \(timeout)", lost: true))
                     return nil
                 }
                 defer { group.cancelAll() }
@@ -277,7 +278,7 @@ public final class WebSocketLink: Sendable {
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
         }
-        for waiter in waiters { waiter.resume(throwing: BackendClientError(transportReason: "the WebSocket closed")) }
+        for waiter in waiters { waiter.resume(throwing: BackendClientError(transportReason: "the WebSocket closed with the frame unacked", lost: true)) }
     }
 
     /// A frame's text; throws rather than send an empty frame.

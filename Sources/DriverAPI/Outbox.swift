@@ -134,8 +134,9 @@ extension Methods {
     ///  "lastSuccess": 1795852800.5, "lastError": null, "retryInSeconds": null, "driverId": "drv-1"}
     /// ```
     ///
-    /// `transport` is `websocket` while the backend's WebSocket is open (batches go over it), else `https` (batches by
-    /// POST, pushes polled every 30 s). `link` is `idle` (nothing sent yet), `online`, `backingOff` (after a network
+    /// `transport` is `websocket` while batches go over the backend's WebSocket, else `https`: batches by POST, pushes
+    /// polled every 30 s while the socket is closed (on a link that lost a request in the last 2 minutes the socket,
+    /// open, only listens). `link` is `idle` (nothing sent yet), `online`, `backingOff` (after a network
     /// error or a 5xx; `retryInSeconds` says when), `authRequired` (the backend refused the credentials: log in) or
     /// `disabled` (no `backend.url`). `deadLetters` counts the items the backend refused (409/422, any kind): each
     /// kept with its answer (`outbox.deadLetters`), never resent. Since API 1.6 `routeChanges`, 1.7 `activity` (visits, trips, idle periods, harsh

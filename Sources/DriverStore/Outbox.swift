@@ -246,8 +246,9 @@ public final class Outbox: Sendable {
     /// - a ping newer than every batch already claimed goes first: alone when claimed batches wait (they may
     ///   have reached the backend, so they are resent unchanged), else with up to `maxPings - 1` of the oldest;
     /// - otherwise the claimed batch holding the newest ping, then the others oldest first.
-    /// nil when nothing is waiting.
-    public func claimPingBatch(maxPings: Int, newBatchId: @Sendable () -> String) throws -> PingBatch? {
+    /// nil when nothing is waiting. `liveSent`: the live position went from memory just now, so the newest row here is
+    /// backlog too: claimed batches go first, and no ping goes alone (after a lost batch, one request less a turn).
+    public func claimPingBatch(maxPings: Int, liveSent: Bool = false, newBatchId: @Sendable () -> String) throws -> PingBatch? {
         // Pings in the log go to the backend from the database: they are folded in first (after a spell offline).
         if store.loggedPings > 0 { try store.foldPingLog() }
         return try store.pool.write { db in
@@ -260,7 +261,7 @@ public final class Outbox: Sendable {
             // The newest ping ever put in a batch (acked batches are gone, so it is kept aside).
             var state = try UnitStateRecord.fetchOne(db) ?? UnitStateRecord()
             let lastClaimed = state.lastClaimedPing
-            if let newest, let newestId = newest.id, newestId > max(lastClaimed, newestOpen?.value("newest") ?? 0) || open.isEmpty {
+            if let newest, let newestId = newest.id, open.isEmpty || !liveSent && newestId > max(lastClaimed, newestOpen?.value("newest") ?? 0) {
                 let backlog = open.isEmpty
                     ? try PingRecord.fetchAll(
                         db, "WHERE batch_id IS NULL AND id < ? ORDER BY id LIMIT ?", arguments: [newestId, max(0, maxPings - 1)])

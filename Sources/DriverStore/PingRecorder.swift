@@ -107,6 +107,8 @@ public final class PingRecorder: Sendable {
     /// Pings in memory (not yet acknowledged, not yet on disk).
     public var pendingCount: Int { state.withLock { $0.held.count + $0.writing } }
     public var lastError: String? { state.withLock { $0.lastError } }
+    /// A batch claimed here that was not acknowledged waits in memory (its window not over), to go again as itself.
+    public var lostBatchHeld: Bool { state.withLock { state in state.sending == nil && state.held.contains { $0.batchId != nil } } }
     /// Pings given up while the store could not take them and memory was full.
     public var droppedHeld: Int { state.withLock { $0.droppedHeld } }
     /// When the next try of a failed write comes (monotonic), nil while writes succeed.

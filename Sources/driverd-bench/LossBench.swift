@@ -57,8 +57,9 @@ struct LossBench: ParsableCommand {
         say("(\(chunkBytes)-byte chunks) asked 10 s in; messages = HTTP requests + WebSocket frames the backend saw (lost ones included);")
         say("extra = more than the clean link's; beyond loss = extra less the lost messages themselves (reconnects, refetches, resends).")
         say("Goals (issue 66): p95 transition ≤ 2× clean or 15 s; ping age p95 ≤ 2× clean + 10 s; bundle ≤ 60 s; extra messages ≤ 20 %.")
-        say("The least extra a link losing a share p can cost, each message sent until it arrives once: 1/(1 − p) − 1 ("
-            + rates.filter { $0 > 0 }.map { "\(Self.percent($0)): \(Self.percent(1 / (1 - $0) - 1))" }.joined(separator: ", ") + "); beyond loss has no floor.")
+        say("Each message sent until it arrives once would cost 1/(1 − p) − 1 more on a link losing a share p ("
+            + rates.filter { $0 > 0 }.map { "\(Self.percent($0)): \(Self.percent(1 / (1 - $0) - 1))" }.joined(separator: ", ")
+            + "); a lost batch whose pings go with a later one costs less.")
         let rows = Mutex<[Int: Row]>([:])
         let failures = Mutex<[String]>([])
         let threads = runs.enumerated().map { index, run in

@@ -140,6 +140,9 @@ struct UplinkStateMachineTests {
         // The third in a row is an outage: the backoff, and its base.
         _ = machine.attemptFailed(.lost("reset"), now: 108, random: 0, hasCredentials: false)
         #expect(machine.link == .backingOff(until: 109) && machine.resendAt == nil && machine.consecutiveFailures == 3)
+        // A driver's tap does not wait out losses in a row (the backend is there); queued items and pings do.
+        #expect(machine.next(now: 108.2, cadence: .moving, backlog: Machine.Backlog(pings: 3, items: 1, freshItems: true)) == .attempt)
+        #expect(machine.next(now: 108.2, cadence: .moving, backlog: item) == .wait(until: 109))
         // Losses in a row back off no longer than a batch interval (10 s): the backend is there, the link loses some.
         for attempt in 0..<8 { _ = machine.attemptFailed(.lost("reset"), now: 109 + Double(attempt), random: 1, hasCredentials: false) }
         #expect(machine.retryAt == 126 && machine.backoffWait == 10)
@@ -152,6 +155,59 @@ struct UplinkStateMachineTests {
         var fresh = Machine()
         _ = fresh.attemptFailed(.lost("reset"), now: 0, random: 0, hasCredentials: false)
         #expect(fresh.link == .backingOff(until: 1))
+    }
+
+    @Test("a lost batch still in memory goes again within 0.5 to 2 s (before its window writes it to flash) while the budget keeps the transitions' reserve; the pings' turn stays")
+    func lostBatchResent() {
+        var machine = Machine()
+        let lost = Machine.Backlog(pings: 8, items: 0, lostBatch: true)
+        _ = machine.attemptSucceeded(now: 100)
+        _ = machine.attemptFailed(.lost("reset"), now: 100, random: 0, hasCredentials: false)
+        #expect(machine.next(now: 100.2, cadence: .moving, backlog: lost) == .wait(until: 100.5))
+        #expect(machine.next(now: 100.5, cadence: .moving, backlog: lost) == .resend)
+        _ = machine.attemptSucceeded(now: 101)
+        // The resend is no turn: the pings recorded since go 5 s after the attempt that was lost.
+        #expect(machine.lastAttemptAt == 100)
+        #expect(machine.next(now: 101, cadence: .moving, backlog: Machine.Backlog(pings: 2, items: 0)) == .wait(until: 105))
+        // Lost batches spend the budget down to the items' reserve; then a lost batch waits for the next turn, as pings do.
+        var spent = Machine()
+        _ = spent.attemptSucceeded(now: 0)
+        var time = 0.0
+        while spent.retryBudget.canSpend(keeping: Machine.itemsReserve) {
+            _ = spent.attemptFailed(.lost("reset"), now: time, random: 0, hasCredentials: false)
+            #expect(spent.next(now: time + 0.5, cadence: .moving, backlog: lost) == .resend)
+            _ = spent.attemptSucceeded(now: time + 0.6)
+            time += 1
+        }
+        #expect(spent.retryBudget.tokens == 2 && time == 3)
+        _ = spent.attemptFailed(.lost("reset"), now: 10, random: 0, hasCredentials: false)
+        #expect(spent.next(now: 11, cadence: .moving, backlog: lost) == .wait(until: 15))
+        // A driver's tap meanwhile is no resend: its first send goes at once, whatever the budget.
+        #expect(spent.next(now: 11, cadence: .moving, backlog: Machine.Backlog(pings: 8, items: 1, lostBatch: true, freshItems: true)) == .attempt)
+        // A lost transition takes the reserve: it goes again early.
+        #expect(spent.next(now: 11, cadence: .moving, backlog: Machine.Backlog(pings: 8, items: 1, lostBatch: true)) == .resend)
+        #expect(spent.retryBudget.tokens == 1)
+        #expect(spent.next(now: 15, cadence: .moving, backlog: lost) == .attempt)
+    }
+
+    @Test("a link that lost a request sends its batches as requests for 2 minutes, the WebSocket only listening; an outage is no lossy link")
+    func lossyLinkBatches() {
+        var machine = Machine()
+        _ = machine.attemptSucceeded(now: 100)
+        #expect(machine.batchesOverSocket(now: 100))
+        _ = machine.attemptFailed(.lost("the WebSocket closed with the frame unacked"), now: 101, random: 0, hasCredentials: false)
+        #expect(!machine.batchesOverSocket(now: 101) && !machine.batchesOverSocket(now: 220.9))
+        #expect(machine.batchesOverSocket(now: 221))
+        // Each loss holds it again from its own time.
+        _ = machine.attemptFailed(.lost("reset"), now: 200, random: 0, hasCredentials: false)
+        #expect(!machine.batchesOverSocket(now: 221) && machine.batchesOverSocket(now: 320))
+        // A backend that refuses or answers 5xx is away, not lossy: the socket carries batches again once it is back.
+        var outage = Machine()
+        _ = outage.attemptSucceeded(now: 0)
+        _ = outage.attemptFailed(.transient("connection refused"), now: 1, random: 0, hasCredentials: false)
+        #expect(outage.batchesOverSocket(now: 2))
+        // An outage's backoff holds a driver's tap too (only an SOS or a flush cuts it short).
+        #expect(outage.next(now: 1.5, cadence: .moving, backlog: Machine.Backlog(pings: 0, items: 1, freshItems: true)) == .wait(until: 2))
     }
 
     @Test("a return is worth a refetch (route, release, configuration) only after a minute or more down, the first time up, or after a login")

@@ -204,8 +204,11 @@ struct OutboxTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try Store(directory: directory)
         let recorder = PingRecorder(store: store)
-        for t in 0..<12 { recorder.append(StoreTests.ping(Double(t)), now: 0, nextSampleIn: 0) }
-        recorder.flush()
+        func record(_ times: Range<Int>) {
+            for t in times { recorder.append(StoreTests.ping(Double(t)), now: 0, nextSampleIn: 0) }
+            recorder.flush()
+        }
+        record(0..<12)
         let outbox = Outbox(store: store)
         let first = try #require(try outbox.claimPingBatch(maxPings: 5) { "batch-1" })
         #expect(first.batchId == "batch-1" && first.pings.map(\.fixTime) == [0, 1, 2, 3, 11])
@@ -224,12 +227,10 @@ struct OutboxTests {
 
         // A claimed batch waits (its answer lost) while newer pings arrive: the newest goes first, alone, then the
         // claimed batch unchanged, then the rest.
-        for t in 20..<30 { recorder.append(StoreTests.ping(Double(t)), now: 0, nextSampleIn: 0) }
-        recorder.flush()
+        record(20..<30)
         let stuck = try #require(try outbox.claimPingBatch(maxPings: 5) { "stuck" })
         #expect(stuck.pings.map(\.fixTime) == [20, 21, 22, 23, 29])
-        for t in 30..<33 { recorder.append(StoreTests.ping(Double(t)), now: 0, nextSampleIn: 0) }
-        recorder.flush()
+        record(30..<33)
         let live = try #require(try outbox.claimPingBatch(maxPings: 5) { "live" })
         #expect(live.pings.map(\.fixTime) == [32])
         #expect(try outbox.claimPingBatch(maxPings: 5) { "x" }?.batchId == "live")
@@ -237,6 +238,18 @@ struct OutboxTests {
         #expect(try outbox.claimPingBatch(maxPings: 5) { "x" } == stuck)
         try outbox.ackPingBatch("stuck")
         #expect(try outbox.claimPingBatch(maxPings: 5) { "rest" }?.pings.map(\.fixTime) == [24, 25, 26, 27, 31])
+        try outbox.ackPingBatch("rest")
+
+        // The live position went from memory in the same attempt (a lost batch's next turn): no ping goes alone, the
+        // claimed batch first, then the rows after it in one batch.
+        record(40..<45)
+        let lost = try #require(try outbox.claimPingBatch(maxPings: 5) { "lost" })
+        #expect(lost.pings.map(\.fixTime) == [28, 30, 40, 41, 44])
+        record(45..<48)
+        #expect(try outbox.claimPingBatch(maxPings: 5, liveSent: true) { "x" } == lost)
+        try outbox.ackPingBatch("lost")
+        let after = try #require(try outbox.claimPingBatch(maxPings: 5, liveSent: true) { "after" })
+        #expect(after.pings.map(\.fixTime) == [42, 43, 45, 46, 47])
     }
 }
 

@@ -9,6 +9,31 @@ import NMEASynth
 import SQLiteKit
 import Testing
 
+/// A unit driving against its own dispatch-sim, once a batch has gone over the WebSocket.
+struct SocketDrive {
+    let sim: SimProcess
+    let http: SimHTTP
+    let directory = TemporaryDirectory()
+    let fake: GPSFake
+    let daemon: DaemonProcess
+
+    init(laps: Int, delay: Double) async throws {
+        sim = try SimProcess()
+        http = SimHTTP(base: sim.base)
+        let log = directory.file("drive.nmea")
+        try NMEAWriter.log(RoutePresets.driving(laps: laps)).write(toFile: log, atomically: true, encoding: .utf8)
+        fake = try GPSFake(log: log, delay: delay)
+        daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Harness.config(backend: sim), directory: directory)
+        let (http, daemon) = (http, daemon)
+        try await waitUntil("a batch over the WebSocket") {
+            let batches = try await http.request(.GET, "/sim/stats").decode(SimStats.self).webSocketBatches
+            return try Harness.outbox(daemon).transport == .websocket && batches >= 1
+        }
+    }
+
+    func stats() async throws -> SimStats { try await http.request(.GET, "/sim/stats").decode(SimStats.self) }
+}
+
 /// driverd's outbox and uplink against the real reference backend over loopback.
 @Suite("Uplink to dispatch-sim", .ownThread)
 struct UplinkTests {
@@ -43,22 +68,13 @@ struct UplinkTests {
 
     @Test("batches go over the WebSocket while it is open; while the backend refuses it, HTTPS carries them; it reconnects; pushes arrive; none lost")
     func webSocketTransport() async throws {
-        let sim = try SimProcess()
-        let http = SimHTTP(base: sim.base)
-        let directory = TemporaryDirectory()
-        let drive = directory.file("drive.nmea")
         // Far longer than the three phases need (it is cut short below): once the log ends no ping is left to
         // go over the reconnected WebSocket, and under a full suite the phases and the reconnect's backoff (full
         // jitter, doubling) have outlasted a shorter drive.
-        try NMEAWriter.log(RoutePresets.driving(laps: 40)).write(toFile: drive, atomically: true, encoding: .utf8)
-        let fake = try GPSFake(log: drive, delay: 0.03)
-        let daemon = try DaemonProcess(arguments: ["--gpsd", fake.endpoint], config: Harness.config(backend: sim), directory: directory)
-        func stats() async throws -> SimStats { try await http.request(.GET, "/sim/stats").decode(SimStats.self) }
+        let drive = try await SocketDrive(laps: 40, delay: 0.03)
+        let (http, fake, daemon) = (drive.http, drive.fake, drive.daemon)
+        func stats() async throws -> SimStats { try await drive.stats() }
         // Open: batches go over the WebSocket, and a push comes down it.
-        try await waitUntil("a batch over the WebSocket") {
-            let batches = try await stats().webSocketBatches
-            return try Harness.outbox(daemon).transport == .websocket && batches >= 1
-        }
         _ = try await http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "gate code 1234"])
         try waitUntil("the push") { daemon.log.contains("push from the backend") }
 
@@ -88,6 +104,41 @@ struct UplinkTests {
         _ = try Harness.drain(daemon)
         let final = try await stats()
         #expect(final.uniquePings == gps.pingsRecorded, "recorded \(gps.pingsRecorded), backend has \(final.uniquePings)")
+        try daemon.stop()
+    }
+
+    @Test("a frame lost on the WebSocket makes the link lossy: batches go by HTTPS while the reopened socket only listens; none lost")
+    func lossyLinkListens() async throws {
+        // A few times real time, for as long as the phases may take on a loaded machine (cut short below).
+        let drive = try await SocketDrive(laps: 10, delay: 0.1)
+        let (http, fake, daemon) = (drive.http, drive.fake, drive.daemon)
+        func stats() async throws -> SimStats { try await drive.stats() }
+        // The link loses the socket's next frame: the socket closes with a batch unacked.
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(dropBeforeRate: 1, limit: 1, pathPrefix: "/api/v1/rider/ws"))
+        try await waitUntil("the frame lost") { try await stats().faultsInjected == 1 }
+        // The socket opens again (pushes come down it), but batches go by HTTPS.
+        try await waitUntil("the socket open again, batches by HTTPS") {
+            let sockets = try await stats().webSockets
+            return try sockets == 1 && Harness.outbox(daemon).transport == .https
+        }
+        let reopened = try await stats()
+        try await waitUntil("three batches by HTTPS") {
+            let now = try await stats()
+            return now.batches - now.webSocketBatches >= reopened.batches - reopened.webSocketBatches + 3
+        }
+        let later = try await stats()
+        #expect(later.webSocketBatches == reopened.webSocketBatches, "no batch over the socket within 2 minutes of a loss")
+        #expect(later.webSockets == 1, "the socket stays open")
+        _ = try await http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "gate code 1234"])
+        try waitUntil("the push over the listening socket") { daemon.log.contains("CUSTOMER_MESSAGE") }
+        #expect(try await stats().requestsByRoute["/api/v1/rider/pushes", default: 0] == reopened.requestsByRoute["/api/v1/rider/pushes", default: 0],
+                "no push polled while the socket listens")
+        fake.kill()
+        let gps = try Harness.waitFor(daemon) { ($0.lastFixAge ?? 0) > 3 && $0.pingsPending == 0 }.0
+        _ = try Harness.drain(daemon)
+        let final = try await stats()
+        #expect(final.uniquePings == gps.pingsRecorded, "recorded \(gps.pingsRecorded), backend has \(final.uniquePings)")
+        #expect(final.duplicateBatches <= 1, "at most the lost frame's batch again")
         try daemon.stop()
     }
 

@@ -11,16 +11,7 @@ extension Uplink {
     /// Pings in batches: those in memory first, once (the live position), then what waits on disk, oldest first.
     func sendPings(token: String) async throws {
         guard onShift() || state.withLock({ $0.shiftEndFlush }) else { return }
-        if let batch = recorder?.claimBatch(maxPings: Self.maxPings, newBatchId: { RandomID.uuid() }) {
-            do {
-                try await send(locationBatch(batch.batchId, pings: batch.pings.map(Self.locationPing)), token: token)
-            } catch {
-                recorder?.sendFailed(batch.batchId)
-                throw error
-            }
-            recorder?.acknowledged(batch.batchId)
-            state.withLock { $0.machine.pingsSent(now: now) }
-        }
+        let liveSent = try await sendHeldBatch(token: token)
         for _ in 0..<Self.batchesPerAttempt {
             // What was queued meanwhile does not wait behind the backlog: one batch at most.
             if itemsQueued.load(ordering: .acquiring) {
@@ -29,7 +20,7 @@ extension Uplink {
             // The backlog on disk needs the disk (a claim is a write): a store that cannot write keeps it for later.
             let claimed: Outbox.PingBatch?
             do {
-                claimed = try outbox.claimPingBatch(maxPings: Self.maxPings, newBatchId: { RandomID.uuid() })
+                claimed = try outbox.claimPingBatch(maxPings: Self.maxPings, liveSent: liveSent, newBatchId: { RandomID.uuid() })
             } catch where StoreHealth.condition(of: error) != nil {
                 logger.debug("the ping backlog waits: \(Store.describeWriteFailure(error))")
                 claimed = nil
@@ -48,6 +39,21 @@ extension Uplink {
                 return
             }
         }
+    }
+
+    /// The pings held in memory as one batch (a lost one first, as itself): the live position. Returns whether one went.
+    @discardableResult
+    func sendHeldBatch(token: String) async throws -> Bool {
+        guard let batch = recorder?.claimBatch(maxPings: Self.maxPings, newBatchId: { RandomID.uuid() }) else { return false }
+        do {
+            try await send(locationBatch(batch.batchId, pings: batch.pings.map(Self.locationPing)), token: token)
+        } catch {
+            recorder?.sendFailed(batch.batchId)
+            throw error
+        }
+        recorder?.acknowledged(batch.batchId)
+        state.withLock { $0.machine.pingsSent(now: now) }
+        return true
     }
 
     /// A batch that tells the backend when the next is due (its cadence's interval; none after the shift).
@@ -69,14 +75,28 @@ extension Uplink {
         logger.debug("heartbeat sent", metadata: ["gps": "\(heartbeat.gps)"])
     }
 
-    /// One location batch, over the WebSocket when it is open, else HTTPS; throws unless the backend acked it.
+    /// One location batch, over the WebSocket when it is open and the link is not lossy, else HTTPS; throws unless the
+    /// backend acked it. A frame lost on the socket is a lost request: the next batch carries its pings (under a new id;
+    /// if the frame arrived after all, its pings are stored once each), and the link's batches go as requests a while.
     func send(_ request: LocationBatch, token: String) async throws {
         let ack: BatchAck
-        // A WebSocket that fails mid-send is the expected case for HTTPS below, not an error of its own.
-        if let webSocket, webSocket.isConnected, let viaSocket = try? await webSocket.send(request) {
-            ack = viaSocket
+        if let webSocket, webSocket.isConnected, state.withLock({ $0.machine.batchesOverSocket(now: now) }) {
+            let viaSocket: Result<BatchAck, BackendClientError>
+            do {
+                viaSocket = .success(try await webSocket.send(request))
+            } catch {
+                viaSocket = .failure(error)
+            }
+            switch viaSocket {
+            case .success(let viaSocket):
+                ack = viaSocket
+            case .failure(let error) where error.isLostRequest:
+                throw error
+            case .failure:
+                // The socket closed before the frame went: nothing was lost, so HTTPS carries it now.
+                ack = try await client.postLocations(request, token: token)
+            }
         } else {
-            // The same batch id over HTTPS: if the WebSocket copy arrived after all, it is stored once.
             ack = try await client.postLocations(request, token: token)
         }
         guard ack.batchId == request.batchId else { throw BackendClientError.unexpected("ack for \(ack.batchId), sent \(request.batchId)") }

@@ -191,7 +191,7 @@ final class Uplink: BackendGate, Sendable {
                 await attempt()
                 if action == .finalAttempt { break loop }
             case .resend:
-                await attempt(itemsOnly: true)
+                await attempt(resending: true)
             case .wait(let until):
                 releaseFlushWaiters()
                 await wakeup.wait(until: until)
@@ -252,8 +252,9 @@ final class Uplink: BackendGate, Sendable {
         // A driver action just queued while the link is up: it goes now whatever else waits (the attempt sends
         // items, then pings), so the queue need not be counted first. Its reply to the driver waits for the
         // disk meanwhile (Workflow.act).
-        if itemsQueued.load(ordering: .acquiring), state.withLock({ $0.machine.link == .online }), !itemsHeld {
-            return UplinkStateMachine.Backlog(pings: 0, items: 1)
+        let fresh = itemsQueued.load(ordering: .acquiring)
+        if fresh, state.withLock({ $0.machine.link == .online }), !itemsHeld {
+            return UplinkStateMachine.Backlog(pings: 0, items: 1, freshItems: true)
         }
         let depth: Outbox.Depth
         let heads: [OutboxItemRecord]
@@ -270,7 +271,8 @@ final class Uplink: BackendGate, Sendable {
         let gps = onShift() ? heartbeat().flatMap { GPSLinkState(rawValue: $0.gps) } : nil
         return UplinkStateMachine.Backlog(
             pings: pings, items: heads.count { $0.kind.priority < .low }, urgent: heads.count { $0.kind.priority == .urgent },
-            lowItems: heads.count { $0.kind.priority == .low }, fullBatch: pings >= Self.maxPings, gpsWithoutFix: gps)
+            lowItems: heads.count { $0.kind.priority == .low }, fullBatch: pings >= Self.maxPings, gpsWithoutFix: gps,
+            lostBatch: pings > 0 && recorder?.lostBatchHeld == true, freshItems: fresh && !itemsHeld)
     }
 
     /// Items queued by a driver who logged out wait for that driver's next login.
@@ -281,8 +283,9 @@ final class Uplink: BackendGate, Sendable {
 
     // MARK: One attempt
 
-    /// `itemsOnly`: a lost request's items again (`Action.resend`), without the pings, low items and pushes.
-    private func attempt(itemsOnly: Bool = false) async {
+    /// `resending`: a lost request's items and a lost batch again (`Action.resend`), without the pings recorded since, low
+    /// items and pushes.
+    private func attempt(resending: Bool = false) async {
         // A flush waits for an attempt that starts after it asked: one asking meanwhile waits for the next (its
         // request makes one at once), not for this one's outcome (a backend back up after this attempt failed).
         let (flushWaiters, generation) = state.withLock { state in
@@ -295,7 +298,9 @@ final class Uplink: BackendGate, Sendable {
             await recordCompletions()
             // A store that cannot record an item's outcome holds up neither the pings (they need no disk) nor the rest.
             try await unlessStoreFails("sending the queued items") { try await self.sendItems(upTo: .normal, token: token) }
-            if !itemsOnly {
+            if resending {
+                if recorder?.lostBatchHeld == true { try await sendHeldBatch(token: token) }
+            } else {
                 try await sendPings(token: token)
                 try await unlessStoreFails("sending the low-priority items") { try await self.sendItems(upTo: .low, token: token) }
                 try await pollPushes(token: token)
@@ -411,8 +416,9 @@ final class Uplink: BackendGate, Sendable {
         var depth = try outbox.depth(maxAge: maxAge)
         // Pings still in memory wait for the backend too (on disk only if their window ends first).
         depth.pings += recorder?.pendingCount ?? 0
-        let transport: UplinkTransport = webSocket?.isConnected == true ? .websocket : .https
         let machine = state.withLock { $0.machine }
+        // Where batches go: a lossy link's go by POST while its socket only listens.
+        let transport: UplinkTransport = webSocket?.isConnected == true && machine.batchesOverSocket(now: now) ? .websocket : .https
         return OutboxStatus(
             depth: depth, now: clock.now().time, monotonic: now, backend: client.baseURL, machine: machine, transport: transport,
             driverId: tokens.driverId, driverLanguage: tokens.driverLanguage)

@@ -16,6 +16,9 @@ public struct RetryBudget: Sendable, Equatable {
     /// Whether a resend may go now.
     public var canSpend: Bool { tokens >= 1 }
 
+    /// Whether a resend may go and leave `reserve` tokens for resends that matter more.
+    public func canSpend(keeping reserve: Double) -> Bool { tokens >= 1 + reserve }
+
     /// Takes a token for a resend; false when the budget is spent.
     public mutating func spend() -> Bool {
         guard canSpend else { return false }

@@ -3,8 +3,9 @@ import DriverAPI
 /// The uplink's decisions, pure: when to send (batches every 5 s moving and 10 s stationary, low-priority
 /// records with them; at once when an SOS, a transition or a proof waits, a full batch is ready, a heartbeat is
 /// due or a flush is asked for), what a lost request costs (a request the link lost after it worked: its items go
-/// again within 0.5 to 2 s while the `RetryBudget` lasts, else with the next turn; pings always with the next batch;
-/// three losses in a row are an outage), how to back off (no connection, 5xx: decorrelated jitter, 1 s up to a cap of
+/// again within 0.5 to 2 s while the `RetryBudget` lasts, else with the next turn; a lost batch still in memory goes
+/// again early too, pings recorded since keep their turn; three losses in a row are an outage, backed off at most a batch
+/// interval, which a driver's tap does not wait out; a lossy link's batches go as requests, not over the WebSocket), how to back off (no connection, 5xx: decorrelated jitter, 1 s up to a cap of
 /// 2 min by default, one step down per success and reset once a link has stayed up `stableAfter`; a backend's "not now", 429 or 503 with
 /// `Retry-After`, is waited out first, a random share of the fleet's spread window added on top; an unacked SOS is
 /// tried again at least every `urgentRetryInterval` whatever the backend asked), when the first attempt after a
@@ -69,14 +70,26 @@ public struct UplinkStateMachine: Sendable, Equatable {
         public var fullBatch: Bool
         /// The receiver's state when it has no usable fix (`noFix`, `lost`), nil when it has one.
         public var gpsWithoutFix: GPSLinkState?
+        /// A batch the link lost waits in memory: it goes again early, as a lost item does, before its pings' window
+        /// writes it to flash (from where the next turn would send it apart from the pings recorded meanwhile, two or three
+        /// requests for one).
+        public var lostBatch: Bool
+        /// An item was queued since the last attempt read the queue (a driver's tap): its first send goes at once, whatever
+        /// a lost request's resend waits for or the budget says.
+        public var freshItems: Bool
 
-        public init(pings: Int, items: Int, urgent: Int = 0, lowItems: Int = 0, fullBatch: Bool = false, gpsWithoutFix: GPSLinkState? = nil) {
+        public init(
+            pings: Int, items: Int, urgent: Int = 0, lowItems: Int = 0, fullBatch: Bool = false, gpsWithoutFix: GPSLinkState? = nil,
+            lostBatch: Bool = false, freshItems: Bool = false
+        ) {
             self.pings = pings
             self.items = items
             self.urgent = urgent
             self.lowItems = lowItems
             self.fullBatch = fullBatch
             self.gpsWithoutFix = gpsWithoutFix
+            self.lostBatch = lostBatch
+            self.freshItems = freshItems
         }
     }
 
@@ -105,8 +118,8 @@ public struct UplinkStateMachine: Sendable, Equatable {
     public enum Action: Sendable, Equatable {
         /// Send now: items (unless held), then pings, then the heartbeat when due.
         case attempt
-        /// A lost request's items go again early (the retry budget paid for it): the items alone. Pings keep their turn (the
-        /// next batch carries the lost one's) and pushes wait for the next attempt, so a resend costs one request.
+        /// A lost request's items go again early (the retry budget paid for it): the items, and the lost batch if it waits in
+        /// memory. Pings recorded since keep their turn and pushes wait for the next attempt.
         case resend
         /// Nothing to do before this time, unless woken.
         case wait(until: Double)
@@ -153,6 +166,13 @@ public struct UplinkStateMachine: Sendable, Equatable {
     /// comes as pushes, which the push cursor catches up on. A lossy link's backoffs then cost no route, release and
     /// configuration requests each.
     public static let briefOutage = 60.0
+    /// A link that lost a request or a WebSocket frame this recently (seconds) is lossy: its batches go as requests, and
+    /// the WebSocket only listens. A lost request costs itself (the next batch carries its pings), while a lost frame
+    /// costs the socket too: a new upgrade, and pushes that wait for it (measured: `driverd-bench loss`).
+    public static let lossyLinkHold = 120.0
+    /// Retry tokens a lost batch's resend leaves for lost items (transitions, proofs): on a link losing a third of its
+    /// requests, batches' resends spent the budget and a transition's p95 was 7.5 to 8.8 s (`driverd-bench loss`).
+    public static let itemsReserve = 2.0
 
     public let configuration: Configuration
     public private(set) var link = Link.idle
@@ -167,6 +187,10 @@ public struct UplinkStateMachine: Sendable, Equatable {
     public private(set) var retryBudget = RetryBudget()
     /// The last attempt lost a request on a working link: its items go again at this time (the budget willing).
     public private(set) var resendAt: Double?
+    /// Until when the link counts as lossy (`lossyLinkHold` after its last lost request).
+    public private(set) var lossyUntil: Double?
+    /// The backoff under way came from losses in a row (the backend is there; the link carries some of what is sent).
+    public private(set) var backingOffFromLosses = false
     /// Since when the link has been up without a failure.
     private var onlineSince: Double?
     /// Since when a link that was up has been backing off (nil: up, or never up).
@@ -206,6 +230,9 @@ public struct UplinkStateMachine: Sendable, Equatable {
 
     public var isOnline: Bool { link == .online }
 
+    /// Whether batches go over the WebSocket (when it is open): not on a link that lost a request lately (`lossyLinkHold`).
+    public func batchesOverSocket(now: Double) -> Bool { now >= lossyUntil ?? -.infinity }
+
     /// Whether `driver`'s login may send the queued items (another driver's wait for theirs).
     public func itemsHeld(currentDriver driver: String?) -> Bool { itemsHeldFor.map { $0 != driver } ?? false }
 
@@ -227,20 +254,23 @@ public struct UplinkStateMachine: Sendable, Equatable {
         if link == .idle, now < firstAttemptAt, !flushRequested, backlog.urgent == 0 { return .wait(until: firstAttemptAt) }
         // A flush cuts a backoff short, never the backend's own "not now".
         if let retryAt, now < retryAt, !flushRequested || now < backendQuietUntil ?? -.infinity {
+            // A driver's tap does not wait out losses in a row: the backend is there, and people pace their taps.
+            if backlog.freshItems, backingOffFromLosses { return .attempt }
             // Someone may be in danger: an SOS does not wait out a long backoff.
             guard backlog.urgent > 0 else { return .wait(until: retryAt) }
             let urgentRetry = lastAttemptAt + configuration.urgentRetryInterval
             if now < min(retryAt, urgentRetry) { return .wait(until: min(retryAt, urgentRetry)) }
             return .attempt
         }
-        // A lost request's items (or a backlog's full batch) go again soon while the budget lasts, else at the next turn;
-        // pings alone keep their turn (the next batch carries the lost one's), so a lost batch costs no extra request.
-        if let resendAt, backlog.items > 0 || backlog.fullBatch, backlog.urgent == 0, !flushRequested {
-            if retryBudget.canSpend {
+        // A lost request's items, a lost batch in memory (or a backlog's full batch) go again soon while the budget lasts,
+        // else at the next turn; pings recorded since keep their turn. A fresh item is no resend: it goes below, at once.
+        if let resendAt, backlog.items > 0 || backlog.lostBatch || backlog.fullBatch, backlog.urgent == 0, !backlog.freshItems, !flushRequested {
+            // Pings alone leave the last tokens to the driver's transitions: a lost one waits for no turn.
+            if backlog.items > 0 ? retryBudget.canSpend : retryBudget.canSpend(keeping: Self.itemsReserve) {
                 if now < resendAt { return .wait(until: resendAt) }
                 _ = retryBudget.spend()
                 self.resendAt = nil
-                resending = backlog.items > 0
+                resending = backlog.items > 0 || backlog.lostBatch
                 return resending ? .resend : .attempt
             } else if now < lastAttemptAt + interval(cadence) {
                 return .wait(until: lastAttemptAt + interval(cadence))
@@ -291,11 +321,13 @@ public struct UplinkStateMachine: Sendable, Equatable {
         switch failure {
         case .lost(let reason):
             consecutiveFailures += 1
+            lossyUntil = now + Self.lossyLinkHold
             // A link that was up lost a request: resent soon, not backed off. Losses in a row, or on a link not up yet,
             // back off, but no longer than a batch interval: a lost request found a connection, so the backend is there
             // and the link carries some of what is sent (an outage refuses, or answers 5xx, and backs off to the cap).
             guard link == .online, consecutiveFailures < Self.lossesBeforeBackoff else {
                 backOff(reason, retryAfter: nil, now: now, random: random, cap: max(configuration.backoff.base, configuration.stationaryInterval))
+                backingOffFromLosses = true
                 return .none
             }
             lastError = reason
@@ -317,6 +349,7 @@ public struct UplinkStateMachine: Sendable, Equatable {
     /// Waits out a failure: the backend's Retry-After if it gave one, else the next step of the decorrelated backoff.
     private mutating func backOff(_ reason: String, retryAfter: Double?, now: Double, random: Double, cap: Double = .infinity) {
         lastError = reason
+        backingOffFromLosses = false
         // A link that stayed up a while was fine: this failure starts the backoff again.
         if let onlineSince, now - onlineSince >= configuration.stableAfter { backoffWait = nil }
         onlineSince = nil
