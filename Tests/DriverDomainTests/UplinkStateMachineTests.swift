@@ -431,6 +431,12 @@ struct UplinkStateMachineTests {
         machine.loggedOut(driver: "drv-1")
         #expect(machine.link == .authRequired && machine.itemsHeldFor == "drv-1")
         #expect(machine.next(now: 2, cadence: .stationary, backlog: pings) == .waitForLogin)
+        // An attempt that began before the logout ends: its outcome changes nothing, and the configured credentials are
+        // not tried (they would send the driver's items behind the logout).
+        #expect(machine.attemptFailed(.needsLogin("no token"), now: 2, random: 0, hasCredentials: true) == .none)
+        #expect(machine.attemptFailed(.lost("reset"), now: 2, random: 0, hasCredentials: true) == .none)
+        #expect(machine.attemptSucceeded(now: 2) == .none)
+        #expect(machine.link == .authRequired && machine.next(now: 2.5, cadence: .stationary, backlog: pings) == .waitForLogin)
         machine.loggedIn(driver: "drv-2")
         #expect(machine.itemsHeld(currentDriver: "drv-2"))
         #expect(machine.next(now: 3, cadence: .stationary, backlog: pings) == .attempt)

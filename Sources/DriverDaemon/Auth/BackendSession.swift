@@ -14,6 +14,9 @@ protocol BackendGate: AnyObject, Sendable {
     func heardNotNow(_ error: BackendClientError)
     /// The sender's last attempt reached the backend.
     var isOnline: Bool { get }
+    /// Nothing goes until a login (the driver logged out, or the credentials were refused): the configured credentials
+    /// are not used behind the driver's back.
+    var loginRequired: Bool { get }
     /// A login came back from the backend, before its tokens are kept: another driver over the one logged in ends
     /// that one's session first (a throw refuses the login: no driver may see another's orders).
     func driverArriving(_ tokens: StoredTokens, previous: String?) async throws
@@ -100,7 +103,8 @@ final class BackendSession: Sendable {
         case .valid(let token):
             return token
         case .login(let reason):
-            guard let credentials else { throw NeedsLogin(reason: reason) }
+            // A call that began before a logout must not log the unit back in (the driver's queued items would go).
+            guard let credentials, judge?.loginRequired != true else { throw NeedsLogin(reason: reason) }
             return try await login(username: credentials.username, password: credentials.password).accessToken
         case .refresh(let stored):
             do {
@@ -108,7 +112,9 @@ final class BackendSession: Sendable {
                 try tokens.store(refreshed)
                 return refreshed.accessToken
             } catch let error as BackendClientError where error.errorClass != .transient {
-                guard let credentials else { throw NeedsLogin(reason: "the token expired and could not be refreshed: log in again") }
+                guard let credentials, judge?.loginRequired != true else {
+                    throw NeedsLogin(reason: "the token expired and could not be refreshed: log in again")
+                }
                 return try await login(username: credentials.username, password: credentials.password).accessToken
             }
         }

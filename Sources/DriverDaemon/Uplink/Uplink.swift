@@ -129,6 +129,8 @@ final class Uplink: BackendGate, Sendable {
 
     var isOnline: Bool { state.withLock { $0.machine.isOnline } }
 
+    var loginRequired: Bool { state.withLock { $0.machine.link == .authRequired } }
+
     /// Scheduling, backoff and ages: monotonic seconds.
     var now: Double { clock.monotonic }
 

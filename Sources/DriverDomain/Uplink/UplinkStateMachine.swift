@@ -294,6 +294,8 @@ public struct UplinkStateMachine: Sendable, Equatable {
     public mutating func attemptStarted() { flushRequested = false }
 
     public mutating func attemptSucceeded(now: Double) -> Effect {
+        // An attempt that began before a logout (or before the credentials were refused): nothing goes until a login.
+        guard link != .authRequired else { return .none }
         let restored = restoreOnSuccess || link != .online && now - (downSince ?? -.infinity) >= Self.briefOutage
         downSince = nil
         if !resending { lastAttemptAt = now }
@@ -315,6 +317,8 @@ public struct UplinkStateMachine: Sendable, Equatable {
 
     /// `random` in [0, 1) picks the jittered delay; `hasCredentials`: configured ones may be tried once.
     public mutating func attemptFailed(_ failure: Failure, now: Double, random: Double, hasCredentials: Bool) -> Effect {
+        // An attempt that began before a logout: its outcome neither backs off nor logs in with the configured credentials.
+        guard link != .authRequired else { return .none }
         if !resending { lastAttemptAt = now }
         resending = false
         resendAt = nil
