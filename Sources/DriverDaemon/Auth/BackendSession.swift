@@ -98,13 +98,16 @@ final class BackendSession: Sendable {
         return try await fetch.value
     }
 
+    /// The configured credentials, unless a login is required: a call that began before a logout must not log the unit
+    /// back in (the driver's queued items would go).
+    private var automaticCredentials: Credentials? { judge?.loginRequired == true ? nil : credentials }
+
     private func fetchToken() async throws -> String {
         switch tokens.use() {
         case .valid(let token):
             return token
         case .login(let reason):
-            // A call that began before a logout must not log the unit back in (the driver's queued items would go).
-            guard let credentials, judge?.loginRequired != true else { throw NeedsLogin(reason: reason) }
+            guard let credentials = automaticCredentials else { throw NeedsLogin(reason: reason) }
             return try await login(username: credentials.username, password: credentials.password).accessToken
         case .refresh(let stored):
             do {
@@ -112,9 +115,7 @@ final class BackendSession: Sendable {
                 try tokens.store(refreshed)
                 return refreshed.accessToken
             } catch let error as BackendClientError where error.errorClass != .transient {
-                guard let credentials, judge?.loginRequired != true else {
-                    throw NeedsLogin(reason: "the token expired and could not be refreshed: log in again")
-                }
+                guard let credentials = automaticCredentials else { throw NeedsLogin(reason: "the token expired and could not be refreshed: log in again") }
                 return try await login(username: credentials.username, password: credentials.password).accessToken
             }
         }

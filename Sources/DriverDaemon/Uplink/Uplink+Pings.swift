@@ -76,23 +76,15 @@ extension Uplink {
     }
 
     /// One location batch, over the WebSocket when it is open and the link is not lossy, else HTTPS; throws unless the
-    /// backend acked it. A frame lost on the socket is a lost request: the next batch carries its pings (under a new id;
-    /// if the frame arrived after all, its pings are stored once each), and the link's batches go as requests a while.
+    /// backend acked it. A frame lost on the socket is a lost request: the batch goes again under its id (stored once if
+    /// the frame arrived after all), and the link's batches go as requests a while.
     func send(_ request: LocationBatch, token: String) async throws {
         let ack: BatchAck
         if let webSocket, webSocket.isConnected, state.withLock({ $0.machine.batchesOverSocket(now: now) }) {
-            let viaSocket: Result<BatchAck, BackendClientError>
             do {
-                viaSocket = .success(try await webSocket.send(request))
+                ack = try await webSocket.send(request)
             } catch {
-                viaSocket = .failure(error)
-            }
-            switch viaSocket {
-            case .success(let viaSocket):
-                ack = viaSocket
-            case .failure(let error) where error.isLostRequest:
-                throw error
-            case .failure:
+                guard !error.isLostRequest else { throw error }
                 // The socket closed before the frame went: nothing was lost, so HTTPS carries it now.
                 ack = try await client.postLocations(request, token: token)
             }
