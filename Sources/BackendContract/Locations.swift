@@ -52,14 +52,25 @@ public struct LocationBatch: Codable, Sendable, Equatable {
     /// ignition off by default): a backend calls the unit stale only after it passed. Absent when no report is due
     /// (the shift ended) and from older units.
     public var nextBatchWithin: Double?
+    /// Earlier batches sent before and not acked (their request was lost on the link), older first, each stored once
+    /// under its own id as if sent alone and acked in `BatchAck.carried`: a lost batch rides with the next one instead
+    /// of costing a request of its own, and one that did arrive is not stored twice. Each has pings and nothing else;
+    /// the pings of the whole request are at most `maxPings`. A backend that does not list them in its ack has not
+    /// stored them, and the unit sends them alone.
+    public var carried: [LocationBatch]?
 
-    public init(batchId: String, pings: [LocationPing], heartbeat: UnitHeartbeat? = nil, nextBatchWithin: Double? = nil) {
+    public init(
+        batchId: String, pings: [LocationPing], heartbeat: UnitHeartbeat? = nil, nextBatchWithin: Double? = nil,
+        carried: [LocationBatch]? = nil
+    ) {
         self.batchId = batchId
         self.pings = pings
         self.heartbeat = heartbeat
         self.nextBatchWithin = nextBatchWithin
+        self.carried = carried
     }
 
+    /// The most pings in one request (a batch with the batches it carries).
     public static let maxPings = 500
     public static let maxBytes = 256 * 1024
 }
@@ -73,11 +84,15 @@ public struct BatchAck: Codable, Sendable, Equatable {
     public var unique: Int
     /// The batch id had been acked before.
     public var duplicate: Bool
+    /// The acks of the batches the request carried (`LocationBatch.carried`), in their order; absent from a backend
+    /// that does not take carried batches (it stored none of them).
+    public var carried: [BatchAck]?
 
-    public init(batchId: String, received: Int, unique: Int, duplicate: Bool) {
+    public init(batchId: String, received: Int, unique: Int, duplicate: Bool, carried: [BatchAck]? = nil) {
         self.batchId = batchId
         self.received = received
         self.unique = unique
         self.duplicate = duplicate
+        self.carried = carried
     }
 }

@@ -106,8 +106,15 @@ struct RiderRoutes {
         if let heartbeat = batch.heartbeat, !heartbeat.timestamp.isFinite || !["noFix", "lost", "connected"].contains(heartbeat.gps) {
             throw SimHTTPError(.badRequest, "heartbeat: timestamp must be a number and gps one of connected, noFix, lost")
         }
-        guard batch.pings.count <= LocationBatch.maxPings else {
-            throw SimHTTPError(.payloadTooLarge, "a batch holds at most \(LocationBatch.maxPings) pings")
+        let carried = batch.carried ?? []
+        for earlier in carried {
+            guard !earlier.pings.isEmpty, earlier.heartbeat == nil, earlier.carried == nil else {
+                throw SimHTTPError(.badRequest, "a carried batch holds pings and nothing else (no heartbeat, no carried batches)")
+            }
+            try validate(earlier)
+        }
+        guard batch.pings.count + carried.reduce(0, { $0 + $1.pings.count }) <= LocationBatch.maxPings else {
+            throw SimHTTPError(.payloadTooLarge, "a request holds at most \(LocationBatch.maxPings) pings, carried batches included")
         }
         for ping in batch.pings where !(-90...90).contains(ping.lat) || !(-180...180).contains(ping.lng) || !ping.timestamp.isFinite {
             throw SimHTTPError(.badRequest, "a ping's lat, lng or timestamp is out of range")

@@ -3,9 +3,17 @@ import BackendContract
 import DriverDomain
 
 extension SimWorld {
-    /// Stores a batch once per batch id (every copy is acked); each ping counts once per driver, time and
-    /// position. May produce an ETA push, at most one per `etaPushSeconds` per driver.
+    /// Stores a batch once per batch id (every copy is acked), and the earlier batches it carries first, each as if sent
+    /// alone; each ping counts once per driver, time and position. May produce an ETA push, at most one per
+    /// `etaPushSeconds` per driver.
     public mutating func ingest(batch: LocationBatch, driverId: String, now: Double, overWebSocket: Bool = false) -> (ack: BatchAck, push: Push?) {
+        let carried = batch.carried?.map { store(batch: $0, driverId: driverId, now: now, overWebSocket: overWebSocket).ack }
+        var (ack, push) = store(batch: batch, driverId: driverId, now: now, overWebSocket: overWebSocket)
+        ack.carried = carried
+        return (ack, push)
+    }
+
+    private mutating func store(batch: LocationBatch, driverId: String, now: Double, overWebSocket: Bool) -> (ack: BatchAck, push: Push?) {
         // A copy sent again is a report too: the unit is there.
         lastReportAt[driverId] = now
         nextReportDue[driverId] = batch.nextBatchWithin.map { now + $0 }

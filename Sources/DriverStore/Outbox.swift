@@ -286,6 +286,51 @@ public final class Outbox: Sendable {
         }
     }
 
+    /// What waits on disk to ride with the live batch (`LocationBatch.carried`), at most `maxPings` pings in all, oldest
+    /// first: batches sent before and not acked (their request was lost), whole (one that does not fit stays for its
+    /// own request), none of `excluding` (batches in memory that their window wrote meanwhile); then, with the room left,
+    /// the oldest pings in no batch yet (their window wrote them before a turn took them: after a failed attempt) as a
+    /// new batch. `onlyIfAllFit`: nothing unless every ping waiting here fits. The log is folded in first.
+    public func claimBatchesToCarry(
+        maxPings: Int, excluding: Set<String>, onlyIfAllFit: Bool = false, newBatchId: @Sendable () -> String
+    ) throws -> [PingBatch] {
+        guard maxPings > 0 else { return [] }
+        if store.loggedPings > 0 { try store.foldPingLog() }
+        return try store.pool.write { db in
+            if onlyIfAllFit {
+                // Counted no further than the limit: a backlog of hours need not be counted to know it does not fit.
+                let waiting = try db.value(Int.self, sql: "SELECT COUNT(*) FROM (SELECT 1 FROM ping LIMIT ?)", arguments: [maxPings + 1]) ?? 0
+                guard waiting <= maxPings else { return [] }
+            }
+            let open = try db.rows(sql: """
+                SELECT batch_id, MIN(id) AS oldest, COUNT(*) AS n FROM ping
+                WHERE batch_id IS NOT NULL GROUP BY batch_id ORDER BY oldest
+                """)
+            var batches: [PingBatch] = []
+            var count = 0
+            for row in open {
+                guard let batchId: String = row.value("batch_id"), !excluding.contains(batchId) else { continue }
+                let size: Int = row.value("n") ?? 0
+                guard count + size <= maxPings else { continue }
+                batches.append(PingBatch(batchId: batchId, pings: try PingRecord.fetchAll(db, "WHERE batch_id = ? ORDER BY id", arguments: [batchId])))
+                count += size
+            }
+            let backlog = try PingRecord.fetchAll(db, "WHERE batch_id IS NULL ORDER BY id LIMIT ?", arguments: [maxPings - count])
+            guard let newest = backlog.last?.id else { return batches }
+            let batchId = newBatchId()
+            try db.execute(sql: "UPDATE ping SET batch_id = ? WHERE batch_id IS NULL AND id <= ?", arguments: [batchId, newest])
+            var state = try UnitStateRecord.fetchOne(db) ?? UnitStateRecord()
+            state.lastClaimedPing = max(state.lastClaimedPing, newest)
+            try state.save(db)
+            batches.append(PingBatch(batchId: batchId, pings: backlog.map { ping in
+                var ping = ping
+                ping.batchId = batchId
+                return ping
+            }))
+            return batches
+        }
+    }
+
     /// The backend acked the batch: its pings leave. Returns how many.
     @discardableResult
     public func ackPingBatch(_ batchId: String) throws -> Int {

@@ -27,10 +27,10 @@ public final class PingRecorder: Sendable {
         /// The earliest `due` of `held`: the reader asks at every wake-up (thousands a second while a backlog
         /// replays), so it is kept as pings come, and found again only when some leave.
         var earliestDue: Double?
-        /// The batch of held pings the uplink is sending now, and whether its window ran out first (its rows go
-        /// when the answer comes).
-        var sending: String?
-        var sendingWritten = false
+        /// The batches of held pings the uplink is sending now (one request), and those whose window ran out first (their
+        /// rows go when the answer comes).
+        var sending: Set<String> = []
+        var sendingWritten: Set<String> = []
         /// Pings taken for a write that has not finished: still pending to anyone asking.
         var writing = 0
         /// Pings on disk or delivered since start.
@@ -107,8 +107,6 @@ public final class PingRecorder: Sendable {
     /// Pings in memory (not yet acknowledged, not yet on disk).
     public var pendingCount: Int { state.withLock { $0.held.count + $0.writing } }
     public var lastError: String? { state.withLock { $0.lastError } }
-    /// A batch claimed here that was not acknowledged waits in memory (its window not over), to go again as itself.
-    public var lostBatchHeld: Bool { state.withLock { state in state.sending == nil && state.held.contains { $0.batchId != nil } } }
     /// Pings given up while the store could not take them and memory was full.
     public var droppedHeld: Int { state.withLock { $0.droppedHeld } }
     /// When the next try of a failed write comes (monotonic), nil while writes succeed.
@@ -125,7 +123,7 @@ public final class PingRecorder: Sendable {
             let deadline = now + window(ping)
             state.held.append(Held(ping: ping, at: now, due: deadline))
             state.earliestDue = min(state.earliestDue ?? deadline, deadline)
-            if state.held.count > Self.maxHeld, let oldest = state.held.firstIndex(where: { $0.batchId == nil || $0.batchId != state.sending }) {
+            if state.held.count > Self.maxHeld, let oldest = state.held.firstIndex(where: { held in held.batchId.map { !state.sending.contains($0) } ?? true }) {
                 state.held.remove(at: oldest)
                 state.droppedHeld += 1
                 state.earliestDue = state.held.map(\.due).min()
@@ -168,57 +166,73 @@ public final class PingRecorder: Sendable {
 
     // MARK: Sending from memory
 
-    /// Held pings for the uplink as one batch (at most `maxPings`): a batch that failed goes again first, unchanged;
-    /// nil when nothing is held or a batch is on its way.
-    public func claimBatch(maxPings: Int, newBatchId: () -> String) -> Outbox.PingBatch? {
+    /// Held pings for the uplink as one request: the batches that were sent and not acknowledged first (older first),
+    /// unchanged, then the pings in no batch yet as a new one, at most `maxPings` in all. Not `carrying` (a backend that
+    /// takes one batch a request): the oldest unacknowledged batch alone, else a new one. Empty when nothing is held or
+    /// a request is on its way.
+    public func claimBatches(maxPings: Int, carrying: Bool, newBatchId: () -> String) -> [Outbox.PingBatch] {
         state.withLock { state in
-            guard state.sending == nil, !state.held.isEmpty else { return nil }
-            let batchId: String
-            if let failed = state.held.first(where: { $0.batchId != nil })?.batchId {
-                batchId = failed
-            } else {
-                batchId = newBatchId()
-                for index in state.held.indices.prefix(maxPings) { state.held[index].batchId = batchId }
-            }
-            state.sending = batchId
-            return Outbox.PingBatch(batchId: batchId, pings: state.held.filter { $0.batchId == batchId }.map {
-                var ping = $0.ping
+            guard state.sending.isEmpty, !state.held.isEmpty else { return [] }
+            var order: [String] = []
+            var pings: [String: [PingRecord]] = [:]
+            var fresh: [Int] = []
+            for (index, held) in state.held.enumerated() {
+                guard let batchId = held.batchId else {
+                    fresh.append(index)
+                    continue
+                }
+                var ping = held.ping
                 ping.batchId = batchId
-                return ping
-            })
+                if pings[batchId] == nil { order.append(batchId) }
+                pings[batchId, default: []].append(ping)
+            }
+            var batches: [Outbox.PingBatch] = []
+            var count = 0
+            for batchId in order {
+                let batch = pings[batchId] ?? []
+                guard batches.isEmpty || carrying && count + batch.count <= maxPings else { break }
+                batches.append(Outbox.PingBatch(batchId: batchId, pings: batch))
+                count += batch.count
+            }
+            if batches.isEmpty || carrying, count < maxPings, !fresh.isEmpty {
+                let batchId = newBatchId()
+                var batch: [PingRecord] = []
+                for index in fresh.prefix(maxPings - count) {
+                    state.held[index].batchId = batchId
+                    var ping = state.held[index].ping
+                    ping.batchId = batchId
+                    batch.append(ping)
+                }
+                batches.append(Outbox.PingBatch(batchId: batchId, pings: batch))
+            }
+            state.sending = Set(batches.map(\.batchId))
+            return batches
         }
     }
 
-    /// The backend acknowledged a batch claimed here: its pings are done, on disk only if their window ran out first.
-    public func acknowledged(_ batchId: String) {
-        let written = state.withLock { state -> Bool in
-            guard state.sending == batchId else { return false }
-            defer { (state.sending, state.sendingWritten) = (nil, false) }
-            let acked = state.held.filter { $0.batchId == batchId }
-            state.held.removeAll { $0.batchId == batchId }
+    /// The answer to the request of `claimBatches` came, or it failed (`acknowledged` empty): the acknowledged batches'
+    /// pings are done (on disk only if their window ran out first, and then deleted there); the rest stay, to go again
+    /// under their ids (from memory, or from the disk once written).
+    public func sent(acknowledged: Set<String>) {
+        let written = state.withLock { state -> [String] in
+            let acked = state.sending.intersection(acknowledged)
+            defer { (state.sending, state.sendingWritten) = ([], []) }
+            let done = state.held.filter { $0.batchId.map(acked.contains) == true }
+            state.held.removeAll { $0.batchId.map(acked.contains) == true }
             state.earliestDue = state.held.map(\.due).min()
-            state.delivered += acked.count
-            for held in acked { state.keptByMotion[held.ping.motion, default: 0] += 1 }
-            return state.sendingWritten
+            state.delivered += done.count
+            for held in done { state.keptByMotion[held.ping.motion, default: 0] += 1 }
+            return state.sendingWritten.intersection(acked).sorted()
         }
         // Written meanwhile (an answer slower than the window): the rows go now. A write still under way holds
         // the writer, so this delete comes after it.
         // Not deleted (a write failure): the rows go again as the same batch, which the backend stores once.
-        if written {
+        for batchId in written {
             do {
                 try Outbox(store: store).ackPingBatch(batchId)
             } catch {
                 state.withLock { $0.lastError = Store.describeWriteFailure(error) }
             }
-        }
-    }
-
-    /// A batch claimed here was not acknowledged: its pings stay, to go again as the same batch (from memory, or from
-    /// the disk once written).
-    public func sendFailed(_ batchId: String) {
-        state.withLock { state in
-            guard state.sending == batchId else { return }
-            (state.sending, state.sendingWritten) = (nil, false)
         }
     }
 
@@ -273,7 +287,7 @@ public final class PingRecorder: Sendable {
             state.held.removeAll(where: picked)
             state.earliestDue = state.held.map(\.due).min()
             state.writing += pings.count
-            if let sending = state.sending, batches.contains(sending) { state.sendingWritten = true }
+            state.sendingWritten.formUnion(state.sending.intersection(batches))
             guard let travel = state.travel, travelDue(travel.since) || (!pings.isEmpty && travelRides(travel.since)) else { return (pings, nil) }
             state.travel = nil
             return (pings, travel.record)
@@ -292,7 +306,7 @@ public final class PingRecorder: Sendable {
                 state.held = (batch + state.held).sorted { $0.at < $1.at }
                 state.earliestDue = state.held.map(\.due).min()
                 if let travel, state.travel == nil { state.travel = (travel, 0) }
-                if let sending = state.sending, batch.contains(where: { $0.batchId == sending }) { state.sendingWritten = false }
+                state.sendingWritten.subtract(batch.compactMap(\.batchId))
                 state.lastError = Store.describeWriteFailure(error)
                 backOff(&state, now: now)
             }

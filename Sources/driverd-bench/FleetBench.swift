@@ -69,8 +69,6 @@ struct FleetBench: ParsableCommand {
         var everConnectedAfterOutage = false
         /// The backend's Retry-After: the unit must not knock before this.
         var notBefore = -Double.infinity
-        /// The last attempt failed with its live batch in memory (driverd resends a lost one early, the budget willing).
-        var liveBatchFailed = false
     }
 
     struct Report {
@@ -167,7 +165,7 @@ struct FleetBench: ParsableCommand {
             let pings = max(0, Int(now - client.sentUpTo))
             switch policy {
             case .driverd:
-                let backlog = UplinkStateMachine.Backlog(pings: pings, items: 0, fullBatch: pings >= 500, lostBatch: client.liveBatchFailed && pings > 0)
+                let backlog = UplinkStateMachine.Backlog(pings: pings, items: 0, fullBatch: pings >= 500)
                 switch client.machine.next(now: now, cadence: .moving, backlog: backlog) {
                 case .wait(let until): return max(until, now + 0.001)
                 case .waitForLogin, .finished: return nil
@@ -175,7 +173,6 @@ struct FleetBench: ParsableCommand {
                 }
                 client.machine.attemptStarted()
                 let outcome = attempt(&client, now: now)
-                if case .sent = outcome { client.liveBatchFailed = false } else { client.liveBatchFailed = true }
                 switch outcome {
                 case .sent:
                     _ = client.machine.attemptSucceeded(now: now)

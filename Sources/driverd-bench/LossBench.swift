@@ -59,7 +59,7 @@ struct LossBench: ParsableCommand {
         say("Goals (issue 66): p95 transition ≤ 2× clean or 15 s; ping age p95 ≤ 2× clean + 10 s; bundle ≤ 60 s; extra messages ≤ 20 %.")
         say("Each message sent until it arrives once would cost 1/(1 − p) − 1 more on a link losing a share p ("
             + rates.filter { $0 > 0 }.map { "\(Self.percent($0)): \(Self.percent(1 / (1 - $0) - 1))" }.joined(separator: ", ")
-            + "); a lost batch whose pings go with a later one costs less.")
+            + "); a lost batch costs less: it rides with the next one (`LocationBatch.carried`).")
         let rows = Mutex<[Int: Row]>([:])
         let failures = Mutex<[String]>([])
         let threads = runs.enumerated().map { index, run in

@@ -24,6 +24,30 @@ struct ContractTests {
         #expect(bytes > LocationBatch.maxBytes / 8, "a sanity floor: \(bytes) bytes")
     }
 
+    @Test("a batch carrying earlier ones: each keeps its id, the ack lists theirs, and a request without any reads as before")
+    func carriedBatches() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let ping = LocationPing(lat: 1, lng: 2, timestamp: 3)
+        let plain = LocationBatch(batchId: "b2", pings: [ping])
+        #expect(String(decoding: try encoder.encode(plain), as: UTF8.self) == #"{"batchId":"b2","pings":[{"lat":1,"lng":2,"timestamp":3}]}"#)
+        let carrying = LocationBatch(batchId: "b2", pings: [ping], carried: [LocationBatch(batchId: "b1", pings: [ping])])
+        #expect(String(decoding: try encoder.encode(carrying), as: UTF8.self)
+            == #"{"batchId":"b2","carried":[{"batchId":"b1","pings":[{"lat":1,"lng":2,"timestamp":3}]}],"pings":[{"lat":1,"lng":2,"timestamp":3}]}"#)
+        // An ack from a backend that does not know the field has none: the carried batches were not stored.
+        let old = try JSONDecoder().decode(BatchAck.self, from: Data(#"{"batchId":"b2","received":1,"unique":1,"duplicate":false}"#.utf8))
+        #expect(old.carried == nil)
+        let ack = BatchAck(batchId: "b2", received: 1, unique: 1, duplicate: false, carried: [BatchAck(batchId: "b1", received: 1, unique: 0, duplicate: true)])
+        #expect(try JSONDecoder().decode(BatchAck.self, from: encoder.encode(ack)) == ack)
+        // The ping limit is the whole request's: 500 pings of the longest form in 100 batches still fit the byte limit.
+        let longest = LocationPing(
+            lat: -89.1234567, lng: -179.1234567, accuracy: 99999.9, speed: 99999.99, heading: 359.9, timestamp: 9_999_999_999.999)
+        let each = LocationBatch.maxPings / 100
+        let carried = (0..<99).map { LocationBatch(batchId: String(repeating: "\($0 % 10)", count: 36), pings: Array(repeating: longest, count: each)) }
+        let full = LocationBatch(batchId: String(repeating: "f", count: 36), pings: Array(repeating: longest, count: each), carried: carried)
+        #expect(try encoder.encode(full).count < LocationBatch.maxBytes)
+    }
+
     @Test("stop ids name their task and kind")
     func stopIDs() {
         #expect(Stop.id(taskId: "task-1", kind: .dropoff) == "task-1-dropoff")

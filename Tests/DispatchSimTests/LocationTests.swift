@@ -43,6 +43,40 @@ struct LocationTests {
         }
     }
 
+    @Test("a batch carrying lost ones: each stored once under its own id and acked in order; a copy of the request is acked again; the limits hold for the whole request")
+    func carried() async throws {
+        try await SimHarness.run { sim in
+            let token = try await sim.login().accessToken
+            let pings = Self.pings(12)
+            // "lost-1" arrived before (its answer was lost), "lost-2" did not.
+            _ = try await sim.json(.POST, BackendPaths.locations, LocationBatch(batchId: "lost-1", pings: Array(pings[0..<4])), token: token)
+            let request = LocationBatch(
+                batchId: "live", pings: Array(pings[8..<12]),
+                carried: [LocationBatch(batchId: "lost-1", pings: Array(pings[0..<4])), LocationBatch(batchId: "lost-2", pings: Array(pings[4..<8]))])
+            let ack = try await sim.json(.POST, BackendPaths.locations, request, token: token).decode(BatchAck.self)
+            #expect(ack == BatchAck(batchId: "live", received: 4, unique: 4, duplicate: false, carried: [
+                BatchAck(batchId: "lost-1", received: 4, unique: 0, duplicate: true), BatchAck(batchId: "lost-2", received: 4, unique: 4, duplicate: false),
+            ]))
+            let copy = try await sim.json(.POST, BackendPaths.locations, request, token: token).decode(BatchAck.self)
+            #expect(copy.duplicate && copy.carried?.map(\.duplicate) == [true, true])
+            let stats = try await sim.stats()
+            #expect(stats.batches == 3 && stats.uniquePings == 12 && stats.pingsReceived == 12 && stats.duplicateBatches == 4)
+            // Without carried batches the ack has none (as from a backend that predates them).
+            let plain = try await sim.json(.POST, BackendPaths.locations, LocationBatch(batchId: "plain", pings: Self.pings(1)), token: token)
+            #expect(try plain.decode(BatchAck.self).carried == nil)
+            // 500 pings for the whole request; a carried batch holds pings and nothing else.
+            let over = LocationBatch(batchId: "over", pings: Self.pings(250), carried: [LocationBatch(batchId: "over-0", pings: Self.pings(251))])
+            #expect(try await sim.json(.POST, BackendPaths.locations, over, token: token).status == 413)
+            let nested = LocationBatch(batchId: "n", pings: Self.pings(1), carried: [
+                LocationBatch(batchId: "n-0", pings: Self.pings(1), carried: [LocationBatch(batchId: "n-1", pings: Self.pings(1))]),
+            ])
+            #expect(try await sim.json(.POST, BackendPaths.locations, nested, token: token).status == 400)
+            let empty = LocationBatch(batchId: "e", pings: Self.pings(1), carried: [LocationBatch(batchId: "e-0", pings: [])])
+            #expect(try await sim.json(.POST, BackendPaths.locations, empty, token: token).status == 400)
+            #expect(try await sim.stats().batches == 4, "a refused request stores none of its batches")
+        }
+    }
+
     @Test("a gzipped batch (Content-Encoding: gzip) is taken; bad gzip is 400, another encoding 415, a bomb over 256 KiB 413")
     func gzipped() async throws {
         @Sendable func gzip(_ data: Data) throws -> Data {

@@ -157,37 +157,36 @@ struct UplinkStateMachineTests {
         #expect(fresh.link == .backingOff(until: 1))
     }
 
-    @Test("a lost batch still in memory goes again within 0.5 to 2 s (before its window writes it to flash) while the budget keeps the transitions' reserve; the pings' turn stays")
-    func lostBatchResent() {
+    @Test("a lost batch costs no resend: it waits for the pings' next turn (and rides with it); a backlog's full batch goes again early while the budget keeps the transitions' reserve")
+    func lostBatchWaitsForTurn() {
         var machine = Machine()
-        let lost = Machine.Backlog(pings: 8, items: 0, lostBatch: true)
+        let pings = Machine.Backlog(pings: 8, items: 0)
         _ = machine.attemptSucceeded(now: 100)
         _ = machine.attemptFailed(.lost("reset"), now: 100, random: 0, hasCredentials: false)
-        #expect(machine.next(now: 100.2, cadence: .moving, backlog: lost) == .wait(until: 100.5))
-        #expect(machine.next(now: 100.5, cadence: .moving, backlog: lost) == .resend)
-        _ = machine.attemptSucceeded(now: 101)
-        // The resend is no turn: the pings recorded since go 5 s after the attempt that was lost.
-        #expect(machine.lastAttemptAt == 100)
-        #expect(machine.next(now: 101, cadence: .moving, backlog: Machine.Backlog(pings: 2, items: 0)) == .wait(until: 105))
-        // Lost batches spend the budget down to the items' reserve; then a lost batch waits for the next turn, as pings do.
+        #expect(machine.next(now: 100.5, cadence: .moving, backlog: pings) == .wait(until: 105))
+        #expect(machine.next(now: 105, cadence: .moving, backlog: pings) == .attempt)
+        // A backlog's full batches spend the budget down to the items' reserve; then they wait for the next turn.
+        let full = Machine.Backlog(pings: 900, items: 0, fullBatch: true)
         var spent = Machine()
         _ = spent.attemptSucceeded(now: 0)
         var time = 0.0
         while spent.retryBudget.canSpend(keeping: Machine.itemsReserve) {
             _ = spent.attemptFailed(.lost("reset"), now: time, random: 0, hasCredentials: false)
-            #expect(spent.next(now: time + 0.5, cadence: .moving, backlog: lost) == .resend)
+            #expect(spent.next(now: time + 0.5, cadence: .moving, backlog: full) == .attempt)
             _ = spent.attemptSucceeded(now: time + 0.6)
             time += 1
         }
         #expect(spent.retryBudget.tokens == 2 && time == 3)
         _ = spent.attemptFailed(.lost("reset"), now: 10, random: 0, hasCredentials: false)
-        #expect(spent.next(now: 11, cadence: .moving, backlog: lost) == .wait(until: 15))
+        #expect(spent.next(now: 11, cadence: .moving, backlog: full) == .wait(until: 15))
         // A driver's tap meanwhile is no resend: its first send goes at once, whatever the budget.
-        #expect(spent.next(now: 11, cadence: .moving, backlog: Machine.Backlog(pings: 8, items: 1, lostBatch: true, freshItems: true)) == .attempt)
-        // A lost transition takes the reserve: it goes again early.
-        #expect(spent.next(now: 11, cadence: .moving, backlog: Machine.Backlog(pings: 8, items: 1, lostBatch: true)) == .resend)
+        #expect(spent.next(now: 11, cadence: .moving, backlog: Machine.Backlog(pings: 8, items: 1, freshItems: true)) == .attempt)
+        // A lost transition takes the reserve: it goes again early, without the pings (they keep their turn).
+        #expect(spent.next(now: 11, cadence: .moving, backlog: Machine.Backlog(pings: 8, items: 1)) == .resend)
         #expect(spent.retryBudget.tokens == 1)
-        #expect(spent.next(now: 15, cadence: .moving, backlog: lost) == .attempt)
+        _ = spent.attemptSucceeded(now: 11.2)
+        #expect(spent.lastAttemptAt == 10, "the resend is no turn")
+        #expect(spent.next(now: 11.2, cadence: .moving, backlog: pings) == .wait(until: 15))
     }
 
     @Test("a link that lost a request sends its batches as requests for 2 minutes, the WebSocket only listening; an outage is no lossy link")

@@ -94,10 +94,11 @@ struct StoreTests {
         let store = try Store(directory: directory)
         let recorder = PingRecorder(store: store, movingWindow: 7, stationaryWindow: 12)
         for t in 0..<3 { #expect(!recorder.append(Self.ping(Double(t)), now: 100 + Double(t), nextSampleIn: 1)) }
-        let batch = try #require(recorder.claimBatch(maxPings: 500) { "b1" })
-        #expect(batch.batchId == "b1" && batch.pings.map(\.fixTime) == [0, 1, 2] && batch.pings.allSatisfy { $0.batchId == "b1" })
-        #expect(recorder.claimBatch(maxPings: 500) { "b2" } == nil, "one batch from memory at a time")
-        recorder.acknowledged("b1")
+        let batches = recorder.claimBatches(maxPings: 500, carrying: true) { "b1" }
+        let batch = try #require(batches.first)
+        #expect(batches.count == 1 && batch.batchId == "b1" && batch.pings.map(\.fixTime) == [0, 1, 2] && batch.pings.allSatisfy { $0.batchId == "b1" })
+        #expect(recorder.claimBatches(maxPings: 500, carrying: true) { "b2" } == [], "one request from memory at a time")
+        recorder.sent(acknowledged: ["b1"])
         #expect(recorder.kept == 3 && recorder.delivered == 3 && recorder.pendingCount == 0)
         #expect(try Self.stored(store).isEmpty)
         #expect(recorder.commitIfDue(now: 200) == nil)
@@ -110,30 +111,93 @@ struct StoreTests {
         let store = try Store(directory: directory)
         let recorder = PingRecorder(store: store, movingWindow: 7, stationaryWindow: 12)
         recorder.append(Self.ping(0), now: 100, nextSampleIn: 1)
-        _ = try #require(recorder.claimBatch(maxPings: 500) { "slow" })
+        #expect(recorder.claimBatches(maxPings: 500, carrying: true) { "slow" }.map(\.batchId) == ["slow"])
         #expect(recorder.append(Self.ping(6), now: 106.5, nextSampleIn: 1), "the window of the ping in flight ends before the next sample")
         let rows = try Self.stored(store, order: "ORDER BY fix_time")
         #expect(rows.map(\.batchId) == ["slow", nil])
-        recorder.acknowledged("slow")
+        recorder.sent(acknowledged: ["slow"])
         #expect(try Self.stored(store).map(\.fixTime) == [6])
         #expect(recorder.kept == 2 && recorder.delivered == 0)
     }
 
-    @Test("a batch that was not acknowledged goes again unchanged, before newer pings")
+    @Test("a batch that was not acknowledged goes again unchanged, carried before the newer pings' batch; each acked one leaves alone")
     func failedSend() throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try Store(directory: directory)
         let recorder = PingRecorder(store: store, movingWindow: 7, stationaryWindow: 12)
         for t in 0..<2 { recorder.append(Self.ping(Double(t)), now: 100 + Double(t), nextSampleIn: 1) }
-        _ = try #require(recorder.claimBatch(maxPings: 500) { "first" })
-        recorder.sendFailed("first")
+        #expect(recorder.claimBatches(maxPings: 500, carrying: true) { "first" }.map(\.batchId) == ["first"])
+        recorder.sent(acknowledged: [])
         recorder.append(Self.ping(2), now: 102, nextSampleIn: 1)
-        let again = try #require(recorder.claimBatch(maxPings: 500) { "other" })
-        #expect(again.batchId == "first" && again.pings.map(\.fixTime) == [0, 1])
-        recorder.acknowledged("first")
-        let next = try #require(recorder.claimBatch(maxPings: 500) { "second" })
-        #expect(next.batchId == "second" && next.pings.map(\.fixTime) == [2])
+        let again = recorder.claimBatches(maxPings: 500, carrying: true) { "second" }
+        #expect(again.map(\.batchId) == ["first", "second"] && again.map { $0.pings.map(\.fixTime) } == [[0, 1], [2]])
+        // Lost again: both stay, under their ids, and the next claim adds the newest pings as a third.
+        recorder.sent(acknowledged: [])
+        recorder.append(Self.ping(3), now: 103, nextSampleIn: 1)
+        #expect(recorder.claimBatches(maxPings: 500, carrying: true) { "third" }.map(\.batchId) == ["first", "second", "third"])
+        // A backend that acked only the live batch (it does not take carried ones): the others stay for their own turns.
+        recorder.sent(acknowledged: ["third", "unknown"])
+        #expect(recorder.pendingCount == 3 && recorder.delivered == 1)
+        // Not carrying: the oldest lost batch alone, unchanged; the newest pings wait behind it.
+        recorder.append(Self.ping(4), now: 104, nextSampleIn: 1)
+        let alone = recorder.claimBatches(maxPings: 500, carrying: false) { "fourth" }
+        #expect(alone.map(\.batchId) == ["first"] && alone.first?.pings.map(\.fixTime) == [0, 1])
+        recorder.sent(acknowledged: ["first"])
+        #expect(recorder.claimBatches(maxPings: 500, carrying: false) { "fourth" }.map(\.batchId) == ["second"])
+        recorder.sent(acknowledged: ["second"])
+        #expect(recorder.claimBatches(maxPings: 500, carrying: false) { "fourth" }.map { $0.pings.map(\.fixTime) } == [[4]])
+        recorder.sent(acknowledged: ["fourth"])
+        #expect(try recorder.pendingCount == 0 && recorder.delivered == 5 && Self.stored(store).isEmpty)
+    }
+
+    @Test("a request from memory holds at most the ping limit: a lost batch that does not fit waits for its own, the new batch takes what is left")
+    func claimLimit() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        let recorder = PingRecorder(store: store, movingWindow: 70, stationaryWindow: 70)
+        for t in 0..<4 { recorder.append(Self.ping(Double(t)), now: 100 + Double(t), nextSampleIn: 1) }
+        #expect(recorder.claimBatches(maxPings: 3, carrying: true) { "a" }.map { $0.pings.count } == [3])
+        recorder.sent(acknowledged: [])
+        for t in 4..<6 { recorder.append(Self.ping(Double(t)), now: 100 + Double(t), nextSampleIn: 1) }
+        // "a" (3) leaves room for none: alone. Acked, the new pings come next, as many as the limit (2 here) takes.
+        #expect(recorder.claimBatches(maxPings: 3, carrying: true) { "b" }.map(\.batchId) == ["a"])
+        recorder.sent(acknowledged: ["a"])
+        let next = recorder.claimBatches(maxPings: 2, carrying: true) { "b" }
+        #expect(next.map(\.batchId) == ["b"] && next.first?.pings.map(\.fixTime) == [3, 4])
+    }
+
+    @Test("what waits on disk rides with the next request: lost batches whole, oldest first, within the ping limit, not the ones memory sends; then the oldest pings in no batch as a new one")
+    func carriedFromDisk() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try Store(directory: directory)
+        let recorder = PingRecorder(store: store, movingWindow: 7, stationaryWindow: 7)
+        // Two batches lost, then written by their window (into the log, which the claim folds in).
+        for (t, id) in [(0, "x"), (10, "y")] {
+            recorder.append(Self.ping(Double(t)), now: 100 + Double(t), nextSampleIn: 1)
+            recorder.append(Self.ping(Double(t + 1)), now: 101 + Double(t), nextSampleIn: 1)
+            #expect(recorder.claimBatches(maxPings: 500, carrying: false) { id }.map(\.batchId) == [id])
+            recorder.sent(acknowledged: [])
+            #expect(recorder.commitIfDue(now: 108 + Double(t)) == nil)
+        }
+        let outbox = Outbox(store: store)
+        #expect(try outbox.claimBatchesToCarry(maxPings: 500, excluding: []) { "new" }.map(\.batchId) == ["x", "y"])
+        #expect(try outbox.claimBatchesToCarry(maxPings: 500, excluding: ["x"]) { "new" }.map { $0.pings.map(\.fixTime) } == [[10, 11]])
+        #expect(try outbox.claimBatchesToCarry(maxPings: 3, excluding: []) { "new" }.map(\.batchId) == ["x"], "y does not fit beside x")
+        #expect(try outbox.claimBatchesToCarry(maxPings: 0, excluding: []) { "new" } == [])
+        try outbox.ackPingBatch("x")
+        // Three pings no turn took, written by their window: the oldest of them fill the room left, as one new batch.
+        for t in 20..<23 { recorder.append(Self.ping(Double(t)), now: 100 + Double(t), nextSampleIn: 1) }
+        #expect(recorder.commitIfDue(now: 130) == nil)
+        // With nothing in memory to send, the disk's pings ride only if all of them fit (else the newest goes first).
+        #expect(try outbox.claimBatchesToCarry(maxPings: 4, excluding: [], onlyIfAllFit: true) { "new" } == [])
+        let carried = try outbox.claimBatchesToCarry(maxPings: 4, excluding: []) { "new" }
+        #expect(carried.map(\.batchId) == ["y", "new"] && carried.map { $0.pings.map(\.fixTime) } == [[10, 11], [20, 21]])
+        #expect(carried.last?.pings.allSatisfy { $0.batchId == "new" } == true)
+        // Claimed: next time "new" is a batch sent before; the last ping follows it, and all of it fits.
+        #expect(try outbox.claimBatchesToCarry(maxPings: 500, excluding: [], onlyIfAllFit: true) { "newer" }.map(\.batchId) == ["y", "new", "newer"])
     }
 
     @Test("the odometer's state is written with the pings or alone after its window; a fix that moves only its anchor asks for no write")

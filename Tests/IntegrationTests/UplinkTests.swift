@@ -107,7 +107,7 @@ struct UplinkTests {
         try daemon.stop()
     }
 
-    @Test("a frame lost on the WebSocket makes the link lossy: batches go by HTTPS while the reopened socket only listens; none lost")
+    @Test("a frame lost on the WebSocket makes the link lossy: batches go by HTTPS while the reopened socket only listens; a lost batch rides with the next request under its own id, stored once; none lost")
     func lossyLinkListens() async throws {
         // A few times real time, for as long as the phases may take on a loaded machine (cut short below).
         let drive = try await SocketDrive(laps: 10, delay: 0.1)
@@ -129,6 +129,22 @@ struct UplinkTests {
         let later = try await stats()
         #expect(later.webSocketBatches == reopened.webSocketBatches, "no batch over the socket within 2 minutes of a loss")
         #expect(later.webSockets == 1, "the socket stays open")
+        // The batch lost with the frame rode with the next request under its own id: two batches stored in one instant.
+        #expect(zip(later.batchLog, later.batchLog.dropFirst()).contains { $0.time == $1.time }, "the lost batch carried by the next request")
+        // A request lost after the backend stored it: the next request carries it again (a duplicate), none of its own.
+        func locationRequests(_ stats: SimStats) -> Int { stats.requestsByRoute[BackendPaths.locations, default: 0] }
+        let beforeLoss = try await stats()
+        _ = try await http.request(.PUT, "/sim/faults", json: FaultPlan(dropAfterRate: 1, limit: 1, pathPrefix: BackendPaths.locations))
+        try await waitUntil("an answer lost, then three batches") {
+            let now = try await stats()
+            return now.faultsInjected > beforeLoss.faultsInjected && now.batches >= beforeLoss.batches + 3
+        }
+        let afterLoss = try await stats()
+        #expect(afterLoss.duplicateBatches == beforeLoss.duplicateBatches + 1, "the stored batch came again, carried")
+        // Sent alone, the lost batch would make one request more than the batches stored; carried, none (or fewer, when
+        // pings a window wrote to disk meanwhile ride as a batch of their own).
+        #expect(locationRequests(afterLoss) - locationRequests(beforeLoss) <= afterLoss.batches - beforeLoss.batches,
+                "no request more than the batches stored: the lost one cost none of its own")
         _ = try await http.request(.POST, "/sim/messages", json: ["driverId": "drv-1", "text": "gate code 1234"])
         try waitUntil("the push over the listening socket") { daemon.log.contains("CUSTOMER_MESSAGE") }
         #expect(try await stats().requestsByRoute["/api/v1/rider/pushes", default: 0] == reopened.requestsByRoute["/api/v1/rider/pushes", default: 0],

@@ -38,6 +38,9 @@ final class Uplink: BackendGate, Sendable {
         var unrecordedCompletions: [Int64: OutboxItemRecord] = [:]
         /// Bumped at each new identity: an attempt that started under the old one does not set waits for the new one.
         var identityGeneration = 0
+        /// Lost batches ride with the next one (`LocationBatch.carried`) until the backend's ack shows it does not take
+        /// them (an older backend): then each goes alone, as before.
+        var backendTakesCarried = true
     }
 
     /// The driver's tokens and the owners' calls, which this sender judges (`BackendGate`).
@@ -274,7 +277,7 @@ final class Uplink: BackendGate, Sendable {
         return UplinkStateMachine.Backlog(
             pings: pings, items: heads.count { $0.kind.priority < .low }, urgent: heads.count { $0.kind.priority == .urgent },
             lowItems: heads.count { $0.kind.priority == .low }, fullBatch: pings >= Self.maxPings, gpsWithoutFix: gps,
-            lostBatch: pings > 0 && recorder?.lostBatchHeld == true, freshItems: fresh && !itemsHeld)
+            freshItems: fresh && !itemsHeld)
     }
 
     /// Items queued by a driver who logged out wait for that driver's next login.
@@ -285,8 +288,8 @@ final class Uplink: BackendGate, Sendable {
 
     // MARK: One attempt
 
-    /// `resending`: a lost request's items and a lost batch again (`Action.resend`), without the pings recorded since, low
-    /// items and pushes.
+    /// `resending`: a lost request's items again (`Action.resend`), without pings (a lost batch rides with the next turn's),
+    /// low items and pushes.
     private func attempt(resending: Bool = false) async {
         // A flush waits for an attempt that starts after it asked: one asking meanwhile waits for the next (its
         // request makes one at once), not for this one's outcome (a backend back up after this attempt failed).
@@ -300,9 +303,7 @@ final class Uplink: BackendGate, Sendable {
             await recordCompletions()
             // A store that cannot record an item's outcome holds up neither the pings (they need no disk) nor the rest.
             try await unlessStoreFails("sending the queued items") { try await self.sendItems(upTo: .normal, token: token) }
-            if resending {
-                if recorder?.lostBatchHeld == true { try await sendHeldBatch(token: token) }
-            } else {
+            if !resending {
                 try await sendPings(token: token)
                 try await unlessStoreFails("sending the low-priority items") { try await self.sendItems(upTo: .low, token: token) }
                 try await pollPushes(token: token)

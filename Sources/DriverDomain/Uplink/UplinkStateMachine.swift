@@ -3,8 +3,8 @@ import DriverAPI
 /// The uplink's decisions, pure: when to send (batches every 5 s moving and 10 s stationary, low-priority
 /// records with them; at once when an SOS, a transition or a proof waits, a full batch is ready, a heartbeat is
 /// due or a flush is asked for), what a lost request costs (a request the link lost after it worked: its items go
-/// again within 0.5 to 2 s while the `RetryBudget` lasts, else with the next turn; a lost batch still in memory goes
-/// again early too, pings recorded since keep their turn; three losses in a row are an outage, backed off at most a batch
+/// again within 0.5 to 2 s while the `RetryBudget` lasts, else with the next turn; a lost batch rides with the next
+/// turn's, costing no request of its own; three losses in a row are an outage, backed off at most a batch
 /// interval, which a driver's tap does not wait out; a lossy link's batches go as requests, not over the WebSocket), how to back off (no connection, 5xx: decorrelated jitter, 1 s up to a cap of
 /// 2 min by default, one step down per success and reset once a link has stayed up `stableAfter`; a backend's "not now", 429 or 503 with
 /// `Retry-After`, is waited out first, a random share of the fleet's spread window added on top; an unacked SOS is
@@ -70,17 +70,13 @@ public struct UplinkStateMachine: Sendable, Equatable {
         public var fullBatch: Bool
         /// The receiver's state when it has no usable fix (`noFix`, `lost`), nil when it has one.
         public var gpsWithoutFix: GPSLinkState?
-        /// A batch the link lost waits in memory: it goes again early, as a lost item does, before its pings' window
-        /// writes it to flash (from where the next turn would send it apart from the pings recorded meanwhile, two or three
-        /// requests for one).
-        public var lostBatch: Bool
         /// An item was queued since the last attempt read the queue (a driver's tap): its first send goes at once, whatever
         /// a lost request's resend waits for or the budget says.
         public var freshItems: Bool
 
         public init(
             pings: Int, items: Int, urgent: Int = 0, lowItems: Int = 0, fullBatch: Bool = false, gpsWithoutFix: GPSLinkState? = nil,
-            lostBatch: Bool = false, freshItems: Bool = false
+            freshItems: Bool = false
         ) {
             self.pings = pings
             self.items = items
@@ -88,7 +84,6 @@ public struct UplinkStateMachine: Sendable, Equatable {
             self.lowItems = lowItems
             self.fullBatch = fullBatch
             self.gpsWithoutFix = gpsWithoutFix
-            self.lostBatch = lostBatch
             self.freshItems = freshItems
         }
     }
@@ -118,8 +113,8 @@ public struct UplinkStateMachine: Sendable, Equatable {
     public enum Action: Sendable, Equatable {
         /// Send now: items (unless held), then pings, then the heartbeat when due.
         case attempt
-        /// A lost request's items go again early (the retry budget paid for it): the items, and the lost batch if it waits in
-        /// memory. Pings recorded since keep their turn and pushes wait for the next attempt.
+        /// A lost request's items go again early (the retry budget paid for it). Pings (a lost batch too, which rides with
+        /// them) keep their turn and pushes wait for the next attempt.
         case resend
         /// Nothing to do before this time, unless woken.
         case wait(until: Double)
@@ -167,11 +162,12 @@ public struct UplinkStateMachine: Sendable, Equatable {
     /// configuration requests each.
     public static let briefOutage = 60.0
     /// A link that lost a request or a WebSocket frame this recently (seconds) is lossy: its batches go as requests, and
-    /// the WebSocket only listens. A lost request costs itself (the next batch carries its pings), while a lost frame
+    /// the WebSocket only listens. A lost request costs itself (the next batch carries the lost one), while a lost frame
     /// costs the socket too: a new upgrade, and pushes that wait for it (measured: `driverd-bench loss`).
     public static let lossyLinkHold = 120.0
-    /// Retry tokens a lost batch's resend leaves for lost items (transitions, proofs): on a link losing a third of its
-    /// requests, batches' resends spent the budget and a transition's p95 was 7.5 to 8.8 s (`driverd-bench loss`).
+    /// Retry tokens a backlog's resend (a full batch after a loss) leaves for lost items (transitions, proofs): on a link
+    /// losing a third of its requests, batches' resends spent the budget and a transition's p95 was 7.5 to 8.8 s
+    /// (`driverd-bench loss`).
     public static let itemsReserve = 2.0
 
     public let configuration: Configuration
@@ -262,15 +258,15 @@ public struct UplinkStateMachine: Sendable, Equatable {
             if now < min(retryAt, urgentRetry) { return .wait(until: min(retryAt, urgentRetry)) }
             return .attempt
         }
-        // A lost request's items, a lost batch in memory (or a backlog's full batch) go again soon while the budget lasts,
-        // else at the next turn; pings recorded since keep their turn. A fresh item is no resend: it goes below, at once.
-        if let resendAt, backlog.items > 0 || backlog.lostBatch || backlog.fullBatch, backlog.urgent == 0, !backlog.freshItems, !flushRequested {
+        // A lost request's items (or a backlog's full batch) go again soon while the budget lasts, else at the next turn;
+        // pings, a lost batch with them, keep their turn. A fresh item is no resend: it goes below, at once.
+        if let resendAt, backlog.items > 0 || backlog.fullBatch, backlog.urgent == 0, !backlog.freshItems, !flushRequested {
             // Pings alone leave the last tokens to the driver's transitions: a lost one waits for no turn.
             if backlog.items > 0 ? retryBudget.canSpend : retryBudget.canSpend(keeping: Self.itemsReserve) {
                 if now < resendAt { return .wait(until: resendAt) }
                 _ = retryBudget.spend()
                 self.resendAt = nil
-                resending = backlog.items > 0 || backlog.lostBatch
+                resending = backlog.items > 0
                 return resending ? .resend : .attempt
             } else if now < lastAttemptAt + interval(cadence) {
                 return .wait(until: lastAttemptAt + interval(cadence))

@@ -16,6 +16,10 @@ final class StandInBackend: BackendAPI {
         var issued = 0
         var down: String?
         var requests: [String] = []
+        /// Whether a batch's carried batches are read (false: as a backend that predates the field, which it ignores).
+        var takesCarried = true
+        /// Location requests the link loses next: before the backend sees them (false) or after it stored them (true).
+        var locationLosses: [Bool] = []
     }
 
     private let state = Mutex(State())
@@ -32,6 +36,13 @@ final class StandInBackend: BackendAPI {
 
     /// While set, every request fails as if the network were down.
     func setDown(_ reason: String?) { state.withLock { $0.down = reason } }
+
+    /// `false`: location batches' carried batches are ignored, as by a backend that predates them.
+    func takeCarried(_ takes: Bool) { state.withLock { $0.takesCarried = takes } }
+
+    /// The next location requests are lost on the link, each before the backend sees it (`afterStoring` false) or
+    /// with its answer (true).
+    func loseLocationRequests(_ afterStoring: [Bool]) { state.withLock { $0.locationLosses += afterStoring } }
 
     /// Every token issued so far stops working (a 401 until the next login).
     func revokeTokens() { state.withLock { $0.tokens = [:] } }
@@ -89,7 +100,13 @@ final class StandInBackend: BackendAPI {
     }
 
     func postLocations(_ batch: LocationBatch, token: String) async throws(BackendClientError) -> BatchAck {
-        try authorized("postLocations", token) { world, driverId, now in world.ingest(batch: batch, driverId: driverId, now: now).ack }
+        let (takesCarried, loss) = state.withLock { state in (state.takesCarried, state.locationLosses.isEmpty ? nil : state.locationLosses.removeFirst()) }
+        var batch = batch
+        if !takesCarried { batch.carried = nil }
+        if loss == false { throw BackendClientError(transportReason: "connection reset by peer (the link lost the request)", lost: true) }
+        let ack = try authorized("postLocations", token) { world, driverId, now in world.ingest(batch: batch, driverId: driverId, now: now).ack }
+        if loss == true { throw BackendClientError(transportReason: "connection reset by peer (the link lost the answer)", lost: true) }
+        return ack
     }
 
     func patchStatus(taskId: String, body: Data, idempotencyKey: String, token: String) async throws(BackendClientError) -> StatusAccepted {
