@@ -253,29 +253,16 @@ public final class Outbox: Sendable {
         if store.loggedPings > 0 { try store.foldPingLog() }
         return try store.pool.write { db in
             let newest = try PingRecord.fetchOne(db, "WHERE batch_id IS NULL ORDER BY id DESC")
-            let open = try db.rows(sql: """
-                SELECT batch_id, MAX(id) AS newest, MIN(id) AS oldest, COUNT(*) AS n FROM ping
-                WHERE batch_id IS NOT NULL GROUP BY batch_id
-                """)
+            let open = try Self.openPingBatches(db)
             let newestOpen = open.max { ($0.value("newest") ?? 0 as Int64) < ($1.value("newest") ?? 0) }
             // The newest ping ever put in a batch (acked batches are gone, so it is kept aside).
-            var state = try UnitStateRecord.fetchOne(db) ?? UnitStateRecord()
-            let lastClaimed = state.lastClaimedPing
+            let lastClaimed = try UnitStateRecord.fetchOne(db)?.lastClaimedPing ?? 0
             if let newest, let newestId = newest.id, open.isEmpty || !liveSent && newestId > max(lastClaimed, newestOpen?.value("newest") ?? 0) {
                 let backlog = open.isEmpty
                     ? try PingRecord.fetchAll(
                         db, "WHERE batch_id IS NULL AND id < ? ORDER BY id LIMIT ?", arguments: [newestId, max(0, maxPings - 1)])
                     : []
-                let batchId = newBatchId()
-                let ids = backlog.compactMap(\.id) + [newestId]
-                try db.execute(
-                    sql: "UPDATE ping SET batch_id = ? WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ",")))",
-                    arguments: [batchId] + ids.map { $0 as any DatabaseValueConvertible })
-                state.lastClaimedPing = max(lastClaimed, newestId)
-                try state.save(db)
-                var pings = backlog + [newest]
-                for index in pings.indices { pings[index].batchId = batchId }
-                return PingBatch(batchId: batchId, pings: pings)
+                return try Self.claim(backlog + [newest], as: newBatchId(), in: db)
             }
             guard let newestOpen else { return nil }
             // A live batch (one ping) that failed goes again first; then the claimed backlog, oldest first.
@@ -291,44 +278,58 @@ public final class Outbox: Sendable {
     /// own request), none of `excluding` (batches in memory that their window wrote meanwhile); then, with the room left,
     /// the oldest pings in no batch yet (their window wrote them before a turn took them: after a failed attempt) as a
     /// new batch. `onlyIfAllFit`: nothing unless every ping waiting here fits. The log is folded in first.
+    ///
+    /// A read, and a write only to claim pings: every turn asks, and on a link that works the disk holds nothing, so
+    /// the database's one writer (a driver's transition) is not taken for it.
     public func claimBatchesToCarry(
         maxPings: Int, excluding: Set<String>, onlyIfAllFit: Bool = false, newBatchId: @Sendable () -> String
     ) throws -> [PingBatch] {
         guard maxPings > 0 else { return [] }
         if store.loggedPings > 0 { try store.foldPingLog() }
-        return try store.pool.write { db in
+        let (batches, backlog) = try store.pool.read { db -> ([PingBatch], [PingRecord]) in
             if onlyIfAllFit {
                 // Counted no further than the limit: a backlog of hours need not be counted to know it does not fit.
                 let waiting = try db.value(Int.self, sql: "SELECT COUNT(*) FROM (SELECT 1 FROM ping LIMIT ?)", arguments: [maxPings + 1]) ?? 0
-                guard waiting <= maxPings else { return [] }
+                guard waiting <= maxPings else { return ([], []) }
             }
-            let open = try db.rows(sql: """
-                SELECT batch_id, MIN(id) AS oldest, COUNT(*) AS n FROM ping
-                WHERE batch_id IS NOT NULL GROUP BY batch_id ORDER BY oldest
-                """)
             var batches: [PingBatch] = []
             var count = 0
-            for row in open {
+            for row in try Self.openPingBatches(db) {
                 guard let batchId: String = row.value("batch_id"), !excluding.contains(batchId) else { continue }
                 let size: Int = row.value("n") ?? 0
                 guard count + size <= maxPings else { continue }
                 batches.append(PingBatch(batchId: batchId, pings: try PingRecord.fetchAll(db, "WHERE batch_id = ? ORDER BY id", arguments: [batchId])))
                 count += size
             }
-            let backlog = try PingRecord.fetchAll(db, "WHERE batch_id IS NULL ORDER BY id LIMIT ?", arguments: [maxPings - count])
-            guard let newest = backlog.last?.id else { return batches }
-            let batchId = newBatchId()
-            try db.execute(sql: "UPDATE ping SET batch_id = ? WHERE batch_id IS NULL AND id <= ?", arguments: [batchId, newest])
-            var state = try UnitStateRecord.fetchOne(db) ?? UnitStateRecord()
-            state.lastClaimedPing = max(state.lastClaimedPing, newest)
-            try state.save(db)
-            batches.append(PingBatch(batchId: batchId, pings: backlog.map { ping in
-                var ping = ping
-                ping.batchId = batchId
-                return ping
-            }))
-            return batches
+            return (batches, try PingRecord.fetchAll(db, "WHERE batch_id IS NULL ORDER BY id LIMIT ?", arguments: [maxPings - count]))
         }
+        guard !backlog.isEmpty else { return batches }
+        // Only this uplink's turn claims pings, so the rows read are still in no batch.
+        return batches + [try store.pool.write { db in try Self.claim(backlog, as: newBatchId(), in: db) }]
+    }
+
+    /// Every batch sent and not acked: `batch_id`, its `newest` and `oldest` row and its size `n`, oldest first.
+    private static func openPingBatches(_ db: Database) throws -> [Row] {
+        try db.rows(sql: """
+            SELECT batch_id, MAX(id) AS newest, MIN(id) AS oldest, COUNT(*) AS n FROM ping
+            WHERE batch_id IS NOT NULL GROUP BY batch_id ORDER BY oldest
+            """)
+    }
+
+    /// Puts `pings` (rows in no batch) into the batch `batchId`, and keeps the newest ping ever claimed.
+    private static func claim(_ pings: [PingRecord], as batchId: String, in db: Database) throws -> PingBatch {
+        let ids = pings.compactMap(\.id)
+        try db.execute(
+            sql: "UPDATE ping SET batch_id = ? WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ",")))",
+            arguments: [batchId] + ids.map { $0 as any DatabaseValueConvertible })
+        var state = try UnitStateRecord.fetchOne(db) ?? UnitStateRecord()
+        state.lastClaimedPing = max(state.lastClaimedPing, ids.max() ?? 0)
+        try state.save(db)
+        return PingBatch(batchId: batchId, pings: pings.map { ping in
+            var ping = ping
+            ping.batchId = batchId
+            return ping
+        })
     }
 
     /// The backend acked the batch: its pings leave. Returns how many.
